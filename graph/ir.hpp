@@ -1,0 +1,76 @@
+#pragma once
+/// The model IR: a graph of ops over values. Values are named SSA edges with an element
+/// type, a (possibly partial) shape and, when known at compile time, a constant tensor.
+/// Ops are kept in topological order.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <troupe/element_type.hpp>
+#include <troupe/partial_shape.hpp>
+#include <troupe/tensor.hpp>
+
+namespace troupe::graph {
+
+using troupe::PartialShape;
+
+using AttributeValue = std::variant<int64_t, float, std::string, std::vector<int64_t>, std::vector<float>,
+                                    std::vector<std::string>, Tensor>;
+
+struct Value {
+  std::string name;
+  element_type type = element_type::undefined;
+  PartialShape shape = PartialShape::unknown_rank();
+  std::optional<Tensor> constant; ///< set for initializers and folded values
+};
+
+using ValueId = int32_t;
+constexpr ValueId no_value = -1; ///< an omitted optional input
+
+struct Op {
+  std::string type;     ///< ONNX op type ("Conv"), or a fused type ("FusedConv")
+  std::string domain;   ///< "" for ai.onnx
+  std::string name;     ///< the friendly name: the ONNX node name, or "<type>_<index>"
+  std::vector<ValueId> inputs;
+  std::vector<ValueId> outputs;
+  std::map<std::string, AttributeValue> attrs;
+  std::map<std::string, std::string> rt_info; ///< runtime info, e.g. "affinity" -> "GPU"
+
+  bool has_attr(const std::string& k) const { return attrs.count(k) != 0; }
+  int64_t attr_int(const std::string& k, int64_t def) const;
+  float attr_float(const std::string& k, float def) const;
+  std::string attr_string(const std::string& k, const std::string& def) const;
+  std::vector<int64_t> attr_ints(const std::string& k, std::vector<int64_t> def = {}) const;
+  std::vector<float> attr_floats(const std::string& k, std::vector<float> def = {}) const;
+  /// Number of inputs actually given (trailing omitted optionals excluded).
+  std::size_t input_count() const;
+};
+
+struct Graph {
+  std::vector<Value> values;
+  std::vector<Op> ops;           ///< topological order
+  std::vector<ValueId> inputs;   ///< graph inputs that are not constants
+  std::vector<ValueId> outputs;
+  int64_t opset = 13;            ///< ai.onnx opset the model was written for
+  std::string source;            ///< file the model came from (for error messages)
+
+  ValueId add_value(Value v);
+  ValueId find_value(const std::string& name) const; ///< no_value when absent
+  const Value& value(ValueId id) const { return values.at(static_cast<std::size_t>(id)); }
+  Value& value(ValueId id) { return values.at(static_cast<std::size_t>(id)); }
+  bool is_constant(ValueId id) const { return id != no_value && value(id).constant.has_value(); }
+  /// For each value, the index of the op producing it (-1 for graph inputs and constants).
+  std::vector<int> producers() const;
+  /// For each value, how many op inputs and graph outputs read it.
+  std::vector<int> use_counts() const;
+  /// Drops ops whose outputs nobody reads and values nobody references (ids are renumbered).
+  void prune();
+};
+
+/// "Conv node 'conv1' (op #3)" -- how every error names an op.
+std::string describe(const Op& op);
+
+} // namespace troupe::graph

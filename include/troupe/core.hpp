@@ -1,0 +1,38 @@
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <troupe/any.hpp>
+#include <troupe/compiled_model.hpp>
+#include <troupe/model.hpp>
+
+namespace troupe {
+
+/// The entry point (as ov::Core): devices, models, properties.
+class Core {
+public:
+  Core();
+  ~Core();
+  Core(const Core&) = delete;
+  Core& operator=(const Core&) = delete;
+
+  /// "CPU", then "GPU.0", "GPU.1", ... where present.
+  std::vector<std::string> available_devices() const;
+  Model read_model(const std::string& path) const;
+  CompiledModel compile_model(const Model& model, const std::string& device, const AnyMap& properties = {});
+  CompiledModel compile_model(const std::string& path, const std::string& device, const AnyMap& properties = {});
+  /// Friendly name of each op the device supports -> device name.
+  std::map<std::string, std::string> query_model(const Model& model, const std::string& device,
+                                                 const AnyMap& properties = {}) const;
+  void set_property(const std::string& device, const AnyMap& properties);
+  Any get_property(const std::string& device, const std::string& name) const;
+
+  struct Impl;
+
+private:
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace troupe

@@ -1,0 +1,29 @@
+#pragma once
+/// Property names, spelled as OpenVINO spells them.
+#include <string>
+#include <vector>
+
+#include <troupe/any.hpp>
+
+namespace troupe {
+
+enum class performance_mode { latency, throughput, cumulative_throughput };
+
+// Read-write, per device.
+inline constexpr Property<int> inference_num_threads{"INFERENCE_NUM_THREADS"};
+inline constexpr Property<int> num_streams{"NUM_STREAMS"};
+inline constexpr Property<element_type> inference_precision{"INFERENCE_PRECISION_HINT"};
+inline constexpr Property<bool> enable_profiling{"PERF_COUNT"};
+/// "LATENCY", "THROUGHPUT", "CUMULATIVE_THROUGHPUT"
+inline constexpr Property<std::string> performance_hint{"PERFORMANCE_HINT"};
+inline constexpr Property<int> num_requests{"PERFORMANCE_HINT_NUM_REQUESTS"};
+
+// Read-only.
+inline constexpr Property<std::string> available_devices{"AVAILABLE_DEVICES"};
+inline constexpr Property<std::string> full_device_name{"FULL_DEVICE_NAME"};
+inline constexpr Property<std::string> supported_properties{"SUPPORTED_PROPERTIES"};
+inline constexpr Property<std::string> optimization_capabilities{"OPTIMIZATION_CAPABILITIES"};
+inline constexpr Property<int> optimal_number_of_infer_requests{"OPTIMAL_NUMBER_OF_INFER_REQUESTS"};
+inline constexpr Property<std::string> execution_devices{"EXECUTION_DEVICES"};
+
+} // namespace troupe

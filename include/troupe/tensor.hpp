@@ -1,0 +1,54 @@
+#pragma once
+/// A tensor handle: element type, shape and a reference-counted buffer. Copying a Tensor
+/// copies the handle, never the bytes (as ov::Tensor); `clone()` copies the bytes.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <troupe/element_type.hpp>
+
+namespace troupe {
+
+using Shape = std::vector<int64_t>;
+
+/// Number of elements of a shape (1 for a scalar).
+int64_t shape_size(const Shape& s);
+/// "[1,3,48,192]"
+std::string to_string(const Shape& s);
+
+class Tensor {
+public:
+  Tensor() = default;
+  /// Allocates a zero-initialized, 64-byte aligned buffer.
+  Tensor(element_type type, Shape shape);
+  /// Wraps memory the caller owns; it must outlive every copy of this handle.
+  Tensor(element_type type, Shape shape, void* external);
+
+  element_type get_element_type() const { return type_; }
+  const Shape& get_shape() const { return shape_; }
+  int64_t get_size() const { return shape_size(shape_); }
+  std::size_t get_byte_size() const;
+  bool empty() const { return !buffer_; }
+
+  void* data() { return data_; }
+  const void* data() const { return data_; }
+  template <class T> T* data() { return static_cast<T*>(data_); }
+  template <class T> const T* data() const { return static_cast<const T*>(data_); }
+
+  /// Same bytes, another shape of the same element count (no copy).
+  Tensor reshaped(Shape shape) const;
+  /// A deep copy.
+  Tensor clone() const;
+  /// True when both handles share one buffer.
+  bool shares_buffer(const Tensor& other) const { return buffer_ == other.buffer_; }
+
+private:
+  element_type type_ = element_type::undefined;
+  Shape shape_;
+  std::shared_ptr<void> buffer_;
+  void* data_ = nullptr;
+};
+
+} // namespace troupe

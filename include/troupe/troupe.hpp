@@ -1,0 +1,13 @@
+#pragma once
+/// The whole public API.
+#include <troupe/any.hpp>
+#include <troupe/compiled_model.hpp>
+#include <troupe/core.hpp>
+#include <troupe/element_type.hpp>
+#include <troupe/exception.hpp>
+#include <troupe/infer_request.hpp>
+#include <troupe/model.hpp>
+#include <troupe/partial_shape.hpp>
+#include <troupe/profiling_info.hpp>
+#include <troupe/properties.hpp>
+#include <troupe/tensor.hpp>

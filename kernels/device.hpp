@@ -1,0 +1,62 @@
+#pragma once
+/// The device interface (DESIGN.md, kernels/): what a device is called and can do, whether
+/// it supports an op, compiling a static-shaped subgraph into an executable, running it.
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <troupe/tensor.hpp>
+
+#include "graph/ir.hpp"
+
+namespace troupe::kernels {
+
+/// Validated options a device compiles with.
+struct compile_config {
+  int num_threads = 0;                                ///< per stream; 0 = device default
+  element_type inference_precision = element_type::f32; ///< f32 or bf16
+  bool profiling = false;
+};
+
+/// One row of performance counters, as ov::ProfilingInfo.
+struct op_profile {
+  enum class status { executed, optimized_out };
+  std::string node_name;
+  std::string node_type;
+  std::string exec_type; ///< the implementation, e.g. "jit:avx512_core_f32", "ref"
+  status state = status::executed;
+  double real_time_us = 0;
+};
+
+/// A compiled subgraph. Not thread-safe: each stream owns its own clone (immutable parts such
+/// as reordered weights and primitives are shared between clones).
+class executable {
+public:
+  virtual ~executable() = default;
+  /// `inputs` in the subgraph's input order; `outputs` resized and filled in output order with
+  /// freshly allocated tensors the caller may keep.
+  virtual void run(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) = 0;
+  /// Counters of the last run (empty unless compiled with profiling).
+  virtual std::vector<op_profile> profile() const = 0;
+  virtual std::unique_ptr<executable> clone() const = 0;
+};
+
+struct support {
+  bool supported = false;
+  std::string reason; ///< why not, when unsupported
+};
+
+class device {
+public:
+  virtual ~device() = default;
+  virtual std::string name() const = 0; ///< "CPU"
+  /// Read-only facts: FULL_DEVICE_NAME, OPTIMIZATION_CAPABILITIES, ...
+  virtual std::map<std::string, std::string> info() const = 0;
+  /// Can this op, with these attributes, types and shapes, run here? Pure: no side effects.
+  virtual support query(const graph::Graph& g, const graph::Op& op) const = 0;
+  /// The graph has static shapes, is shape-inferred and passed query() for every op.
+  virtual std::unique_ptr<executable> compile(const graph::Graph& g, const compile_config& cfg) const = 0;
+};
+
+} // namespace troupe::kernels
