@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The main job: installs, builds, fetches the PP-OCR models, then benchmarks them with
+# `troupe bench` on CPU side by side with onnxruntime (../shared/tools/ort/bench.js) in one run.
+# Usage: scripts/bench.sh [cls|det|det640|rec ...] (default: cls det rec). SECONDS_PER_RUN=10.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+bash "$root/scripts/install_deps.sh"
+bash "$root/scripts/build.sh" >/dev/null
+bash "$root/scripts/fetch_test_data.sh"
+troupe=$root/build/bin/troupe
+t=${SECONDS_PER_RUN:-10}
+out=$root/build/bench
+mkdir -p "$out"
+models=("$@")
+[ ${#models[@]} -gt 0 ] || models=(cls det rec)
+for m in "${models[@]}"; do
+  case $m in
+    cls) file=ch_ppocr_mobile_v2.0_cls_infer shape=1x3x48x192 ;;
+    det) file=ch_PP-OCRv4_det_infer shape=1x3x320x320 ;;
+    det640) file=ch_PP-OCRv4_det_infer shape=1x3x640x640 ;;
+    rec) file=ch_PP-OCRv4_rec_infer shape=1x3x48x320 ;;
+    *) echo "unknown model '$m' (cls, det, det640, rec)" >&2; exit 2 ;;
+  esac
+  model=$root/data/models/$file.onnx
+  dims=[${shape//x/,}]
+  echo "=== $m $shape"
+  "$troupe" bench -m "$model" -d CPU -shape "x$dims" -hint latency -nthreads 2 -t "$t" -json_stats "$out/${m}_latency.json"
+  "$troupe" bench -m "$model" -d CPU -shape "x$dims" -hint latency -nthreads 2 -ip bf16 -t "$t" -json_stats "$out/${m}_bf16.json" \
+    || echo "{}" > "$out/${m}_bf16.json"
+  "$troupe" bench -m "$model" -d CPU -shape "x$dims" -hint throughput -nstreams 2 -nthreads 1 -api async -nireq 2 -t "$t" \
+    -json_stats "$out/${m}_throughput.json"
+  node "$root/data/ort-tool/bench.js" "$model" "$shape" --seconds "$t" --out "$out/ort_$m" > "$out/${m}_ort.json"
+done
+[ -x "$root/build/bin/overhead" ] && "$root/build/bin/overhead" | tee "$out/overhead.txt"
+/usr/bin/python3 "$root/scripts/bench_table.py" "$out" "${models[@]}"

@@ -1,0 +1,35 @@
+"""Prints troupe's and onnxruntime's figures side by side from scripts/bench.sh's JSON files."""
+import json
+import os
+import sys
+
+out, models = sys.argv[1], sys.argv[2:]
+
+
+def load(name):
+    path = os.path.join(out, name)
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+rows = []
+for m in models:
+    lat, bf16, tp, ort = (load(f"{m}_{k}.json") for k in ("latency", "bf16", "throughput", "ort"))
+    ort_lat2 = next((l["median_ms"] for l in ort.get("latency", []) if l.get("threads") == 2), None)
+    ort_tp = next((t["per_s"] for t in ort.get("throughput", []) if t["mode"].startswith("2 worker")), None)
+    rows.append((m, lat.get("latency_median_ms"), ort_lat2, bf16.get("latency_median_ms"),
+                 tp.get("throughput_fps"), ort_tp))
+
+
+def fmt(x, d=2):
+    return "-" if x is None else f"{x:.{d}f}"
+
+
+print()
+print(f"{'model':8} {'troupe f32 2T ms':>17} {'ORT 2T ms':>10} {'troupe bf16 ms':>15} "
+      f"{'troupe 2x1 /s':>14} {'ORT 2x1 /s':>11}")
+for m, a, b, c, d, e in rows:
+    print(f"{m:8} {fmt(a, 3):>17} {fmt(b, 3):>10} {fmt(c, 3):>15} {fmt(d, 1):>14} {fmt(e, 1):>11}")

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs everything troupe builds, tests and benchmarks with (Debian packages; run as root).
+set -euo pipefail
+pkgs=(cmake ninja-build g++ clang libclang-rt-14-dev
+      libcaf-dev libdnnl-dev ocl-icd-opencl-dev libboost-test-dev
+      libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
+      libvulkan-dev mesa-vulkan-drivers glslang-tools glslang-dev spirv-tools
+      python3 python3-onnx python3-numpy)
+command -v node >/dev/null && command -v npm >/dev/null || pkgs+=(nodejs npm)
+missing=()
+for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

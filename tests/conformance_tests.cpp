@@ -1,0 +1,75 @@
+/// ONNX conformance: every case of Debian's libonnx-testdata whose ops a device supports runs
+/// on that device through the public API and is compared with the expected outputs.
+#include <boost/test/unit_test.hpp>
+
+#include <troupe/troupe.hpp>
+
+#include "tests/support/onnx_case.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <set>
+
+namespace fs = std::filesystem;
+using namespace troupe;
+
+namespace {
+
+const char* const suites[] = {"node", "pytorch-converted", "pytorch-operator", "simple"};
+const fs::path testdata = "/usr/share/libonnx-testdata/data";
+
+struct summary {
+  int passed = 0, failed = 0, skipped = 0;
+  std::map<std::string, int> skipped_by_reason;
+  std::vector<std::string> failures;
+};
+
+void run_suite(Core& core, const std::string& device, summary& s) {
+  for (const char* suite : suites) {
+    std::vector<fs::path> cases;
+    for (const auto& e : fs::directory_iterator(testdata / suite))
+      if (fs::exists(e.path() / "model.onnx")) cases.push_back(e.path());
+    std::sort(cases.begin(), cases.end());
+    for (const auto& dir : cases) {
+      const std::string id = std::string(suite) + "/" + dir.filename().string();
+      auto r = tests::run_onnx_case(core, dir, device);
+      switch (r.outcome) {
+      case tests::case_result::passed: ++s.passed; break;
+      case tests::case_result::skipped:
+        ++s.skipped;
+        ++s.skipped_by_reason[r.detail];
+        break;
+      case tests::case_result::failed:
+        ++s.failed;
+        s.failures.push_back(id + ": " + r.detail);
+        break;
+      }
+    }
+  }
+}
+
+void report(const std::string& device, const summary& s) {
+  std::cout << "=== ONNX conformance on " << device << ": " << s.passed << " passed, " << s.failed << " failed, "
+            << s.skipped << " skipped\n";
+  for (const auto& f : s.failures) std::cout << "  FAILED " << f << "\n";
+  std::cout << "  skipped, by reason:\n";
+  for (const auto& [why, n] : s.skipped_by_reason) std::cout << "    " << n << " x " << why << "\n";
+  std::cout.flush();
+}
+
+void check_device(const std::string& device) {
+  BOOST_REQUIRE_MESSAGE(fs::exists(testdata / "node"), "libonnx-testdata is not installed");
+  Core core;
+  summary s;
+  run_suite(core, device, s);
+  report(device, s);
+  BOOST_TEST(s.failed == 0);
+  BOOST_TEST(s.passed > 300); // guards against a runner that silently skips everything
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(conformance_reference) { check_device("REFERENCE"); }
+BOOST_AUTO_TEST_CASE(conformance_cpu) { check_device("CPU"); }
