@@ -1,0 +1,53 @@
+#pragma once
+/// Internal to graph/: the per-op shape rules behind infer_op, and the helpers they share.
+/// Dims < 0 are dynamic; a rule returns one value_info per op output.
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "graph/shape_inference.hpp"
+
+namespace troupe::graph::detail {
+
+/// What a rule sees of one op: its inputs' types, shapes and constant values.
+struct infer_ctx {
+  const Graph& g;
+  const Op& op;
+
+  std::size_t count() const { return op.input_count(); }
+  bool has(std::size_t i) const { return i < op.inputs.size() && op.inputs[i] != no_value; }
+  const Value& in(std::size_t i) const;
+  const PartialShape& shape(std::size_t i) const { return in(i).shape; }
+  element_type type(std::size_t i) const { return in(i).type; }
+  /// The constant tensor of input i, or nullptr (also when the input is omitted).
+  const Tensor* constant(std::size_t i) const;
+  /// A constant integer input (i32/i64) as int64 values; nullopt when not constant.
+  std::optional<std::vector<int64_t>> const_ints(std::size_t i) const;
+  /// A constant float/int input as doubles; nullopt when not constant.
+  std::optional<std::vector<double>> const_floats(std::size_t i) const;
+  /// Normalizes a possibly negative axis against rank, or fails naming the op.
+  int64_t axis(int64_t a, int64_t rank) const;
+  [[noreturn]] void fail(const std::string& why) const;
+  /// Number of outputs the node declares (at least 1).
+  std::size_t outputs() const { return op.outputs.empty() ? 1 : op.outputs.size(); }
+};
+
+using rule_fn = std::vector<value_info> (*)(const infer_ctx&);
+struct rule {
+  rule_fn fn;
+  std::size_t min_inputs;
+  std::size_t max_inputs;
+};
+using rule_table = std::unordered_map<std::string, rule>;
+
+void add_elementwise_rules(rule_table& t);
+void add_nn_rules(rule_table& t);
+void add_tensor_rules(rule_table& t);
+
+/// Multidirectional (numpy) broadcasting; fails naming the op on incompatible shapes.
+PartialShape broadcast(const infer_ctx& c, const PartialShape& a, const PartialShape& b);
+/// A shape of known rank with every dim dynamic.
+PartialShape dynamic_of_rank(std::size_t rank);
+
+} // namespace troupe::graph::detail

@@ -1,0 +1,324 @@
+/// Shape rules of the windowed and matrix ops: Conv, ConvTranspose, pooling, MatMul, Gemm,
+/// Resize/Upsample, DepthToSpace/SpaceToDepth.
+#include <troupe/exception.hpp>
+
+#include <cmath>
+
+#include "graph/shape_rules.hpp"
+
+namespace troupe::graph::detail {
+
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// The per-spatial-axis attributes of a windowed op, checked against the spatial rank.
+struct window {
+  std::vector<int64_t> kernel, strides, dilations, pads;
+  std::string auto_pad;
+};
+
+window read_window(const infer_ctx& c, std::size_t spatial, std::vector<int64_t> kernel) {
+  window w;
+  w.kernel = c.op.attr_ints("kernel_shape", std::move(kernel));
+  w.strides = c.op.attr_ints("strides", std::vector<int64_t>(spatial, 1));
+  w.dilations = c.op.attr_ints("dilations", std::vector<int64_t>(spatial, 1));
+  w.pads = c.op.attr_ints("pads", std::vector<int64_t>(2 * spatial, 0));
+  w.auto_pad = c.op.attr_string("auto_pad", "NOTSET");
+  if (w.kernel.size() != spatial) c.fail("kernel_shape has " + std::to_string(w.kernel.size()) + " values for " + std::to_string(spatial) + " spatial axes");
+  if (w.strides.size() != spatial) c.fail("strides has " + std::to_string(w.strides.size()) + " values for " + std::to_string(spatial) + " spatial axes");
+  if (w.dilations.size() != spatial) c.fail("dilations has " + std::to_string(w.dilations.size()) + " values for " + std::to_string(spatial) + " spatial axes");
+  if (w.pads.size() != 2 * spatial) c.fail("pads has " + std::to_string(w.pads.size()) + " values for " + std::to_string(spatial) + " spatial axes");
+  for (std::size_t i = 0; i < spatial; ++i) {
+    if (w.kernel[i] < 1 && w.kernel[i] != -1) c.fail("kernel_shape value " + std::to_string(w.kernel[i]) + " is not positive");
+    if (w.strides[i] < 1) c.fail("stride " + std::to_string(w.strides[i]) + " is not positive");
+    if (w.dilations[i] < 1) c.fail("dilation " + std::to_string(w.dilations[i]) + " is not positive");
+  }
+  for (auto p : w.pads)
+    if (p < 0) c.fail("negative pad " + std::to_string(p));
+  if (w.auto_pad != "NOTSET" && w.auto_pad != "SAME_UPPER" && w.auto_pad != "SAME_LOWER" && w.auto_pad != "VALID")
+    c.fail("unknown auto_pad '" + w.auto_pad + "'");
+  return w;
+}
+
+/// Output size of one spatial axis of a forward window (Conv, pools).
+int64_t window_out(const infer_ctx& c, const window& w, std::size_t i, int64_t in, bool ceil_mode) {
+  if (in < 0 || w.kernel[i] < 0) return -1;
+  int64_t dk = (w.kernel[i] - 1) * w.dilations[i] + 1;
+  int64_t s = w.strides[i];
+  int64_t out;
+  if (w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER") {
+    out = ceil_div(in, s);
+  } else if (w.auto_pad == "VALID") {
+    out = in >= dk ? (in - dk) / s + 1 : 0;
+  } else {
+    int64_t span = in + w.pads[i] + w.pads[i + w.kernel.size()] - dk;
+    if (span < 0) out = 0;
+    else if (ceil_mode) {
+      out = ceil_div(span, s) + 1;
+      if ((out - 1) * s >= in + w.pads[i]) --out; // the last window must start inside the input
+    } else {
+      out = span / s + 1;
+    }
+  }
+  if (out <= 0)
+    c.fail("window " + std::to_string(dk) + " (kernel " + std::to_string(w.kernel[i]) + ", dilation " +
+           std::to_string(w.dilations[i]) + ") does not fit spatial axis " + std::to_string(i) + " of size " +
+           std::to_string(in) + " with its padding");
+  return out;
+}
+
+const PartialShape& spatial_input(const infer_ctx& c, const char* what) {
+  const auto& x = c.shape(0);
+  if (x.rank_known && x.rank() < 3) c.fail(std::string("input X ") + x.to_string() + " needs rank >= 3 for " + what);
+  return x;
+}
+
+std::vector<value_info> conv(const infer_ctx& c) {
+  const auto& x = spatial_input(c, "a convolution");
+  const auto& w = c.shape(1);
+  if (w.rank_known && x.rank_known && w.rank() != x.rank())
+    c.fail("weight " + w.to_string() + " and input X " + x.to_string() + " differ in rank");
+  if (!x.rank_known && !w.rank_known) return {{c.type(0), PartialShape::unknown_rank()}};
+  std::size_t rank = x.rank_known ? x.rank() : w.rank();
+  std::size_t spatial = rank - 2;
+  int64_t group = c.op.attr_int("group", 1);
+  if (group < 1) c.fail("group " + std::to_string(group) + " is not positive");
+  std::vector<int64_t> kdef(spatial, -1);
+  if (w.rank_known)
+    for (std::size_t i = 0; i < spatial; ++i) kdef[i] = w.dims[2 + i];
+  window win = read_window(c, spatial, kdef);
+  PartialShape out = dynamic_of_rank(rank);
+  if (x.rank_known) out.dims[0] = x.dims[0];
+  if (w.rank_known) {
+    out.dims[1] = w.dims[0];
+    if (w.dims[0] >= 0 && w.dims[0] % group != 0)
+      c.fail("weight " + w.to_string() + " has " + std::to_string(w.dims[0]) + " filters, not a multiple of group " + std::to_string(group));
+    if (x.rank_known && x.dims[1] >= 0 && w.dims[1] >= 0 && x.dims[1] != w.dims[1] * group)
+      c.fail("input X " + x.to_string() + " has " + std::to_string(x.dims[1]) + " channels but weight " + w.to_string() +
+             " with group " + std::to_string(group) + " expects " + std::to_string(w.dims[1] * group));
+  }
+  if (c.has(2) && c.shape(2).rank_known && c.shape(2).rank() == 1 && c.shape(2).dims[0] >= 0 && out.dims[1] >= 0 &&
+      c.shape(2).dims[0] != out.dims[1])
+    c.fail("bias " + c.shape(2).to_string() + " does not match the " + std::to_string(out.dims[1]) + " filters");
+  for (std::size_t i = 0; i < spatial; ++i)
+    out.dims[2 + i] = window_out(c, win, i, x.rank_known ? x.dims[2 + i] : -1, false);
+  return {{c.type(0), out}};
+}
+
+std::vector<value_info> conv_transpose(const infer_ctx& c) {
+  const auto& x = spatial_input(c, "a transposed convolution");
+  const auto& w = c.shape(1);
+  if (!x.rank_known && !w.rank_known) return {{c.type(0), PartialShape::unknown_rank()}};
+  std::size_t rank = x.rank_known ? x.rank() : w.rank();
+  if (w.rank_known && w.rank() != rank) c.fail("weight " + w.to_string() + " and input X " + x.to_string() + " differ in rank");
+  std::size_t spatial = rank - 2;
+  int64_t group = c.op.attr_int("group", 1);
+  if (group < 1) c.fail("group " + std::to_string(group) + " is not positive");
+  std::vector<int64_t> kdef(spatial, -1);
+  if (w.rank_known)
+    for (std::size_t i = 0; i < spatial; ++i) kdef[i] = w.dims[2 + i];
+  window win = read_window(c, spatial, kdef);
+  auto out_pad = c.op.attr_ints("output_padding", std::vector<int64_t>(spatial, 0));
+  if (out_pad.size() != spatial) c.fail("output_padding has " + std::to_string(out_pad.size()) + " values");
+  auto out_shape = c.op.attr_ints("output_shape");
+  if (!out_shape.empty() && out_shape.size() != spatial && out_shape.size() != rank)
+    c.fail("output_shape has " + std::to_string(out_shape.size()) + " values for " + std::to_string(spatial) + " spatial axes");
+  PartialShape out = dynamic_of_rank(rank);
+  if (x.rank_known) out.dims[0] = x.dims[0];
+  if (w.rank_known) {
+    if (x.rank_known && x.dims[1] >= 0 && w.dims[0] >= 0 && x.dims[1] != w.dims[0])
+      c.fail("input X " + x.to_string() + " has " + std::to_string(x.dims[1]) + " channels but weight " + w.to_string() +
+             " expects " + std::to_string(w.dims[0]));
+    if (w.dims[1] >= 0) out.dims[1] = w.dims[1] * group;
+  }
+  for (std::size_t i = 0; i < spatial; ++i) {
+    if (!out_shape.empty()) {
+      out.dims[2 + i] = out_shape[out_shape.size() - spatial + i];
+      continue;
+    }
+    int64_t in = x.rank_known ? x.dims[2 + i] : -1;
+    if (in < 0 || win.kernel[i] < 0) continue;
+    int64_t s = win.strides[i];
+    int64_t o;
+    if (win.auto_pad == "SAME_UPPER" || win.auto_pad == "SAME_LOWER") o = in * s;
+    else {
+      int64_t pads = win.auto_pad == "VALID" ? 0 : win.pads[i] + win.pads[i + spatial];
+      o = s * (in - 1) + out_pad[i] + (win.kernel[i] - 1) * win.dilations[i] + 1 - pads;
+    }
+    if (o <= 0) c.fail("output size " + std::to_string(o) + " of spatial axis " + std::to_string(i) + " is not positive");
+    out.dims[2 + i] = o;
+  }
+  return {{c.type(0), out}};
+}
+
+std::vector<value_info> pool(const infer_ctx& c) {
+  const auto& x = spatial_input(c, "pooling");
+  if (!c.op.has_attr("kernel_shape")) c.fail("attribute 'kernel_shape' is missing");
+  if (!x.rank_known) return {{c.type(0), x}};
+  std::size_t spatial = x.rank() - 2;
+  window win = read_window(c, spatial, {});
+  bool ceil_mode = c.op.attr_int("ceil_mode", 0) != 0;
+  PartialShape out = x;
+  out.symbols.clear();
+  for (std::size_t i = 0; i < spatial; ++i) out.dims[2 + i] = window_out(c, win, i, x.dims[2 + i], ceil_mode);
+  std::vector<value_info> r{{c.type(0), out}};
+  if (c.outputs() > 1) r.push_back({element_type::i64, out});
+  return r;
+}
+
+std::vector<value_info> global_pool(const infer_ctx& c) {
+  PartialShape out = spatial_input(c, "global pooling");
+  out.symbols.clear();
+  if (out.rank_known)
+    for (std::size_t i = 2; i < out.rank(); ++i) out.dims[i] = 1;
+  return {{c.type(0), out}};
+}
+
+int64_t merge_dim(const infer_ctx& c, int64_t a, int64_t b, const std::string& what) {
+  if (a >= 0 && b >= 0 && a != b) c.fail(what);
+  return a >= 0 ? a : b;
+}
+
+std::vector<value_info> matmul(const infer_ctx& c) {
+  if (c.type(0) != element_type::undefined && c.type(1) != element_type::undefined && c.type(0) != c.type(1))
+    c.fail("inputs have different element types (" + to_string(c.type(0)) + " and " + to_string(c.type(1)) + ")");
+  PartialShape a = c.shape(0), b = c.shape(1);
+  if (!a.rank_known || !b.rank_known) return {{c.type(0), PartialShape::unknown_rank()}};
+  if (a.rank() == 0 || b.rank() == 0) c.fail("MatMul operands must not be scalars");
+  a.symbols.clear();
+  b.symbols.clear();
+  bool a1 = a.rank() == 1, b1 = b.rank() == 1;
+  if (a1) a.dims.insert(a.dims.begin(), 1);
+  if (b1) b.dims.push_back(1);
+  std::string mismatch = "inner dimensions of " + c.shape(0).to_string() + " and " + c.shape(1).to_string() + " differ";
+  merge_dim(c, a.dims.back(), b.dims[b.rank() - 2], mismatch);
+  PartialShape ab(Shape(a.dims.begin(), a.dims.end() - 2)), bb(Shape(b.dims.begin(), b.dims.end() - 2));
+  PartialShape out = broadcast(c, ab, bb);
+  if (!a1) out.dims.push_back(a.dims[a.rank() - 2]);
+  if (!b1) out.dims.push_back(b.dims.back());
+  return {{c.type(0), out}};
+}
+
+std::vector<value_info> gemm(const infer_ctx& c) {
+  const auto& a = c.shape(0);
+  const auto& b = c.shape(1);
+  if ((a.rank_known && a.rank() != 2) || (b.rank_known && b.rank() != 2))
+    c.fail("A " + a.to_string() + " and B " + b.to_string() + " must be 2-D");
+  bool ta = c.op.attr_int("transA", 0) != 0, tb = c.op.attr_int("transB", 0) != 0;
+  int64_t m = a.rank_known ? a.dims[ta ? 1 : 0] : -1, ka = a.rank_known ? a.dims[ta ? 0 : 1] : -1;
+  int64_t n = b.rank_known ? b.dims[tb ? 0 : 1] : -1, kb = b.rank_known ? b.dims[tb ? 1 : 0] : -1;
+  merge_dim(c, ka, kb, "inner dimensions of A " + a.to_string() + " and B " + b.to_string() + " differ");
+  PartialShape out{m, n};
+  if (c.has(2)) {
+    PartialShape bc = broadcast(c, out, c.shape(2));
+    if (bc.rank_known && bc.rank() != 2) c.fail("C " + c.shape(2).to_string() + " does not broadcast to " + out.to_string());
+  }
+  return {{c.type(0), out}};
+}
+
+std::vector<value_info> depth_to_space(const infer_ctx& c) {
+  const auto& x = c.shape(0);
+  int64_t b = c.op.attr_int("blocksize", 0);
+  if (b < 1) c.fail("blocksize " + std::to_string(b) + " is not positive");
+  if (!x.rank_known) return {{c.type(0), x}};
+  if (x.rank() != 4) c.fail("input " + x.to_string() + " must be 4-D");
+  PartialShape o = dynamic_of_rank(4);
+  o.dims[0] = x.dims[0];
+  if (x.dims[1] >= 0) {
+    if (x.dims[1] % (b * b)) c.fail("channels " + std::to_string(x.dims[1]) + " are not divisible by blocksize^2");
+    o.dims[1] = x.dims[1] / (b * b);
+  }
+  for (int i = 2; i < 4; ++i) o.dims[i] = x.dims[i] >= 0 ? x.dims[i] * b : -1;
+  return {{c.type(0), o}};
+}
+
+std::vector<value_info> space_to_depth(const infer_ctx& c) {
+  const auto& x = c.shape(0);
+  int64_t b = c.op.attr_int("blocksize", 0);
+  if (b < 1) c.fail("blocksize " + std::to_string(b) + " is not positive");
+  if (!x.rank_known) return {{c.type(0), x}};
+  if (x.rank() != 4) c.fail("input " + x.to_string() + " must be 4-D");
+  PartialShape o = dynamic_of_rank(4);
+  o.dims[0] = x.dims[0];
+  o.dims[1] = x.dims[1] >= 0 ? x.dims[1] * b * b : -1;
+  for (int i = 2; i < 4; ++i) {
+    if (x.dims[i] >= 0 && x.dims[i] % b) c.fail("spatial size " + std::to_string(x.dims[i]) + " is not divisible by blocksize");
+    o.dims[i] = x.dims[i] >= 0 ? x.dims[i] / b : -1;
+  }
+  return {{c.type(0), o}};
+}
+
+/// Resize and Upsample: sizes win over scales. nullopt = computed at run time; empty = absent
+/// (an omitted input or an empty tensor).
+std::vector<value_info> resize_like(const infer_ctx& c, const std::optional<std::vector<double>>& scales,
+                                    const std::optional<std::vector<int64_t>>& sizes) {
+  const auto& x = c.shape(0);
+  bool have_sizes = sizes && !sizes->empty(), have_scales = scales && !scales->empty();
+  if (!have_sizes && !have_scales && sizes && scales) c.fail("needs either scales or sizes");
+  if (!x.rank_known) return {{c.type(0), x}};
+  std::size_t r = x.rank();
+  if (!have_sizes && !have_scales) return {{c.type(0), dynamic_of_rank(r)}};
+  auto axes = c.op.attr_ints("axes");
+  for (auto& a : axes) a = c.axis(a, static_cast<int64_t>(r));
+  std::size_t n = axes.empty() ? r : axes.size();
+  std::size_t given = have_sizes ? sizes->size() : scales->size();
+  if (given != n)
+    c.fail("has " + std::to_string(given) + " " + (have_sizes ? "sizes" : "scales") + " for " + std::to_string(n) +
+           " axes of " + x.to_string());
+  PartialShape out = x;
+  out.symbols.clear();
+  for (std::size_t i = 0; i < n; ++i) {
+    std::size_t ax = axes.empty() ? i : static_cast<std::size_t>(axes[i]);
+    if (have_sizes) {
+      if ((*sizes)[i] < 0) c.fail("negative output size " + std::to_string((*sizes)[i]));
+      out.dims[ax] = (*sizes)[i];
+    } else {
+      double s = (*scales)[i];
+      if (!(s > 0) || !std::isfinite(s) || s > 1e9) c.fail("scale " + std::to_string(s) + " is not a positive number");
+      out.dims[ax] = x.dims[ax] < 0 ? -1 : static_cast<int64_t>(std::floor(static_cast<double>(x.dims[ax]) * s + 1e-9));
+    }
+  }
+  return {{c.type(0), out}};
+}
+
+std::optional<std::vector<double>> scales_input(const infer_ctx& c, std::size_t i) {
+  if (!c.has(i)) return std::vector<double>{};
+  return c.const_floats(i);
+}
+std::optional<std::vector<int64_t>> sizes_input(const infer_ctx& c, std::size_t i) {
+  if (!c.has(i)) return std::vector<int64_t>{};
+  return c.const_ints(i);
+}
+
+std::vector<value_info> resize(const infer_ctx& c) {
+  if (c.g.opset < 11) {
+    if (!c.has(1)) c.fail("needs a scales input at opset " + std::to_string(c.g.opset));
+    return resize_like(c, c.const_floats(1), std::vector<int64_t>{});
+  }
+  return resize_like(c, scales_input(c, 2), sizes_input(c, 3));
+}
+
+std::vector<value_info> upsample(const infer_ctx& c) {
+  if (c.count() >= 2) return resize_like(c, c.const_floats(1), std::vector<int64_t>{});
+  auto f = c.op.attr_floats("scales");
+  if (f.empty()) c.fail("needs attribute 'scales' or a scales input");
+  return resize_like(c, std::vector<double>(f.begin(), f.end()), std::vector<int64_t>{});
+}
+
+} // namespace
+
+void add_nn_rules(rule_table& t) {
+  t["Conv"] = {conv, 2, 3};
+  t["ConvTranspose"] = {conv_transpose, 2, 3};
+  for (const char* n : {"MaxPool", "AveragePool", "LpPool"}) t[n] = {pool, 1, 1};
+  for (const char* n : {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"}) t[n] = {global_pool, 1, 1};
+  t["MatMul"] = {matmul, 2, 2};
+  t["Gemm"] = {gemm, 2, 3};
+  t["DepthToSpace"] = {depth_to_space, 1, 1};
+  t["SpaceToDepth"] = {space_to_depth, 1, 1};
+  t["Resize"] = {resize, 1, 4};
+  t["Upsample"] = {upsample, 1, 2};
+}
+
+} // namespace troupe::graph::detail
