@@ -12,6 +12,14 @@ void fold_batch_norm(Graph& g);
 /// Relu, Sigmoid, Tanh, HardSigmoid, HardSwish, Clip (constant bounds), LeakyRelu fold into the
 /// preceding Conv/ConvTranspose/MatMul/Gemm/Add when it has no other reader: the producer gets
 /// attrs "activation" (op type) and "activation_params" (floats: alpha, beta / min, max).
+/// Runs eliminate_identities and fuse_hardswish first, so the fused patterns fold too.
 void fuse_activations(Graph& g);
+
+/// Removes Identity and inference-mode Dropout (mask unused); a graph output keeps its name.
+void eliminate_identities(Graph& g);
+
+/// Rewrites x * HardSigmoid(x) (alpha 1/6, beta 1/2) and x * Clip(x + 3, 0, 6) / 6 (PP-OCR's
+/// exported hard-swish) into one "HardSwish" op when the intermediates have no other reader.
+void fuse_hardswish(Graph& g);
 
 } // namespace troupe::graph

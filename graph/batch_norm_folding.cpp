@@ -1,0 +1,112 @@
+/// fold_batch_norm: BN(conv(x, W, b)) = conv(x, W * s, (b - mean) * s + beta), s = scale / sqrt(var + eps).
+#include <cmath>
+
+#include "graph/pass_utils.hpp"
+#include "graph/passes.hpp"
+
+namespace troupe::graph {
+
+namespace {
+
+/// A constant f32 tensor of n elements, or nullptr.
+const Tensor* f32_constant(const Graph& g, ValueId v, int64_t n) {
+  if (!g.is_constant(v)) return nullptr;
+  const Tensor& t = *g.value(v).constant;
+  if (t.get_element_type() != element_type::f32 || (n >= 0 && t.get_size() != n)) return nullptr;
+  return &t;
+}
+
+ValueId add_constant(Graph& g, std::string name, Tensor t) {
+  Value v;
+  v.name = std::move(name);
+  v.type = t.get_element_type();
+  v.shape = PartialShape(t.get_shape());
+  v.constant = std::move(t);
+  return g.add_value(std::move(v));
+}
+
+/// Folds ops[bn_index] into its producer; false when the pattern does not apply.
+bool fold_one(Graph& g, std::size_t bn_index, const std::vector<int>& producers, const std::vector<int>& uses) {
+  const Op& bn = g.ops[bn_index];
+  if (bn.input_count() != 5 || bn.outputs.empty() || bn.outputs[0] == no_value) return false;
+  for (std::size_t i = 1; i < bn.outputs.size(); ++i)
+    if (bn.outputs[i] != no_value && uses[static_cast<std::size_t>(bn.outputs[i])] > 0) return false;
+  if (bn.attr_int("spatial", 1) == 0 || bn.attr_int("training_mode", 0) != 0) return false;
+  ValueId x = bn.inputs[0];
+  int p = producers[static_cast<std::size_t>(x)];
+  if (p < 0 || uses[static_cast<std::size_t>(x)] != 1) return false;
+  Op& conv = g.ops[static_cast<std::size_t>(p)];
+  bool transposed = conv.type == "ConvTranspose";
+  if ((conv.type != "Conv" && !transposed) || !conv.domain.empty() || conv.has_attr("activation")) return false;
+  if (conv.outputs.size() != 1 || conv.outputs[0] != x || conv.input_count() < 2) return false;
+
+  const Tensor* w = f32_constant(g, conv.inputs[1], -1);
+  if (!w || w->get_shape().size() < 3) return false;
+  const Shape& ws = w->get_shape();
+  int64_t group = conv.attr_int("group", 1);
+  if (group < 1 || ws[0] % group != 0) return false;
+  int64_t channels = transposed ? ws[1] * group : ws[0];
+  const Tensor* scale = f32_constant(g, bn.inputs[1], channels);
+  const Tensor* beta = f32_constant(g, bn.inputs[2], channels);
+  const Tensor* mean = f32_constant(g, bn.inputs[3], channels);
+  const Tensor* var = f32_constant(g, bn.inputs[4], channels);
+  if (!scale || !beta || !mean || !var) return false;
+  const Tensor* bias = nullptr;
+  if (conv.input_count() >= 3 && !(bias = f32_constant(g, conv.inputs[2], channels))) return false;
+
+  double eps = bn.attr_float("epsilon", 1e-5f);
+  std::vector<float> s(static_cast<std::size_t>(channels));
+  for (int64_t c = 0; c < channels; ++c)
+    s[static_cast<std::size_t>(c)] = static_cast<float>(scale->data<float>()[c] / std::sqrt(static_cast<double>(var->data<float>()[c]) + eps));
+
+  Tensor nw(element_type::f32, ws);
+  const float* src = w->data<float>();
+  float* dst = nw.data<float>();
+  int64_t inner = 1; // elements per (dim0, dim1) pair
+  for (std::size_t i = 2; i < ws.size(); ++i) inner *= ws[i];
+  for (int64_t a = 0; a < ws[0]; ++a)
+    for (int64_t b = 0; b < ws[1]; ++b) {
+      // Conv: W[Cout, Cin/g, ...]; ConvTranspose: W[Cin, Cout/g, ...], out channel = group * Cout/g + b.
+      int64_t oc = transposed ? (a / (ws[0] / group)) * ws[1] + b : a;
+      float f = s[static_cast<std::size_t>(oc)];
+      int64_t off = (a * ws[1] + b) * inner;
+      for (int64_t k = 0; k < inner; ++k) dst[off + k] = src[off + k] * f;
+    }
+  Tensor nb(element_type::f32, {channels});
+  for (int64_t c = 0; c < channels; ++c) {
+    float b0 = bias ? bias->data<float>()[c] : 0.0f;
+    nb.data<float>()[c] = (b0 - mean->data<float>()[c]) * s[static_cast<std::size_t>(c)] + beta->data<float>()[c];
+  }
+  ValueId out = bn.outputs[0];
+  std::string base = conv.name + "/bn_folded_";
+  ValueId wid = add_constant(g, base + "weight", std::move(nw));
+  ValueId bid = add_constant(g, base + "bias", std::move(nb));
+  conv.inputs.resize(3);
+  conv.inputs[1] = wid;
+  conv.inputs[2] = bid;
+  conv.outputs[0] = out;
+  return true;
+}
+
+} // namespace
+
+void fold_batch_norm(Graph& g) {
+  auto producers = g.producers();
+  auto uses = g.use_counts();
+  std::vector<bool> removed(g.ops.size(), false);
+  bool any = false;
+  for (std::size_t i = 0; i < g.ops.size(); ++i) {
+    if (g.ops[i].type != "BatchNormalization" || !g.ops[i].domain.empty()) continue;
+    if (fold_one(g, i, producers, uses)) {
+      removed[i] = true;
+      any = true;
+      producers.resize(g.values.size(), -1);
+      uses.resize(g.values.size(), 0);
+      // The conv now produces the BN's output.
+      producers[static_cast<std::size_t>(g.ops[i].outputs[0])] = producers[static_cast<std::size_t>(g.ops[i].inputs[0])];
+    }
+  }
+  if (any) detail::remove_ops(g, removed);
+}
+
+} // namespace troupe::graph

@@ -1,0 +1,69 @@
+#include "graph/dot_writer.hpp"
+
+#include <sstream>
+
+namespace troupe::graph {
+
+namespace {
+
+/// Escapes a label for a double-quoted DOT string.
+std::string esc(const std::string& s) {
+  std::string r;
+  for (char c : s) {
+    if (c == '"' || c == '\\') r += '\\';
+    if (c == '\n') { r += "\\n"; continue; }
+    r += c;
+  }
+  return r;
+}
+
+std::string shape_label(const Value& v) {
+  return (v.type == element_type::undefined ? std::string() : to_string(v.type) + " ") + v.shape.to_string();
+}
+
+} // namespace
+
+std::string to_dot(const Graph& g) {
+  std::ostringstream out;
+  out << "digraph model {\n  rankdir=TB;\n  node [fontname=\"Helvetica\", fontsize=10];\n";
+  auto prod = g.producers();
+  for (std::size_t i = 0; i < g.inputs.size(); ++i) {
+    const Value& v = g.value(g.inputs[i]);
+    out << "  in" << i << " [shape=ellipse, label=\"" << esc(v.name) << "\\n" << esc(shape_label(v)) << "\"];\n";
+  }
+  for (std::size_t k = 0; k < g.ops.size(); ++k) {
+    const Op& op = g.ops[k];
+    std::string label = op.type;
+    if (op.has_attr("activation")) label += " + " + op.attr_string("activation", "");
+    label += "\n" + op.name;
+    for (auto o : op.outputs)
+      if (o != no_value) label += "\n" + shape_label(g.value(o));
+    out << "  op" << k << " [shape=box, label=\"" << esc(label) << "\"";
+    if (auto it = op.rt_info.find("affinity"); it != op.rt_info.end())
+      out << ", tooltip=\"affinity " << esc(it->second) << "\"";
+    out << "];\n";
+  }
+  auto source_of = [&](ValueId v) -> std::string {
+    int p = prod[static_cast<std::size_t>(v)];
+    if (p >= 0) return "op" + std::to_string(p);
+    for (std::size_t i = 0; i < g.inputs.size(); ++i)
+      if (g.inputs[i] == v) return "in" + std::to_string(i);
+    return {};
+  };
+  for (std::size_t k = 0; k < g.ops.size(); ++k)
+    for (auto v : g.ops[k].inputs) {
+      if (v == no_value) continue;
+      std::string src = source_of(v);
+      if (!src.empty()) out << "  " << src << " -> op" << k << ";\n";
+    }
+  for (std::size_t i = 0; i < g.outputs.size(); ++i) {
+    const Value& v = g.value(g.outputs[i]);
+    out << "  out" << i << " [shape=ellipse, label=\"" << esc(v.name) << "\\n" << esc(shape_label(v)) << "\"];\n";
+    std::string src = source_of(g.outputs[i]);
+    if (!src.empty()) out << "  " << src << " -> out" << i << ";\n";
+  }
+  out << "}\n";
+  return out.str();
+}
+
+} // namespace troupe::graph

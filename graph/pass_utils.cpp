@@ -1,0 +1,46 @@
+#include "graph/pass_utils.hpp"
+
+#include <limits>
+
+namespace troupe::graph::detail {
+
+std::optional<double> scalar_constant(const Graph& g, ValueId v) {
+  if (!g.is_constant(v)) return std::nullopt;
+  const Tensor& t = *g.value(v).constant;
+  if (t.get_size() != 1) return std::nullopt;
+  switch (t.get_element_type()) {
+  case element_type::f32: return *t.data<float>();
+  case element_type::f64: return *t.data<double>();
+  case element_type::i64: return static_cast<double>(*t.data<int64_t>());
+  case element_type::i32: return *t.data<int32_t>();
+  default: return std::nullopt;
+  }
+}
+
+std::optional<std::pair<float, float>> clip_bounds(const Graph& g, const Op& clip) {
+  float lo = std::numeric_limits<float>::lowest(), hi = std::numeric_limits<float>::max();
+  if (g.opset < 11) return std::pair{clip.attr_float("min", lo), clip.attr_float("max", hi)};
+  for (std::size_t i = 1; i < 3; ++i) {
+    if (i >= clip.inputs.size() || clip.inputs[i] == no_value) continue;
+    auto v = scalar_constant(g, clip.inputs[i]);
+    if (!v) return std::nullopt;
+    (i == 1 ? lo : hi) = static_cast<float>(*v);
+  }
+  return std::pair{lo, hi};
+}
+
+void remove_ops(Graph& g, const std::vector<bool>& removed) {
+  std::vector<Op> kept;
+  kept.reserve(g.ops.size());
+  for (std::size_t i = 0; i < g.ops.size(); ++i)
+    if (!removed[i]) kept.push_back(std::move(g.ops[i]));
+  g.ops = std::move(kept);
+  g.prune();
+}
+
+bool is_float_or_unknown(element_type t) {
+  return t == element_type::undefined || t == element_type::f32 || t == element_type::f16 ||
+         t == element_type::bf16 || t == element_type::f64;
+}
+
+} // namespace troupe::graph::detail

@@ -1,0 +1,24 @@
+#pragma once
+/// Internal to graph/: small helpers the rewrite passes share.
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "graph/ir.hpp"
+
+namespace troupe::graph::detail {
+
+/// The value of a one-element numeric constant, or nullopt.
+std::optional<double> scalar_constant(const Graph& g, ValueId v);
+
+/// Clip's (min, max) from attributes (opset < 11) or constant inputs; nullopt when an input
+/// bound is computed at run time. Missing bounds are the float limits.
+std::optional<std::pair<float, float>> clip_bounds(const Graph& g, const Op& clip);
+
+/// Drops the ops marked in `removed` (keeping order), then prunes unreferenced values.
+void remove_ops(Graph& g, const std::vector<bool>& removed);
+
+/// True for element types an activation can run on (or not yet inferred).
+bool is_float_or_unknown(element_type t);
+
+} // namespace troupe::graph::detail
