@@ -1,0 +1,79 @@
+#include "kernels/cpu/cpu_device.hpp"
+
+#include <fstream>
+#include <sstream>
+
+#include <troupe/exception.hpp>
+
+#include "kernels/cpu/cpu_executable.hpp"
+#include "kernels/cpu/plan_builder.hpp"
+
+namespace troupe::kernels::cpu {
+
+namespace {
+
+std::string cpuinfo_field(const std::string& key) {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind(key, 0) == 0) {
+      auto c = line.find(':');
+      if (c == std::string::npos) continue;
+      auto v = line.substr(c + 1);
+      v.erase(0, v.find_first_not_of(" \t"));
+      return v;
+    }
+  return "";
+}
+
+std::string isa_name(dnnl::cpu_isa isa) {
+  switch (isa) {
+  case dnnl::cpu_isa::sse41: return "sse41";
+  case dnnl::cpu_isa::avx: return "avx";
+  case dnnl::cpu_isa::avx2: return "avx2";
+  case dnnl::cpu_isa::avx2_vnni: return "avx2_vnni";
+  case dnnl::cpu_isa::avx512_core: return "avx512_core";
+  case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
+  case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
+  case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
+  default: return "generic";
+  }
+}
+
+} // namespace
+
+std::map<std::string, std::string> cpu_device::info() const {
+  std::string model = cpuinfo_field("model name");
+  bool bf16 = false;
+  {
+    std::istringstream flags(cpuinfo_field("flags"));
+    std::string f;
+    while (flags >> f) bf16 = bf16 || f == "avx512_bf16" || f == "amx_bf16";
+  }
+  return {{"FULL_DEVICE_NAME", model.empty() ? "CPU" : model},
+          {"OPTIMIZATION_CAPABILITIES", bf16 ? "FP32 BF16" : "FP32"},
+          {"ONEDNN_ISA", isa_name(dnnl::get_effective_cpu_isa())}};
+}
+
+support cpu_device::query(const graph::Graph& g, const graph::Op& op) const {
+  if (!op.domain.empty() && op.domain != "ai.onnx")
+    return {false, "the CPU runs only ai.onnx ops, not domain '" + op.domain + "'"};
+  if (reference::find_kernel(op.type)) return {true, ""};
+  std::string why;
+  if (dnnl_handles(g, op, &why)) return {true, ""};
+  return {false, why};
+}
+
+std::unique_ptr<executable> cpu_device::compile(const graph::Graph& g, const compile_config& cfg) const {
+  if (cfg.inference_precision != element_type::f32 && cfg.inference_precision != element_type::bf16)
+    throw Exception("CPU: INFERENCE_PRECISION_HINT must be f32 or bf16, got " + to_string(cfg.inference_precision));
+  for (const auto& v : g.values)
+    if (!v.constant && !v.shape.is_static())
+      throw Exception("CPU compile of '" + g.source + "': value '" + v.name + "' has a dynamic shape " +
+                      v.shape.to_string());
+  return std::make_unique<cpu_executable>(build_plan(g, cfg.num_threads, cfg.inference_precision, cfg.profiling));
+}
+
+std::unique_ptr<kernels::device> make_cpu_device() { return std::make_unique<cpu_device>(); }
+
+} // namespace troupe::kernels::cpu

@@ -1,0 +1,28 @@
+#pragma once
+/// Runs a CPU plan. Each clone owns its intermediate buffers, oneDNN stream and memory
+/// objects; the plan (primitives, reordered weights) is shared.
+#include <unordered_map>
+
+#include "kernels/cpu/plan.hpp"
+#include "kernels/device.hpp"
+
+namespace troupe::kernels::cpu {
+
+class cpu_executable : public executable {
+public:
+  explicit cpu_executable(std::shared_ptr<const plan> p);
+  void run(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) override;
+  std::vector<op_profile> profile() const override { return profile_; }
+  std::unique_ptr<executable> clone() const override { return std::make_unique<cpu_executable>(plan_); }
+
+private:
+  std::shared_ptr<const plan> plan_;
+  dnnl::stream stream_;
+  std::vector<Tensor> storage_; ///< per buffer; graph inputs are bound per run
+  std::vector<Tensor> views_;   ///< per buffer: typed plain view for reference kernels
+  std::vector<std::unordered_map<int, dnnl::memory>> args_; ///< per step
+  std::vector<std::vector<dnnl::memory>> input_mems_;       ///< per graph input: memories to rebind
+  std::vector<op_profile> profile_;
+};
+
+} // namespace troupe::kernels::cpu

@@ -1,0 +1,578 @@
+/// oneDNN implementations of the compute-heavy ops. Each builder creates its primitive
+/// descriptor first and returns false (nothing added) when oneDNN cannot run the op as ONNX
+/// defines it; the plan then runs the reference kernel.
+#include <cfloat>
+#include <cmath>
+#include <set>
+
+#include <troupe/exception.hpp>
+
+#include "kernels/cpu/plan_builder.hpp"
+
+namespace troupe::kernels::cpu {
+
+namespace {
+
+using dnnl::algorithm;
+using dnnl::prop_kind;
+using tag = memory::format_tag;
+using dt = memory::data_type;
+using graph::Op;
+using graph::ValueId;
+
+memory::dims to_dims(const Shape& s) { return memory::dims(s.begin(), s.end()); }
+
+bool is_f32(const plan_builder& b, ValueId v) { return v != graph::no_value && b.val(v).type == element_type::f32; }
+
+/// Fused activation (graph::fuse_activations) as eltwise post-ops; false when unknown.
+bool activation_post_ops(const Op& op, dnnl::post_ops& po) {
+  if (!op.has_attr("activation")) return true;
+  auto a = op.attr_string("activation", "");
+  auto prm = op.attr_floats("activation_params");
+  auto param = [&](std::size_t i, float def) { return i < prm.size() ? prm[i] : def; };
+  if (a == "Relu") po.append_eltwise(1.f, algorithm::eltwise_relu, 0.f, 0.f);
+  else if (a == "LeakyRelu") po.append_eltwise(1.f, algorithm::eltwise_relu, param(0, 0.01f), 0.f);
+  else if (a == "Sigmoid") po.append_eltwise(1.f, algorithm::eltwise_logistic, 0.f, 0.f);
+  else if (a == "Tanh") po.append_eltwise(1.f, algorithm::eltwise_tanh, 0.f, 0.f);
+  else if (a == "HardSwish") po.append_eltwise(1.f, algorithm::eltwise_hardswish, 0.f, 0.f);
+  else if (a == "Clip") po.append_eltwise(1.f, algorithm::eltwise_clip_v2, param(0, -FLT_MAX), param(1, FLT_MAX));
+  else if (a == "HardSigmoid") {
+    // oneDNN 2.6 has no hardsigmoid: max(0, min(1, alpha*x + beta)) as linear then clip.
+    po.append_eltwise(1.f, algorithm::eltwise_linear, param(0, 0.2f), param(1, 0.5f));
+    po.append_eltwise(1.f, algorithm::eltwise_clip_v2, 0.f, 1.f);
+  } else return false;
+  return true;
+}
+
+/// Attributes with the op's fused activation; false when it cannot be expressed.
+bool make_attr(const Op& op, dnnl::primitive_attr& attr) {
+  attr = plan_builder::base_attr();
+  dnnl::post_ops po;
+  if (!activation_post_ops(op, po)) return false;
+  if (po.len() > 0) attr.set_post_ops(po);
+  return true;
+}
+
+/// Spatial geometry of Conv/ConvTranspose/pools.
+struct window {
+  memory::dims kernel, strides, dil, pad_l, pad_r; ///< dil in oneDNN's convention (ONNX - 1)
+};
+
+/// Reads kernel/strides/dilations/pads/auto_pad; pad_r here is the attribute's.
+bool read_window(const Op& op, const Shape& x, const Shape& y, memory::dims kernel, window& w) {
+  std::size_t n = x.size() - 2;
+  w.kernel = std::move(kernel);
+  auto s = op.attr_ints("strides", std::vector<int64_t>(n, 1));
+  auto d = op.attr_ints("dilations", std::vector<int64_t>(n, 1));
+  auto pads = op.attr_ints("pads", std::vector<int64_t>(2 * n, 0));
+  if (s.size() != n || d.size() != n || pads.size() != 2 * n || w.kernel.size() != n) return false;
+  auto ap = op.attr_string("auto_pad", "NOTSET");
+  w.strides.assign(s.begin(), s.end());
+  w.dil.clear();
+  for (auto v : d) w.dil.push_back(v - 1);
+  w.pad_l.assign(n, 0);
+  w.pad_r.assign(n, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    int64_t ext = (w.kernel[i] - 1) * d[i] + 1;
+    if (ap == "NOTSET") {
+      w.pad_l[i] = pads[i];
+      w.pad_r[i] = pads[i + n];
+    } else if (ap == "SAME_UPPER" || ap == "SAME_LOWER") {
+      int64_t total = std::max<int64_t>(0, (y[i + 2] - 1) * s[i] + ext - x[i + 2]);
+      w.pad_l[i] = ap == "SAME_UPPER" ? total / 2 : total - total / 2;
+      w.pad_r[i] = total - w.pad_l[i];
+    } else if (ap != "VALID") {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool build_conv(plan_builder& b, const Op& op) {
+  ValueId X = op.inputs[0], W = op.inputs[1], B = op.input_count() > 2 ? op.inputs[2] : graph::no_value;
+  ValueId Y = op.outputs[0];
+  if (!is_f32(b, X) || !is_f32(b, W) || (B != graph::no_value && !is_f32(b, B))) return false;
+  Shape xs = b.shape(X), ws = b.shape(W), ys = b.shape(Y);
+  if (xs.size() < 3 || xs.size() > 5 || ws.size() != xs.size()) return false;
+  int64_t groups = op.attr_int("group", 1);
+  window w;
+  if (!read_window(op, xs, ys, memory::dims(ws.begin() + 2, ws.end()), w)) return false;
+  dt cdt = b.precision == element_type::bf16 ? dt::bf16 : dt::f32;
+  memory::dims wd = to_dims(ws);
+  if (groups > 1) {
+    wd.insert(wd.begin(), groups);
+    wd[1] /= groups;
+  }
+  memory::desc src_md(to_dims(xs), cdt, tag::any), dst_md(to_dims(ys), cdt, tag::any), w_md(wd, cdt, tag::any);
+  memory::desc bias_md = B != graph::no_value ? memory::desc({ys[1]}, dt::f32, tag::a) : memory::desc();
+  dnnl::primitive_attr attr;
+  if (!make_attr(op, attr)) return false;
+  dnnl::convolution_forward::desc d(prop_kind::forward_inference, algorithm::convolution_direct, src_md, w_md,
+                                    bias_md, dst_md, w.strides, w.dil, w.pad_l, w.pad_r);
+  dnnl::convolution_forward::primitive_desc pd(d, attr, b.p.eng);
+  std::vector<binding> args{{DNNL_ARG_SRC, b.input(X, pd.src_desc()), pd.src_desc()},
+                            {DNNL_ARG_WEIGHTS, b.input(W, pd.weights_desc()), pd.weights_desc()}};
+  if (B != graph::no_value) args.push_back({DNNL_ARG_BIAS, b.input(B, pd.bias_desc()), pd.bias_desc()});
+  args.push_back({DNNL_ARG_DST, b.output(Y, pd.dst_desc()), pd.dst_desc()});
+  b.add_dnnl(op, pd, dnnl::convolution_forward(pd), std::move(args));
+  return true;
+}
+
+bool build_conv_transpose(plan_builder& b, const Op& op) {
+  ValueId X = op.inputs[0], W = op.inputs[1], B = op.input_count() > 2 ? op.inputs[2] : graph::no_value;
+  ValueId Y = op.outputs[0];
+  if (!is_f32(b, X) || !is_f32(b, W) || (B != graph::no_value && !is_f32(b, B))) return false;
+  if (op.attr_string("auto_pad", "NOTSET") != "NOTSET" || op.has_attr("output_shape")) return false;
+  Shape xs = b.shape(X), ws = b.shape(W), ys = b.shape(Y);
+  std::size_t n = xs.size() - 2;
+  if (xs.size() < 3 || xs.size() > 5 || ws.size() != xs.size()) return false;
+  int64_t g = op.attr_int("group", 1);
+  window w;
+  if (!read_window(op, xs, ys, memory::dims(ws.begin() + 2, ws.end()), w)) return false;
+  for (std::size_t i = 0; i < n; ++i) {
+    // output_padding extends the end: oneDNN sees it as less right padding.
+    w.pad_r[i] = (xs[i + 2] - 1) * w.strides[i] + (w.kernel[i] - 1) * (w.dil[i] + 1) + 1 - w.pad_l[i] - ys[i + 2];
+    if (w.pad_r[i] < 0) return false;
+  }
+  // ONNX weights are [C, M/g, k...]; oneDNN wants (g,) O, I, k... : a strided view of them.
+  int64_t C = ws[0], Mg = ws[1], K = 1;
+  for (std::size_t i = 2; i < ws.size(); ++i) K *= ws[i];
+  memory::dims wd, wstr;
+  if (g > 1) {
+    wd = {g, Mg, C / g};
+    wstr = {(C / g) * Mg * K, K, Mg * K};
+  } else {
+    wd = {Mg, C};
+    wstr = {K, Mg * K};
+  }
+  int64_t st = K;
+  std::vector<int64_t> ks(ws.begin() + 2, ws.end());
+  memory::dims kstr(ks.size());
+  for (std::size_t i = ks.size(); i-- > 0;) {
+    st /= ks[i];
+    kstr[i] = st;
+  }
+  for (std::size_t i = 0; i < ks.size(); ++i) {
+    wd.push_back(ks[i]);
+    wstr.push_back(kstr[i]);
+  }
+  memory::desc w_view(wd, dt::f32, wstr);
+  dt cdt = b.precision == element_type::bf16 ? dt::bf16 : dt::f32;
+  memory::desc src_md(to_dims(xs), cdt, tag::any), dst_md(to_dims(ys), cdt, tag::any), w_md(wd, cdt, tag::any);
+  memory::desc bias_md = B != graph::no_value ? memory::desc({ys[1]}, dt::f32, tag::a) : memory::desc();
+  dnnl::primitive_attr attr;
+  if (!make_attr(op, attr)) return false;
+  dnnl::deconvolution_forward::desc d(prop_kind::forward_inference, algorithm::deconvolution_direct, src_md, w_md,
+                                      bias_md, dst_md, w.strides, w.dil, w.pad_l, w.pad_r);
+  dnnl::deconvolution_forward::primitive_desc pd(d, attr, b.p.eng);
+  std::vector<binding> args{{DNNL_ARG_SRC, b.input(X, pd.src_desc()), pd.src_desc()},
+                            {DNNL_ARG_WEIGHTS, b.input(W, pd.weights_desc(), &w_view), pd.weights_desc()}};
+  if (B != graph::no_value) args.push_back({DNNL_ARG_BIAS, b.input(B, pd.bias_desc()), pd.bias_desc()});
+  args.push_back({DNNL_ARG_DST, b.output(Y, pd.dst_desc()), pd.dst_desc()});
+  b.add_dnnl(op, pd, dnnl::deconvolution_forward(pd), std::move(args));
+  return true;
+}
+
+Shape pad_front(Shape s, std::size_t rank) {
+  while (s.size() < rank) s.insert(s.begin(), 1);
+  return s;
+}
+
+bool build_matmul(plan_builder& b, const Op& op) {
+  ValueId A = op.inputs[0], Bv = op.inputs[1], Y = op.outputs[0];
+  if (!is_f32(b, A) || !is_f32(b, Bv)) return false;
+  Shape as = b.shape(A), bs = b.shape(Bv), ys = b.shape(Y);
+  if (as.size() < 2 || bs.size() < 2 || ys.size() != std::max(as.size(), bs.size()) || ys.size() > 12) return false;
+  as = pad_front(as, ys.size());
+  bs = pad_front(bs, ys.size());
+  dt cdt = b.precision == element_type::bf16 ? dt::bf16 : dt::f32;
+  memory::desc src_md = plain_md(as, cdt);
+  memory::desc w_md = b.g.is_constant(Bv) ? memory::desc(to_dims(bs), cdt, tag::any) : plain_md(bs, cdt);
+  memory::desc dst_md = plain_md(ys, dt::f32);
+  dnnl::primitive_attr attr;
+  if (!make_attr(op, attr)) return false;
+  dnnl::matmul::desc d(src_md, w_md, dst_md);
+  dnnl::matmul::primitive_desc pd(d, attr, b.p.eng);
+  std::vector<binding> args{{DNNL_ARG_SRC, b.input(A, pd.src_desc()), pd.src_desc()},
+                            {DNNL_ARG_WEIGHTS, b.input(Bv, pd.weights_desc()), pd.weights_desc()}};
+  args.push_back({DNNL_ARG_DST, b.output(Y, b.plain(Y)), pd.dst_desc()});
+  b.add_dnnl(op, pd, dnnl::matmul(pd), std::move(args));
+  return true;
+}
+
+bool build_gemm(plan_builder& b, const Op& op) {
+  ValueId A = op.inputs[0], Bv = op.inputs[1], C = op.input_count() > 2 ? op.inputs[2] : graph::no_value;
+  ValueId Y = op.outputs[0];
+  if (!is_f32(b, A) || !is_f32(b, Bv) || (C != graph::no_value && !is_f32(b, C))) return false;
+  Shape as = b.shape(A), bs = b.shape(Bv), ys = b.shape(Y);
+  if (as.size() != 2 || bs.size() != 2 || ys.size() != 2) return false;
+  bool ta = op.attr_int("transA", 0) != 0, tb = op.attr_int("transB", 0) != 0;
+  float alpha = op.attr_float("alpha", 1.f), beta = op.attr_float("beta", 1.f);
+  int64_t M = ys[0], N = ys[1], K = ta ? as[0] : as[1];
+  if (C != graph::no_value && (alpha != 1.f || beta != 1.f)) return false;
+  // Transposes are strided views of the row-major inputs.
+  memory::desc a_view({M, K}, dt::f32, ta ? memory::dims{1, M} : memory::dims{K, 1});
+  memory::desc b_view({K, N}, dt::f32, tb ? memory::dims{1, K} : memory::dims{N, 1});
+  dt cdt = b.precision == element_type::bf16 ? dt::bf16 : dt::f32;
+  memory::desc src_md = cdt == dt::f32 ? a_view : plain_md({M, K}, cdt);
+  memory::desc w_md = b.g.is_constant(Bv) ? memory::desc({K, N}, cdt, tag::any)
+                                          : (cdt == dt::f32 ? b_view : plain_md({K, N}, cdt));
+  memory::desc bias_md;
+  if (C != graph::no_value) {
+    Shape cs = pad_front(b.shape(C), 2);
+    if (cs.size() != 2 || (cs[0] != 1 && cs[0] != M) || (cs[1] != 1 && cs[1] != N)) return false;
+    bias_md = plain_md(cs, dt::f32);
+  }
+  dnnl::primitive_attr attr;
+  if (!make_attr(op, attr)) return false;
+  if (alpha != 1.f) attr.set_output_scales(0, {alpha});
+  dnnl::matmul::desc d(src_md, w_md, bias_md, plain_md(ys, dt::f32));
+  dnnl::matmul::primitive_desc pd(d, attr, b.p.eng);
+  std::vector<binding> args{{DNNL_ARG_SRC, b.input(A, pd.src_desc(), &a_view), pd.src_desc()},
+                            {DNNL_ARG_WEIGHTS, b.input(Bv, pd.weights_desc(), &b_view), pd.weights_desc()}};
+  if (C != graph::no_value) args.push_back({DNNL_ARG_BIAS, b.input(C, pd.bias_desc()), pd.bias_desc()});
+  args.push_back({DNNL_ARG_DST, b.output(Y, b.plain(Y)), pd.dst_desc()});
+  b.add_dnnl(op, pd, dnnl::matmul(pd), std::move(args));
+  return true;
+}
+
+/// The layout an op can consume a value in: where it lives, when that is a f32/bf16 layout.
+bool float_md(const plan_builder& b, ValueId v, memory::desc& md) {
+  md = b.current_md(v);
+  if (md == memory::desc()) return false;
+  return md.data_type() == dt::f32 || md.data_type() == dt::bf16;
+}
+
+bool build_pool(plan_builder& b, const Op& op) {
+  ValueId X = op.inputs[0], Y = op.outputs[0];
+  if (op.outputs.size() > 1 && op.outputs[1] != graph::no_value) return false; // MaxPool Indices
+  if (!is_f32(b, X)) return false;
+  Shape xs = b.shape(X), ys = b.shape(Y);
+  if (xs.size() < 3 || xs.size() > 5) return false;
+  bool global = op.type.rfind("Global", 0) == 0;
+  bool is_max = op.type.find("Max") != std::string::npos;
+  window w;
+  if (global) {
+    std::size_t n = xs.size() - 2;
+    w.kernel.assign(xs.begin() + 2, xs.end());
+    w.strides.assign(n, 1);
+    w.dil.assign(n, 0);
+    w.pad_l.assign(n, 0);
+    w.pad_r.assign(n, 0);
+  } else {
+    if (!op.has_attr("kernel_shape")) return false;
+    auto k = op.attr_ints("kernel_shape");
+    if (!read_window(op, xs, ys, memory::dims(k.begin(), k.end()), w)) return false;
+  }
+  bool include_pad = op.attr_int("count_include_pad", 0) != 0;
+  for (std::size_t i = 0; i + 2 < xs.size(); ++i) {
+    // ceil_mode: the last windows reach past the padding; oneDNN sees that as right padding.
+    int64_t need = (ys[i + 2] - 1) * w.strides[i] + (w.kernel[i] - 1) * (w.dil[i] + 1) + 1 - xs[i + 2] - w.pad_l[i];
+    if (need > w.pad_r[i]) {
+      if (!is_max && include_pad) return false; // ONNX does not count that extra padding
+      w.pad_r[i] = need;
+    }
+  }
+  memory::desc src_md;
+  if (!float_md(b, X, src_md)) return false;
+  auto alg = is_max ? algorithm::pooling_max
+                    : (include_pad ? algorithm::pooling_avg_include_padding : algorithm::pooling_avg_exclude_padding);
+  memory::desc dst_md(to_dims(ys), src_md.data_type(), tag::any);
+  dnnl::pooling_v2_forward::desc d(prop_kind::forward_inference, alg, src_md, dst_md, w.strides, w.kernel, w.dil,
+                                   w.pad_l, w.pad_r);
+  dnnl::pooling_v2_forward::primitive_desc pd(d, plan_builder::base_attr(), b.p.eng);
+  std::vector<binding> args{{DNNL_ARG_SRC, b.input(X, pd.src_desc()), pd.src_desc()}};
+  args.push_back({DNNL_ARG_DST, b.output(Y, pd.dst_desc()), pd.dst_desc()});
+  b.add_dnnl(op, pd, dnnl::pooling_v2_forward(pd), std::move(args));
+  return true;
+}
+
+/// A float constant input as a scalar.
+bool const_scalar(const plan_builder& b, const Op& op, std::size_t i, float& out) {
+  if (op.inputs.size() <= i || op.inputs[i] == graph::no_value) return false;
+  if (!b.g.is_constant(op.inputs[i])) return false;
+  const Tensor& t = *b.val(op.inputs[i]).constant;
+  if (t.get_size() != 1 || t.get_element_type() != element_type::f32) return false;
+  out = *t.data<float>();
+  return true;
+}
+
+bool build_eltwise(plan_builder& b, const Op& op) {
+  ValueId X = op.inputs[0], Y = op.outputs[0];
+  if (!is_f32(b, X) || b.val(Y).type != element_type::f32) return false;
+  const std::string& t = op.type;
+  algorithm alg;
+  float alpha = 0.f, beta = 0.f;
+  dnnl::post_ops po;
+  if (t == "Relu") alg = algorithm::eltwise_relu;
+  else if (t == "LeakyRelu") { alg = algorithm::eltwise_relu; alpha = op.attr_float("alpha", 0.01f); }
+  else if (t == "Elu") { alg = algorithm::eltwise_elu; alpha = op.attr_float("alpha", 1.f); }
+  else if (t == "Sigmoid") alg = algorithm::eltwise_logistic;
+  else if (t == "Tanh") alg = algorithm::eltwise_tanh;
+  else if (t == "Exp") alg = algorithm::eltwise_exp;
+  else if (t == "Log") alg = algorithm::eltwise_log;
+  else if (t == "Abs") alg = algorithm::eltwise_abs;
+  else if (t == "Sqrt") alg = algorithm::eltwise_sqrt;
+  else if (t == "Softplus") alg = algorithm::eltwise_soft_relu;
+  else if (t == "HardSwish") alg = algorithm::eltwise_hardswish;
+  else if (t == "Neg") { alg = algorithm::eltwise_linear; alpha = -1.f; }
+  else if (t == "Reciprocal") { alg = algorithm::eltwise_pow; alpha = 1.f; beta = -1.f; }
+  else if (t == "HardSigmoid") {
+    alg = algorithm::eltwise_linear;
+    alpha = op.attr_float("alpha", 0.2f);
+    beta = op.attr_float("beta", 0.5f);
+    po.append_eltwise(1.f, algorithm::eltwise_clip_v2, 0.f, 1.f);
+  } else if (t == "Clip") {
+    alg = algorithm::eltwise_clip_v2;
+    alpha = -FLT_MAX;
+    beta = FLT_MAX;
+    if (b.g.opset < 11) {
+      alpha = op.attr_float("min", -FLT_MAX);
+      beta = op.attr_float("max", FLT_MAX);
+    } else {
+      if (op.input_count() > 1 && !const_scalar(b, op, 1, alpha)) return false;
+      if (op.input_count() > 2 && op.inputs[2] != graph::no_value && !const_scalar(b, op, 2, beta)) return false;
+      if (op.inputs.size() > 1 && op.inputs[1] == graph::no_value) alpha = -FLT_MAX;
+    }
+  } else if (t == "Pow") {
+    alg = algorithm::eltwise_pow;
+    alpha = 1.f;
+    if (!const_scalar(b, op, 1, beta)) return false;
+  } else return false;
+  memory::desc md;
+  if (!float_md(b, X, md)) return false;
+  auto attr = plan_builder::base_attr();
+  if (po.len() > 0) attr.set_post_ops(po);
+  dnnl::eltwise_forward::desc d(prop_kind::forward_inference, alg, md, alpha, beta);
+  dnnl::eltwise_forward::primitive_desc pd(d, attr, b.p.eng);
+  std::vector<binding> args{{DNNL_ARG_SRC, b.input(X, pd.src_desc()), pd.src_desc()}};
+  args.push_back({DNNL_ARG_DST, b.output(Y, pd.dst_desc()), pd.dst_desc()});
+  b.add_dnnl(op, pd, dnnl::eltwise_forward(pd), std::move(args));
+  return true;
+}
+
+bool build_binary(plan_builder& b, const Op& op) {
+  ValueId A = op.inputs[0], Bv = op.inputs[1], Y = op.outputs[0];
+  if (!is_f32(b, A) || !is_f32(b, Bv) || op.input_count() != 2) return false;
+  const std::string& t = op.type;
+  algorithm alg;
+  bool commutative = true;
+  if (t == "Add") alg = algorithm::binary_add;
+  else if (t == "Mul") alg = algorithm::binary_mul;
+  else if (t == "Max") alg = algorithm::binary_max;
+  else if (t == "Min") alg = algorithm::binary_min;
+  else if (t == "Sub") { alg = algorithm::binary_sub; commutative = false; }
+  else if (t == "Div") { alg = algorithm::binary_div; commutative = false; }
+  else return false;
+  Shape ys = b.shape(Y);
+  if (ys.empty()) return false;
+  Shape as = pad_front(b.shape(A), ys.size()), bs = pad_front(b.shape(Bv), ys.size());
+  if (as != ys) {
+    // oneDNN broadcasts only its second source.
+    if (!commutative || bs != ys) return false;
+    std::swap(A, Bv);
+    std::swap(as, bs);
+  }
+  memory::desc src0_md;
+  if (!float_md(b, A, src0_md) || src0_md.dims() != to_dims(ys)) src0_md = plain_md(ys, dt::f32);
+  memory::desc src1_md = bs == as ? src0_md : plain_md(bs, dt::f32);
+  if (bs == as && src1_md.data_type() != dt::f32) src1_md = memory::desc(to_dims(bs), dt::f32, tag::any);
+  dnnl::primitive_attr attr;
+  if (!make_attr(op, attr)) return false;
+  memory::desc dst_md = src0_md;
+  dnnl::binary::primitive_desc pd;
+  try {
+    pd = dnnl::binary::primitive_desc(dnnl::binary::desc(alg, src0_md, src1_md, dst_md), attr, b.p.eng);
+  } catch (const dnnl::error&) {
+    // Mixed layouts oneDNN rejects: both plain.
+    src0_md = plain_md(ys, dt::f32);
+    src1_md = plain_md(bs, dt::f32);
+    pd = dnnl::binary::primitive_desc(dnnl::binary::desc(alg, src0_md, src1_md, src0_md), attr, b.p.eng);
+  }
+  std::vector<binding> args{{DNNL_ARG_SRC_0, b.input(A, pd.src_desc(0)), pd.src_desc(0)},
+                            {DNNL_ARG_SRC_1, b.input(Bv, pd.src_desc(1)), pd.src_desc(1)}};
+  args.push_back({DNNL_ARG_DST, b.output(Y, pd.dst_desc()), pd.dst_desc()});
+  b.add_dnnl(op, pd, dnnl::binary(pd), std::move(args));
+  return true;
+}
+
+bool build_softmax(plan_builder& b, const Op& op) {
+  ValueId X = op.inputs[0], Y = op.outputs[0];
+  if (!is_f32(b, X)) return false;
+  Shape xs = b.shape(X);
+  if (xs.empty()) return false;
+  int64_t r = static_cast<int64_t>(xs.size());
+  int64_t axis = op.attr_int("axis", b.g.opset < 13 ? 1 : -1);
+  if (axis < 0) axis += r;
+  if (axis < 0 || axis >= r) return false;
+  memory::desc md;
+  int dnnl_axis;
+  if (b.g.opset < 13) {
+    // Before opset 13 the input is coerced to 2-D [outer, inner] and normalized over inner.
+    int64_t outer = 1, inner = 1;
+    for (int64_t i = 0; i < r; ++i) (i < axis ? outer : inner) *= xs[i];
+    md = plain_md({outer, inner}, dt::f32);
+    dnnl_axis = 1;
+  } else {
+    md = plain_md(xs, dt::f32);
+    dnnl_axis = static_cast<int>(axis);
+  }
+  auto alg = op.type == "LogSoftmax" ? algorithm::softmax_log : algorithm::softmax_accurate;
+  dnnl::softmax_v2_forward::desc d(prop_kind::forward_inference, alg, md, md, dnnl_axis);
+  dnnl::softmax_v2_forward::primitive_desc pd(d, plan_builder::base_attr(), b.p.eng);
+  std::vector<binding> args{{DNNL_ARG_SRC, b.input(X, md), md}};
+  args.push_back({DNNL_ARG_DST, b.output(Y, b.plain(Y)), md});
+  b.add_dnnl(op, pd, dnnl::softmax_v2_forward(pd), std::move(args));
+  return true;
+}
+
+bool build_concat(plan_builder& b, const Op& op) {
+  ValueId Y = op.outputs[0];
+  if (b.val(Y).type != element_type::f32) return false;
+  Shape ys = b.shape(Y);
+  int64_t r = static_cast<int64_t>(ys.size());
+  int64_t axis = op.attr_int("axis", 0);
+  if (axis < 0) axis += r;
+  if (r == 0 || axis < 0 || axis >= r || shape_size(ys) == 0) return false;
+  std::vector<memory::desc> srcs;
+  bool same_dt = true;
+  for (auto v : op.inputs) {
+    if (!is_f32(b, v) || shape_size(b.shape(v)) == 0) return false;
+    memory::desc md;
+    if (!float_md(b, v, md)) return false;
+    srcs.push_back(md);
+    same_dt = same_dt && md.data_type() == srcs.front().data_type();
+  }
+  if (!same_dt)
+    for (std::size_t i = 0; i < srcs.size(); ++i) srcs[i] = b.plain(op.inputs[i]);
+  memory::desc dst_md(to_dims(ys), srcs.front().data_type(), tag::any);
+  dnnl::concat::primitive_desc pd(dst_md, static_cast<int>(axis), srcs, b.p.eng, plan_builder::base_attr());
+  std::vector<binding> args;
+  for (std::size_t i = 0; i < op.inputs.size(); ++i)
+    args.push_back({DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i), b.input(op.inputs[i], srcs[i]), srcs[i]});
+  args.push_back({DNNL_ARG_DST, b.output(Y, pd.dst_desc()), pd.dst_desc()});
+  b.add_dnnl(op, pd, dnnl::concat(pd), std::move(args));
+  return true;
+}
+
+bool build_batch_norm(plan_builder& b, const Op& op) {
+  if (op.input_count() != 5 || op.attr_int("training_mode", 0) != 0) return false;
+  for (std::size_t i = 1; i < op.outputs.size(); ++i)
+    if (op.outputs[i] != graph::no_value) return false;
+  for (auto v : op.inputs)
+    if (!is_f32(b, v)) return false;
+  ValueId X = op.inputs[0], Y = op.outputs[0];
+  Shape xs = b.shape(X);
+  if (xs.size() < 2) return false;
+  memory::desc md;
+  if (!float_md(b, X, md) || md.data_type() != dt::f32) md = b.plain(X);
+  auto flags = dnnl::normalization_flags::use_global_stats | dnnl::normalization_flags::use_scale |
+               dnnl::normalization_flags::use_shift;
+  dnnl::batch_normalization_forward::desc d(prop_kind::forward_inference, md, op.attr_float("epsilon", 1e-5f), flags);
+  dnnl::batch_normalization_forward::primitive_desc pd(d, plan_builder::base_attr(), b.p.eng);
+  memory::desc c_md = plain_md({xs[1]}, dt::f32);
+  std::vector<binding> args{{DNNL_ARG_SRC, b.input(X, pd.src_desc()), pd.src_desc()},
+                            {DNNL_ARG_SCALE, b.input(op.inputs[1], c_md), c_md},
+                            {DNNL_ARG_SHIFT, b.input(op.inputs[2], c_md), c_md},
+                            {DNNL_ARG_MEAN, b.input(op.inputs[3], c_md), c_md},
+                            {DNNL_ARG_VARIANCE, b.input(op.inputs[4], c_md), c_md}};
+  args.push_back({DNNL_ARG_DST, b.output(Y, pd.dst_desc()), pd.dst_desc()});
+  b.add_dnnl(op, pd, dnnl::batch_normalization_forward(pd), std::move(args));
+  return true;
+}
+
+bool build_reduce(plan_builder& b, const Op& op) {
+  ValueId X = op.inputs[0], Y = op.outputs[0];
+  if (!is_f32(b, X)) return false;
+  const std::string& t = op.type;
+  algorithm alg;
+  float p = 0.f;
+  if (t == "ReduceMean") alg = algorithm::reduction_mean;
+  else if (t == "ReduceSum") alg = algorithm::reduction_sum;
+  else if (t == "ReduceMax") alg = algorithm::reduction_max;
+  else if (t == "ReduceMin") alg = algorithm::reduction_min;
+  else if (t == "ReduceProd") alg = algorithm::reduction_mul;
+  else if (t == "ReduceL1") { alg = algorithm::reduction_norm_lp_sum; p = 1.f; }
+  else if (t == "ReduceL2") { alg = algorithm::reduction_norm_lp_sum; p = 2.f; }
+  else if (t == "ReduceSumSquare") { alg = algorithm::reduction_norm_lp_power_p_sum; p = 2.f; }
+  else return false;
+  Shape xs = b.shape(X);
+  int64_t r = static_cast<int64_t>(xs.size());
+  if (r == 0 || shape_size(xs) == 0) return false;
+  std::vector<int64_t> axes;
+  bool axes_input = (t == "ReduceSum" && b.g.opset >= 13) || b.g.opset >= 18;
+  if (axes_input) {
+    if (op.input_count() > 1) {
+      if (!b.g.is_constant(op.inputs[1])) return false;
+      const Tensor& a = *b.val(op.inputs[1]).constant;
+      if (a.get_element_type() != element_type::i64) return false;
+      axes.assign(a.data<int64_t>(), a.data<int64_t>() + a.get_size());
+    }
+  } else {
+    axes = op.attr_ints("axes");
+  }
+  if (axes.empty() && op.attr_int("noop_with_empty_axes", 0) != 0) return false;
+  Shape kept = xs;
+  if (axes.empty())
+    for (auto& d : kept) d = 1;
+  for (auto a : axes) {
+    if (a < 0) a += r;
+    if (a < 0 || a >= r) return false;
+    kept[static_cast<std::size_t>(a)] = 1;
+  }
+  if (kept == xs) return false; // nothing to reduce: oneDNN refuses, the reference copies
+  memory::desc src_md = plain_md(xs, dt::f32), dst_md = plain_md(kept, dt::f32);
+  dnnl::reduction::desc d(alg, src_md, dst_md, p, 0.f);
+  dnnl::reduction::primitive_desc pd(d, plan_builder::base_attr(), b.p.eng);
+  std::vector<binding> args{{DNNL_ARG_SRC, b.input(X, src_md), src_md}};
+  args.push_back({DNNL_ARG_DST, b.output(Y, b.plain(Y)), dst_md});
+  b.add_dnnl(op, pd, dnnl::reduction(pd), std::move(args));
+  return true;
+}
+
+const std::set<std::string>& dnnl_types() {
+  static const std::set<std::string> s{
+      "Conv", "ConvTranspose", "MatMul", "Gemm", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
+      "Relu", "LeakyRelu", "Elu", "Sigmoid", "Tanh", "Exp", "Log", "Abs", "Sqrt", "Softplus", "HardSwish", "Neg",
+      "Reciprocal", "HardSigmoid", "Clip", "Pow", "Add", "Sub", "Mul", "Div", "Max", "Min", "Softmax", "LogSoftmax",
+      "Concat", "BatchNormalization", "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
+      "ReduceL2", "ReduceSumSquare"};
+  return s;
+}
+
+} // namespace
+
+bool build_dnnl_op(plan_builder& b, const Op& op) {
+  if (!op.domain.empty() || op.inputs.empty() || op.outputs.empty() || op.inputs[0] == graph::no_value) return false;
+  for (auto v : op.outputs)
+    if (v != graph::no_value && !b.val(v).shape.is_static()) return false;
+  const std::string& t = op.type;
+  if (!dnnl_types().count(t)) return false;
+  if (t == "Conv") return build_conv(b, op);
+  if (t == "ConvTranspose") return build_conv_transpose(b, op);
+  if (t == "MatMul") return build_matmul(b, op);
+  if (t == "Gemm") return build_gemm(b, op);
+  if (t.find("Pool") != std::string::npos) return build_pool(b, op);
+  if (t == "Add" || t == "Sub" || t == "Mul" || t == "Div" || t == "Max" || t == "Min") return build_binary(b, op);
+  if (t == "Softmax" || t == "LogSoftmax") return build_softmax(b, op);
+  if (t == "Concat") return build_concat(b, op);
+  if (t == "BatchNormalization") return build_batch_norm(b, op);
+  if (t.rfind("Reduce", 0) == 0) return build_reduce(b, op);
+  return build_eltwise(b, op);
+}
+
+bool dnnl_handles(const graph::Graph& g, const Op& op, std::string* why) {
+  if (!op.domain.empty() || !dnnl_types().count(op.type)) {
+    if (why) *why = "no oneDNN or reference kernel for op type '" + op.type + "'";
+    return false;
+  }
+  for (auto v : op.inputs)
+    if (v != graph::no_value && g.value(v).type != element_type::f32 && !(op.type.rfind("Reduce", 0) == 0 && v != op.inputs[0])) {
+      if (why) *why = "oneDNN runs " + op.type + " on f32 only, input '" + g.value(v).name + "' is " +
+                      to_string(g.value(v).type) + " (and no reference kernel exists)";
+      return false;
+    }
+  return true;
+}
+
+} // namespace troupe::kernels::cpu

@@ -1,0 +1,209 @@
+#include "kernels/cpu/plan_builder.hpp"
+
+#include <omp.h>
+
+#include <troupe/exception.hpp>
+
+namespace troupe::kernels::cpu {
+
+memory::data_type dnnl_type(element_type t) {
+  switch (t) {
+  case element_type::f32: return memory::data_type::f32;
+  case element_type::bf16: return memory::data_type::bf16;
+  case element_type::f16: return memory::data_type::f16;
+  case element_type::i8: return memory::data_type::s8;
+  case element_type::u8: return memory::data_type::u8;
+  case element_type::i32: return memory::data_type::s32;
+  default: return memory::data_type::undef;
+  }
+}
+
+memory::desc plain_md(const Shape& s, memory::data_type dt) {
+  memory::dims dims(s.begin(), s.end());
+  if (dims.empty()) dims.push_back(1);
+  memory::dims strides(dims.size(), 1);
+  for (std::size_t i = dims.size() - 1; i > 0; --i) strides[i - 1] = strides[i] * std::max<int64_t>(dims[i], 1);
+  return memory::desc(dims, dt, strides);
+}
+
+plan_builder::plan_builder(const graph::Graph& graph, plan& pl, element_type prec)
+    : g(graph), p(pl), precision(prec), compile_stream(pl.eng) {
+  home_.assign(g.values.size(), -1);
+  md_.assign(g.values.size(), memory::desc());
+  scratch_buf_ = add_buffer(0);
+  for (std::size_t k = 0; k < g.inputs.size(); ++k) {
+    auto v = g.inputs[k];
+    int b = add_buffer(0);
+    p.buffers[b].graph_input = static_cast<int>(k);
+    p.buffers[b].type = val(v).type;
+    p.buffers[b].shape = shape(v);
+    home_[v] = b;
+    md_[v] = plain(v);
+    p.inputs.push_back(b);
+  }
+  for (std::size_t v = 0; v < g.values.size(); ++v) {
+    if (!g.values[v].constant) continue;
+    const Tensor& t = *g.values[v].constant;
+    int b = add_buffer(0);
+    p.buffers[b].constant = t;
+    p.buffers[b].type = t.get_element_type();
+    p.buffers[b].shape = t.get_shape();
+    home_[v] = b;
+    auto dt = dnnl_type(t.get_element_type());
+    md_[v] = dt == memory::data_type::undef ? memory::desc() : plain_md(t.get_shape(), dt);
+  }
+}
+
+memory::desc plan_builder::plain(graph::ValueId v) const {
+  const auto& value = val(v);
+  auto dt = dnnl_type(value.type);
+  if (dt == memory::data_type::undef) return memory::desc();
+  return plain_md(value.constant ? value.constant->get_shape() : value.shape.to_shape(), dt);
+}
+
+int plan_builder::add_buffer(std::size_t bytes) {
+  p.buffers.push_back(buffer_info{});
+  p.buffers.back().bytes = bytes;
+  return static_cast<int>(p.buffers.size() - 1);
+}
+
+dnnl::primitive_attr plan_builder::base_attr() {
+  dnnl::primitive_attr a;
+  a.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return a;
+}
+
+int plan_builder::input(graph::ValueId v, const memory::desc& want, const memory::desc* view) {
+  int home = home_.at(static_cast<std::size_t>(v));
+  if (home < 0) throw Exception("CPU plan: value '" + val(v).name + "' is used before it is produced");
+  if (!view && md_[v] == want) return home;
+  for (auto& [id, md, buf] : alt_)
+    if (id == v && md == want) return buf;
+  if (md_[v] == memory::desc() || want == memory::desc())
+    throw Exception("CPU plan: value '" + val(v).name + "' of type " + to_string(val(v).type) +
+                    " cannot be converted between layouts");
+  memory::desc src_md = md_[v];
+  if (view || want.dims() != md_[v].dims()) {
+    // Another look at the plain bytes: reshape, transpose or regroup.
+    home = input(v, plain(v));
+    src_md = view ? *view : plain_md(Shape(want.dims().begin(), want.dims().end()), plain(v).data_type());
+    if (src_md.get_size() != plain(v).get_size())
+      throw Exception("CPU plan: value '" + val(v).name + "' cannot be viewed with other dims");
+    if (src_md == want) return home;
+  }
+  auto attr = base_attr();
+  dnnl::reorder::primitive_desc pd(p.eng, src_md, p.eng, want, attr);
+  int buf;
+  if (val(v).constant) {
+    // Weights and other constants are reordered once, here, and shared by all clones.
+    Tensor t(element_type::u8, Shape{static_cast<int64_t>(want.get_size())});
+    Tensor src = *val(v).constant;
+    dnnl::memory src_m(src_md, p.eng, src.data());
+    dnnl::memory dst_m(want, p.eng, t.data());
+    Tensor scratch(element_type::u8, Shape{static_cast<int64_t>(pd.scratchpad_desc().get_size())});
+    dnnl::memory scratch_m(pd.scratchpad_desc(), p.eng, scratch.data());
+    dnnl::reorder(pd).execute(compile_stream,
+                              {{DNNL_ARG_FROM, src_m}, {DNNL_ARG_TO, dst_m}, {DNNL_ARG_SCRATCHPAD, scratch_m}});
+    compile_stream.wait();
+    buf = add_buffer(0);
+    p.buffers[buf].constant = t;
+  } else {
+    buf = add_buffer(want.get_size());
+    step s;
+    s.name = val(v).name + "/reorder";
+    s.type = "Reorder";
+    s.exec_type = pd.impl_info_str();
+    s.is_dnnl = true;
+    s.prim = dnnl::reorder(pd);
+    s.args = {{DNNL_ARG_FROM, home, src_md}, {DNNL_ARG_TO, buf, want}};
+    std::size_t sb = pd.scratchpad_desc().get_size();
+    if (sb) {
+      s.args.push_back({DNNL_ARG_SCRATCHPAD, scratch_buf_, pd.scratchpad_desc()});
+      scratch_bytes_ = std::max(scratch_bytes_, sb);
+    }
+    p.steps.push_back(std::move(s));
+  }
+  p.buffers[buf].type = val(v).type;
+  p.buffers[buf].shape = shape(v);
+  alt_.emplace_back(v, want, buf);
+  return buf;
+}
+
+int plan_builder::output(graph::ValueId v, const memory::desc& md) {
+  Shape s = shape(v);
+  std::size_t plain_bytes = static_cast<std::size_t>(shape_size(s)) * element_size(val(v).type);
+  int b = add_buffer(std::max(md.get_size(), plain_bytes));
+  p.buffers[b].type = val(v).type;
+  p.buffers[b].shape = s;
+  home_[v] = b;
+  md_[v] = md;
+  return b;
+}
+
+void plan_builder::add_dnnl(const graph::Op& op, const dnnl::primitive_desc_base& pd, dnnl::primitive prim,
+                            std::vector<binding> args) {
+  step s;
+  s.name = op.name;
+  s.type = op.type;
+  s.exec_type = pd.impl_info_str();
+  s.is_dnnl = true;
+  s.prim = std::move(prim);
+  s.args = std::move(args);
+  std::size_t sb = pd.scratchpad_desc().get_size();
+  if (sb) {
+    s.args.push_back({DNNL_ARG_SCRATCHPAD, scratch_buf_, pd.scratchpad_desc()});
+    scratch_bytes_ = std::max(scratch_bytes_, sb);
+  }
+  p.steps.push_back(std::move(s));
+}
+
+void plan_builder::add_reference(const graph::Op& op) {
+  auto fn = reference::find_kernel(op.type);
+  if (!fn) throw Exception("CPU: " + graph::describe(op) + ": no oneDNN or reference kernel runs this op");
+  step s;
+  s.name = op.name;
+  s.type = op.type;
+  s.exec_type = "ref";
+  s.op = std::make_shared<graph::Op>(op);
+  s.fn = fn;
+  s.apply_activation = op.has_attr("activation");
+  for (auto v : op.inputs) s.ref_in.push_back(v == graph::no_value ? -1 : input_plain(v));
+  for (auto v : op.outputs) s.ref_out.push_back(v == graph::no_value ? -1 : output(v, plain(v)));
+  p.steps.push_back(std::move(s));
+}
+
+std::shared_ptr<const plan> build_plan(const graph::Graph& g, int num_threads, element_type precision,
+                                       bool profiling) {
+  auto p = std::make_shared<plan>();
+  p->eng = dnnl::engine(dnnl::engine::kind::cpu, 0);
+  p->num_threads = num_threads > 0 ? num_threads : omp_get_num_procs();
+  p->profiling = profiling;
+  p->opset = g.opset;
+  // Primitives size their thread partitioning at creation: create them with the run's count.
+  int saved = omp_get_max_threads();
+  omp_set_num_threads(p->num_threads);
+  try {
+    plan_builder b(g, *p, precision);
+    for (const auto& op : g.ops) {
+      bool done = false;
+      try {
+        done = build_dnnl_op(b, op);
+      } catch (const dnnl::error&) {
+        done = false; // oneDNN has no implementation for this case: the reference runs it
+      }
+      if (!done) b.add_reference(op);
+    }
+    for (auto v : g.outputs) p->outputs.push_back(b.input_plain(v));
+    p->buffers[b.scratch_buf_].bytes = b.scratch_bytes_;
+  } catch (const dnnl::error& e) {
+    omp_set_num_threads(saved);
+    throw Exception(std::string("CPU compile of '") + g.source + "': oneDNN: " + e.what());
+  } catch (...) {
+    omp_set_num_threads(saved);
+    throw;
+  }
+  omp_set_num_threads(saved);
+  return p;
+}
+
+} // namespace troupe::kernels::cpu

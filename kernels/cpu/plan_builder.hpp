@@ -1,0 +1,63 @@
+#pragma once
+/// The state of building a plan: where each value lives and in which layout, and the helpers
+/// the per-op builders use to get their inputs in the layout a primitive wants.
+#include <tuple>
+
+#include "kernels/cpu/plan.hpp"
+
+namespace troupe::kernels::cpu {
+
+using dnnl::memory;
+
+/// oneDNN data type of an element type; undef when oneDNN has none.
+memory::data_type dnnl_type(element_type t);
+/// Dense row-major descriptor (a rank-0 shape becomes [1]).
+memory::desc plain_md(const Shape& s, memory::data_type dt);
+
+class plan_builder {
+public:
+  plan_builder(const graph::Graph& g, plan& p, element_type precision);
+
+  const graph::Graph& g;
+  plan& p;
+  element_type precision;
+  dnnl::stream compile_stream;
+
+  const graph::Value& val(graph::ValueId v) const { return g.value(v); }
+  Shape shape(graph::ValueId v) const { return g.value(v).shape.to_shape(); }
+  /// The layout a value currently lives in (its producer's choice).
+  const memory::desc& current_md(graph::ValueId v) const { return md_.at(static_cast<std::size_t>(v)); }
+  /// The value's plain descriptor in its own element type.
+  memory::desc plain(graph::ValueId v) const;
+  /// A buffer holding `v` laid out as `want`; inserts a reorder step (or, for constants,
+  /// reorders once now) when it lives elsewhere.
+  /// `view`, when given, is how to read the value's plain buffer (a transposed or regrouped
+  /// look at the same bytes); without it a `want` of other dims is a plain reshape.
+  int input(graph::ValueId v, const memory::desc& want, const memory::desc* view = nullptr);
+  int input_plain(graph::ValueId v) { return input(v, plain(v)); }
+  /// A fresh buffer for an op output laid out as `md`, recorded as the value's home.
+  int output(graph::ValueId v, const memory::desc& md);
+  /// Adds a oneDNN step; binds the scratchpad.
+  void add_dnnl(const graph::Op& op, const dnnl::primitive_desc_base& pd, dnnl::primitive prim,
+                std::vector<binding> args);
+  /// Adds a reference-kernel step.
+  void add_reference(const graph::Op& op);
+  int add_buffer(std::size_t bytes);
+  /// Attributes every primitive is created with (user scratchpad).
+  static dnnl::primitive_attr base_attr();
+
+private:
+  std::vector<int> home_;           ///< buffer of each value in its native layout
+  std::vector<memory::desc> md_;    ///< that layout
+  std::vector<std::tuple<graph::ValueId, memory::desc, int>> alt_; ///< reordered copies
+  std::size_t scratch_bytes_ = 0;
+  int scratch_buf_ = -1;
+  friend std::shared_ptr<const plan> build_plan(const graph::Graph&, int, element_type, bool);
+};
+
+/// Tries to build `op` with oneDNN; false (nothing added) when oneDNN cannot run it as asked.
+bool build_dnnl_op(plan_builder& b, const graph::Op& op);
+/// Whether the oneDNN path handles this op type with these element types at all.
+bool dnnl_handles(const graph::Graph& g, const graph::Op& op, std::string* why);
+
+} // namespace troupe::kernels::cpu
