@@ -2,6 +2,7 @@
 /// The reference kernels: a plain, obviously-correct implementation of every supported op,
 /// the oracle every device is tested against. Kernels read op attributes directly (ONNX
 /// semantics at the model's opset) and write pre-allocated outputs.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -11,7 +12,16 @@
 
 namespace troupe::kernels::reference {
 
-using kernel_fn = void (*)(const graph::Op& op, const std::vector<Tensor>& in, std::vector<Tensor>& out);
+/// What a kernel sees besides its tensors. Implicitly built from an Op (opset 13), so
+/// `kernel(op, in, out)` still works; the opset matters only where ONNX semantics changed
+/// without a visible attribute/input difference (Softmax, LogSoftmax, Hardmax before 13).
+struct context {
+  context(const graph::Op& o, int64_t s = 13) : op(o), opset(s) {}
+  const graph::Op& op;
+  int64_t opset;
+};
+
+using kernel_fn = void (*)(const context& ctx, const std::vector<Tensor>& in, std::vector<Tensor>& out);
 
 /// The kernel for an op type, or nullptr. Omitted optional inputs arrive as empty Tensors.
 kernel_fn find_kernel(const std::string& op_type);
@@ -21,7 +31,9 @@ std::vector<std::string> supported_ops();
 /// Applies op.attrs "activation"/"activation_params" (set by graph::fuse_activations) in place.
 void apply_fused_activation(const graph::Op& op, Tensor& t);
 
-/// Runs one op: allocates outputs from the graph's inferred types/shapes, then the kernel.
-void evaluate(const graph::Op& op, const std::vector<Tensor>& in, std::vector<Tensor>& out);
+/// Runs one op: outputs arrive pre-allocated with the inferred types and shapes (omitted
+/// optional outputs as empty Tensors); runs the kernel, then the fused activation.
+/// Throws troupe::Exception naming the op when there is no reference kernel for it.
+void evaluate(const graph::Op& op, const std::vector<Tensor>& in, std::vector<Tensor>& out, int64_t opset = 13);
 
 } // namespace troupe::kernels::reference

@@ -1,0 +1,68 @@
+#include "kernels/reference/common.hpp"
+
+namespace troupe::kernels::reference {
+
+namespace {
+const kernel_map& kernels() {
+  static const kernel_map m = [] {
+    kernel_map k;
+    register_unary(k);
+    register_binary(k);
+    register_matmul(k);
+    register_conv(k);
+    register_pooling(k);
+    register_normalization(k);
+    register_softmax(k);
+    register_reduce(k);
+    register_movement(k);
+    register_indexing(k);
+    register_generators(k);
+    register_cast(k);
+    register_resize(k);
+    return k;
+  }();
+  return m;
+}
+} // namespace
+
+kernel_fn find_kernel(const std::string& op_type) {
+  auto it = kernels().find(op_type);
+  return it == kernels().end() ? nullptr : it->second;
+}
+
+std::vector<std::string> supported_ops() {
+  std::vector<std::string> r;
+  for (const auto& [name, fn] : kernels()) r.push_back(name);
+  return r; // std::map keeps them sorted
+}
+
+void apply_fused_activation(const graph::Op& op, Tensor& t) {
+  if (!op.has_attr("activation")) return;
+  std::string name = op.attr_string("activation", "");
+  auto params = op.attr_floats("activation_params");
+  static const char* known[] = {"Relu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Clip", "LeakyRelu"};
+  bool ok = false;
+  for (auto* k : known) ok = ok || name == k;
+  if (!ok) throw Exception(graph::describe(op) + ": unknown fused activation '" + name + "'");
+  dispatch(t.get_element_type(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (is_float_v<T>) {
+      T* p = t.data<T>();
+      for (int64_t i = 0; i < t.get_size(); ++i)
+        p[i] = T(static_cast<calc_t<T>>(activation_value(name, static_cast<double>(static_cast<calc_t<T>>(p[i])), params)));
+    } else {
+      throw Exception(graph::describe(op) + ": fused activation on non-float type " + to_string(t.get_element_type()));
+    }
+  });
+}
+
+void evaluate(const graph::Op& op, const std::vector<Tensor>& in, std::vector<Tensor>& out, int64_t opset) {
+  if (!op.domain.empty() && op.domain != "ai.onnx")
+    throw Exception(graph::describe(op) + ": no reference kernel for domain '" + op.domain + "'");
+  kernel_fn k = find_kernel(op.type);
+  if (!k) throw Exception(graph::describe(op) + ": no reference kernel for op type '" + op.type + "'");
+  k(context(op, opset), in, out);
+  if (op.has_attr("activation") && !out.empty() && !out[0].empty()) apply_fused_activation(op, out[0]);
+}
+
+} // namespace troupe::kernels::reference
