@@ -1,0 +1,56 @@
+#pragma once
+/// The messages actors exchange: atoms, one inference (request id + input handles + where its
+/// result goes) and one unit of device work. Tensors travel as handles, never as byte copies;
+/// these types are local-only (CAF_ALLOW_UNSAFE_MESSAGE_TYPE), remote nodes will need blobs.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <caf/all.hpp>
+
+#include <troupe/tensor.hpp>
+
+#include "kernels/device.hpp"
+
+namespace troupe::actors {
+
+using infer_atom = caf::atom_constant<caf::atom("infer")>;
+using run_atom = caf::atom_constant<caf::atom("run")>;
+using done_atom = caf::atom_constant<caf::atom("done")>;
+
+/// Where a request's result goes. Called exactly once per submitted request id, on the thread
+/// of the actor that finished it (a device worker), so implementations must be cheap and
+/// thread-safe. A HETERO stage forwarding to the next subgraph actor is another sink.
+class completion_sink {
+public:
+  virtual ~completion_sink() = default;
+  virtual void on_outputs(uint64_t request, std::vector<Tensor> outputs,
+                          std::vector<kernels::op_profile> profile) noexcept = 0;
+  virtual void on_error(uint64_t request, const std::string& message) noexcept = 0;
+  /// False once the request was cancelled or superseded: queued work for it is dropped.
+  virtual bool wanted(uint64_t request) const noexcept = 0;
+};
+
+/// One inference entering a subgraph actor.
+struct inference {
+  uint64_t request = 0;
+  std::vector<Tensor> inputs; ///< in the subgraph's input order
+  std::shared_ptr<completion_sink> sink;
+};
+
+/// A compiled program shared by every stream: workers clone `prototype` once and keep the clone.
+struct program {
+  std::unique_ptr<kernels::executable> prototype;
+};
+
+/// One run handed to a device worker.
+struct work {
+  inference job;
+  std::shared_ptr<const program> prog;
+};
+
+} // namespace troupe::actors
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::actors::inference)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::actors::work)

@@ -1,0 +1,53 @@
+#include "runtime/compiled_model_impl.hpp"
+#include "runtime/infer_request_impl.hpp"
+
+#include <troupe/exception.hpp>
+
+namespace troupe {
+
+namespace {
+void need(const std::shared_ptr<CompiledModel::Impl>& impl) {
+  if (!impl) throw Exception("CompiledModel: empty handle (not compiled)");
+}
+} // namespace
+
+InferRequest CompiledModel::create_infer_request() {
+  need(impl_);
+  return InferRequest(std::make_shared<InferRequest::Impl>(impl_));
+}
+
+std::vector<Port> CompiledModel::inputs() const { need(impl_); return impl_->inputs; }
+std::vector<Port> CompiledModel::outputs() const { need(impl_); return impl_->outputs; }
+
+Port CompiledModel::input(std::size_t index) const {
+  need(impl_);
+  if (index >= impl_->inputs.size())
+    throw Exception("the compiled model has " + std::to_string(impl_->inputs.size()) + " inputs; no input #" +
+                    std::to_string(index));
+  return impl_->inputs[index];
+}
+
+Port CompiledModel::output(std::size_t index) const {
+  need(impl_);
+  if (index >= impl_->outputs.size())
+    throw Exception("the compiled model has " + std::to_string(impl_->outputs.size()) + " outputs; no output #" +
+                    std::to_string(index));
+  return impl_->outputs[index];
+}
+
+Any CompiledModel::get_property(const std::string& name) const {
+  need(impl_);
+  const auto& c = impl_->config;
+  if (name == "OPTIMAL_NUMBER_OF_INFER_REQUESTS") return Any(c.streams);
+  if (name == "EXECUTION_DEVICES") return Any(std::vector<std::string>{impl_->device});
+  if (name == "NUM_STREAMS") return Any(c.streams);
+  if (name == "INFERENCE_NUM_THREADS") return Any(c.threads_per_stream * c.streams);
+  if (name == "INFERENCE_PRECISION_HINT") return Any(c.precision);
+  if (name == "PERF_COUNT") return Any(c.profiling);
+  if (name == "PERFORMANCE_HINT") return Any(c.hint);
+  throw Exception("the compiled model has no property '" + name +
+                  "'; its properties: OPTIMAL_NUMBER_OF_INFER_REQUESTS, EXECUTION_DEVICES, NUM_STREAMS, "
+                  "INFERENCE_NUM_THREADS, INFERENCE_PRECISION_HINT, PERF_COUNT, PERFORMANCE_HINT");
+}
+
+} // namespace troupe

@@ -1,0 +1,169 @@
+#include <troupe/core.hpp>
+#include <troupe/exception.hpp>
+
+#include <algorithm>
+
+#include "actors/subgraph_actor.hpp"
+#include "graph/onnx_reader.hpp"
+#include "graph/shape_inference.hpp"
+#include "runtime/compile_pipeline.hpp"
+#include "runtime/compiled_model_impl.hpp"
+#include "runtime/device_properties.hpp"
+#include "runtime/model_impl.hpp"
+#include "runtime/reference_device.hpp"
+
+#if __has_include("kernels/cpu/cpu_device.hpp")
+#include "kernels/cpu/cpu_device.hpp"
+#define TROUPE_HAVE_CPU 1
+#endif
+
+namespace troupe {
+
+struct Core::Impl {
+  struct device_entry {
+    std::shared_ptr<kernels::device> dev;
+    bool listed = true; ///< in available_devices()
+    AnyMap defaults;    ///< set_property values compile_model starts from
+  };
+  std::shared_ptr<engine> eng = make_engine();
+  std::map<std::string, device_entry> devices;
+  std::vector<std::string> order;
+
+  Impl() {
+#ifdef TROUPE_HAVE_CPU
+    add("CPU", kernels::cpu::make_cpu_device(), true);
+#endif
+    add("REFERENCE", make_reference_device(), false);
+  }
+
+  void add(const std::string& name, std::shared_ptr<kernels::device> dev, bool listed) {
+    devices[name] = device_entry{std::move(dev), listed, {}};
+    order.push_back(name);
+  }
+
+  std::vector<std::string> listed() const {
+    std::vector<std::string> r;
+    for (const auto& n : order)
+      if (devices.at(n).listed) r.push_back(n);
+    return r;
+  }
+
+  device_entry& find(const std::string& device) {
+    for (const char* virt : {"HETERO", "MULTI", "AUTO", "BATCH"}) {
+      std::string v = virt;
+      if (device == v || device.rfind(v + ":", 0) == 0)
+        throw Exception("device '" + device + "': the " + v + " device is not supported yet");
+    }
+    auto it = devices.find(device);
+    if (it == devices.end()) {
+      std::string all;
+      for (const auto& n : order) all += (all.empty() ? "" : ", ") + n;
+      throw Exception("unknown device '" + device + "'; available devices: " + all);
+    }
+    return it->second;
+  }
+};
+
+Core::Core() : impl_(std::make_unique<Impl>()) {}
+Core::~Core() = default;
+
+std::vector<std::string> Core::available_devices() const { return impl_->listed(); }
+
+Model Core::read_model(const std::string& path) const {
+  auto impl = std::make_shared<Model::Impl>();
+  impl->graph = graph::read_onnx_file(path);
+  graph::infer_shapes(impl->graph);
+  auto slash = path.find_last_of('/');
+  impl->name = slash == std::string::npos ? path : path.substr(slash + 1);
+  return Model(impl);
+}
+
+CompiledModel Core::compile_model(const std::string& path, const std::string& device, const AnyMap& properties) {
+  return compile_model(read_model(path), device, properties);
+}
+
+CompiledModel Core::compile_model(const Model& model, const std::string& device, const AnyMap& properties) {
+  auto& entry = impl_->find(device);
+  AnyMap merged = entry.defaults;
+  for (const auto& [k, v] : properties) {
+    validate_property(device, *entry.dev, k, v);
+    merged[k] = v;
+  }
+  auto cm = std::make_shared<CompiledModel::Impl>();
+  cm->eng = impl_->eng;
+  cm->device = device;
+  cm->config = resolve_config(merged);
+  const graph::Graph& src = model.impl()->graph;
+  cm->inputs = graph_inputs(src);
+  cm->outputs = graph_outputs(src);
+
+  actors::subgraph_spec spec;
+  spec.streams = static_cast<std::size_t>(cm->config.streams);
+  spec.profiling = cm->config.profiling;
+  bool all_static = true;
+  for (const auto& p : cm->inputs) all_static = all_static && p.get_partial_shape().is_static();
+  auto dev = entry.dev;
+  auto cfg = cm->config.compile;
+  if (all_static) {
+    auto prog = std::make_shared<actors::program>();
+    prog->prototype = compile_graph(src, *dev, cfg);
+    spec.fixed = std::move(prog);
+  } else {
+    // Dynamic inputs: one program per distinct set of concrete input shapes, on first use.
+    auto g = std::make_shared<const graph::Graph>(src);
+    spec.compile = [g, dev, cfg](const std::vector<Shape>& shapes) {
+      auto prog = std::make_shared<actors::program>();
+      prog->prototype = compile_graph(with_input_shapes(*g, shapes), *dev, cfg);
+      return std::shared_ptr<const actors::program>(std::move(prog));
+    };
+  }
+  cm->subgraph = actors::spawn_subgraph_actor(*impl_->eng->system, std::move(spec));
+  return CompiledModel(cm);
+}
+
+std::map<std::string, std::string> Core::query_model(const Model& model, const std::string& device,
+                                                     const AnyMap& properties) const {
+  auto& entry = impl_->find(device);
+  for (const auto& [k, v] : properties) validate_property(device, *entry.dev, k, v);
+  graph::Graph g = model.impl()->graph;
+  bool all_static = true;
+  for (auto id : g.inputs) all_static = all_static && g.value(id).shape.is_static();
+  if (all_static) optimize_graph(g);
+  std::map<std::string, std::string> r;
+  for (const auto& op : g.ops)
+    if (entry.dev->query(g, op).supported) r[op.name] = device;
+  return r;
+}
+
+void Core::set_property(const std::string& device, const AnyMap& properties) {
+  auto& entry = impl_->find(device);
+  for (const auto& [k, v] : properties) validate_property(device, *entry.dev, k, v);
+  for (const auto& [k, v] : properties) entry.defaults[k] = v;
+}
+
+Any Core::get_property(const std::string& device, const std::string& name) const {
+  auto& entry = impl_->find(device);
+  auto info = entry.dev->info();
+  if (name == "AVAILABLE_DEVICES") return Any(std::vector<std::string>{device});
+  if (name == "FULL_DEVICE_NAME") return Any(info.count(name) ? info[name] : device);
+  if (name == "OPTIMIZATION_CAPABILITIES") return Any(info.count(name) ? info[name] : std::string("FP32"));
+  if (name == "SUPPORTED_PROPERTIES") {
+    std::vector<std::string> all = readonly_properties();
+    for (const auto& p : writable_properties()) all.push_back(p);
+    return Any(all);
+  }
+  auto it = entry.defaults.find(name);
+  if (it != entry.defaults.end()) return it->second;
+  if (name == "PERFORMANCE_HINT") return Any("LATENCY");
+  if (name == "INFERENCE_PRECISION_HINT") return Any("f32");
+  if (name == "PERF_COUNT") return Any(false);
+  if (name == "NUM_STREAMS") return Any(1);
+  if (name == "INFERENCE_NUM_THREADS") return Any(0);
+  if (name == "PERFORMANCE_HINT_NUM_REQUESTS") return Any(0);
+  std::string all;
+  for (const auto& p : readonly_properties()) all += (all.empty() ? "" : ", ") + p;
+  for (const auto& p : writable_properties()) all += ", " + p;
+  throw Exception("device " + device + " has no property '" + name + "'; its properties: " + all);
+}
+
+} // namespace troupe

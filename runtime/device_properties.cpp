@@ -1,0 +1,121 @@
+#include "runtime/device_properties.hpp"
+
+#include <algorithm>
+#include <thread>
+
+#include <troupe/exception.hpp>
+
+namespace troupe {
+
+namespace {
+
+[[noreturn]] void bad_value(const std::string& dev, const std::string& name, const Any& v, const std::string& allowed) {
+  throw Exception("bad value '" + v.as_string() + "' for property " + name + " of device " + dev + "; allowed: " +
+                  allowed);
+}
+
+bool parse_int(const Any& v, int& out) {
+  try {
+    out = v.as<int>();
+    return true;
+  } catch (const Exception&) {
+    return false;
+  }
+}
+
+bool cpu_has_bf16(const kernels::device& dev) {
+  auto info = dev.info();
+  auto it = info.find("OPTIMIZATION_CAPABILITIES");
+  return it != info.end() && it->second.find("BF16") != std::string::npos;
+}
+
+} // namespace
+
+const std::vector<std::string>& writable_properties() {
+  static const std::vector<std::string> p{"INFERENCE_NUM_THREADS", "NUM_STREAMS", "INFERENCE_PRECISION_HINT",
+                                          "PERF_COUNT", "PERFORMANCE_HINT", "PERFORMANCE_HINT_NUM_REQUESTS"};
+  return p;
+}
+
+const std::vector<std::string>& readonly_properties() {
+  static const std::vector<std::string> p{"AVAILABLE_DEVICES", "FULL_DEVICE_NAME", "SUPPORTED_PROPERTIES",
+                                          "OPTIMIZATION_CAPABILITIES"};
+  return p;
+}
+
+int core_count() {
+  unsigned n = std::thread::hardware_concurrency();
+  return n == 0 ? 1 : static_cast<int>(n);
+}
+
+void validate_property(const std::string& d, const kernels::device& dev, const std::string& name, const Any& v) {
+  const auto& ro = readonly_properties();
+  if (std::find(ro.begin(), ro.end(), name) != ro.end())
+    throw Exception("property " + name + " of device " + d + " is read-only");
+  int n = 0;
+  if (name == "INFERENCE_NUM_THREADS") {
+    if (!parse_int(v, n) || n < 0) bad_value(d, name, v, "an integer >= 0 (0 = all cores)");
+  } else if (name == "NUM_STREAMS") {
+    if (v.as_string() != "AUTO" && (!parse_int(v, n) || n < 1)) bad_value(d, name, v, "an integer >= 1, AUTO");
+  } else if (name == "INFERENCE_PRECISION_HINT") {
+    const auto& s = v.as_string();
+    if (s == "f32" || s == "float32") return;
+    if (s == "bf16" || s == "bfloat16") {
+      if (dev.name() == "CPU" && cpu_has_bf16(dev)) return;
+      throw Exception("bad value '" + s + "' for property " + name + " of device " + d + ": this " + d +
+                      " has no bf16 support; allowed: f32" + (dev.name() == "CPU" ? "" : ""));
+    }
+    bad_value(d, name, v, dev.name() == "CPU" && cpu_has_bf16(dev) ? "f32, bf16" : "f32");
+  } else if (name == "PERF_COUNT") {
+    const auto& s = v.as_string();
+    if (s != "YES" && s != "NO" && s != "true" && s != "false") bad_value(d, name, v, "YES, NO, true, false");
+  } else if (name == "PERFORMANCE_HINT") {
+    const auto& s = v.as_string();
+    if (s != "LATENCY" && s != "THROUGHPUT") bad_value(d, name, v, "LATENCY, THROUGHPUT");
+  } else if (name == "PERFORMANCE_HINT_NUM_REQUESTS") {
+    if (!parse_int(v, n) || n < 0) bad_value(d, name, v, "an integer >= 0 (0 = no limit)");
+  } else {
+    std::string all;
+    for (const auto& p : writable_properties()) all += (all.empty() ? "" : ", ") + p;
+    throw Exception("device " + d + " has no property '" + name + "'; its properties: " + all);
+  }
+}
+
+resolved_config resolve_config(const AnyMap& props) {
+  resolved_config r;
+  auto get = [&](const char* k) -> const Any* {
+    auto it = props.find(k);
+    return it == props.end() ? nullptr : &it->second;
+  };
+  if (auto* v = get("PERFORMANCE_HINT")) r.hint = v->as_string();
+  int cores = core_count();
+  // OpenVINO: LATENCY = one stream over all cores; THROUGHPUT = one 1-thread stream per core.
+  if (r.hint == "THROUGHPUT") {
+    r.streams = cores;
+    r.threads_per_stream = 1;
+    if (auto* v = get("PERFORMANCE_HINT_NUM_REQUESTS"); v && v->as<int>() > 0)
+      r.streams = std::min(r.streams, v->as<int>());
+  } else {
+    r.streams = 1;
+    r.threads_per_stream = cores;
+  }
+  bool explicit_threads = false;
+  if (auto* v = get("NUM_STREAMS")) {
+    if (v->as_string() == "AUTO") r.streams = cores;
+    else r.streams = v->as<int>();
+  }
+  if (auto* v = get("INFERENCE_NUM_THREADS"); v && v->as<int>() > 0) {
+    // Total threads over all streams, as OpenVINO counts them.
+    r.threads_per_stream = std::max(1, v->as<int>() / r.streams);
+    explicit_threads = true;
+  }
+  if (!explicit_threads && get("NUM_STREAMS")) r.threads_per_stream = std::max(1, cores / r.streams);
+  if (auto* v = get("PERF_COUNT")) r.profiling = v->as<bool>();
+  if (auto* v = get("INFERENCE_PRECISION_HINT")) r.precision = v->as<element_type>();
+  r.compile.num_threads = r.threads_per_stream;
+  r.compile.inference_precision = r.precision;
+  r.compile.profiling = r.profiling;
+  return r;
+}
+
+} // namespace troupe

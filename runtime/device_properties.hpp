@@ -1,0 +1,39 @@
+#pragma once
+/// The properties a device accepts, their validation (errors name property, device, value and
+/// the allowed values) and their resolution into streams/threads with OpenVINO's semantics.
+#include <string>
+#include <vector>
+
+#include <troupe/any.hpp>
+
+#include "kernels/device.hpp"
+
+namespace troupe {
+
+/// Read-write properties, validated by `validate_property`.
+const std::vector<std::string>& writable_properties();
+/// Read-only facts answered by Core::get_property.
+const std::vector<std::string>& readonly_properties();
+
+/// Throws naming the property and the device when `name` is unknown or read-only, and the
+/// value and allowed values when the value is bad.
+void validate_property(const std::string& device_name, const kernels::device& dev, const std::string& name,
+                       const Any& value);
+
+/// What a compiled model runs with.
+struct resolved_config {
+  std::string hint = "LATENCY";
+  int streams = 1;
+  int threads_per_stream = 1; ///< resolved: never 0
+  bool profiling = false;
+  element_type precision = element_type::f32;
+  kernels::compile_config compile;
+};
+
+/// `props` already validated (device defaults merged with the call's own).
+resolved_config resolve_config(const AnyMap& props);
+
+/// Hardware threads this process may use.
+int core_count();
+
+} // namespace troupe

@@ -1,0 +1,280 @@
+#include "runtime/infer_request_impl.hpp"
+
+#include <cstring>
+
+#include <troupe/exception.hpp>
+
+#include "actors/subgraph_actor.hpp"
+
+namespace troupe {
+
+namespace {
+
+std::string port_list(const std::vector<Port>& ports) {
+  std::string r;
+  for (const auto& p : ports) r += (r.empty() ? "'" : ", '") + p.get_any_name() + "'";
+  return r.empty() ? "(none)" : r;
+}
+
+/// Checks a tensor against a port: element type, rank, static dims.
+void check_tensor(const char* kind, const Port& p, const Tensor& t) {
+  const auto& name = p.get_any_name();
+  if (t.empty()) throw Exception(std::string(kind) + " '" + name + "': the tensor is empty");
+  if (t.get_element_type() != p.get_element_type())
+    throw Exception(std::string(kind) + " '" + name + "': wrong element type: expected " +
+                    to_string(p.get_element_type()) + ", got " + to_string(t.get_element_type()));
+  const auto& ps = p.get_partial_shape();
+  if (!ps.rank_known) return;
+  const auto& s = t.get_shape();
+  bool ok = s.size() == ps.rank();
+  for (std::size_t i = 0; ok && i < s.size(); ++i) ok = ps.dims[i] < 0 || ps.dims[i] == s[i];
+  if (!ok)
+    throw Exception(std::string(kind) + " '" + name + "': wrong shape: expected " + ps.to_string() + ", got " +
+                    to_string(s));
+}
+
+} // namespace
+
+InferRequest::Impl::Impl(std::shared_ptr<CompiledModel::Impl> m) : model(std::move(m)) {
+  inputs.resize(model->inputs.size());
+  user_outputs.resize(model->outputs.size());
+}
+
+bool InferRequest::Impl::wanted(uint64_t request) const noexcept {
+  std::lock_guard lock(mutex);
+  return running && request == current;
+}
+
+bool InferRequest::Impl::complete(uint64_t request, std::exception_ptr err, std::vector<Tensor>* outs,
+                                  std::vector<kernels::op_profile>* prof) {
+  std::function<void(std::exception_ptr)> cb;
+  {
+    std::lock_guard lock(mutex);
+    if (!running || request != current) return false;
+    if (outs && !err) {
+      // Results go into the tensors the user set for outputs, when their shapes agree.
+      for (std::size_t i = 0; i < outs->size() && i < user_outputs.size(); ++i) {
+        auto& u = user_outputs[i];
+        auto& o = (*outs)[i];
+        if (!u.empty() && u.get_element_type() == o.get_element_type() && u.get_shape() == o.get_shape() &&
+            !u.shares_buffer(o)) {
+          std::memcpy(u.data(), o.data(), o.get_byte_size());
+          o = u;
+        }
+      }
+      outputs = std::move(*outs);
+    }
+    if (prof) profile = std::move(*prof);
+    error = err;
+    running = false;
+    cb = callback;
+  }
+  done_cv.notify_all();
+  if (cb) {
+    try {
+      cb(err);
+    } catch (...) {
+      // A throwing callback must not take the engine thread down.
+    }
+  }
+  return true;
+}
+
+void InferRequest::Impl::on_outputs(uint64_t request, std::vector<Tensor> outs,
+                                    std::vector<kernels::op_profile> prof) noexcept {
+  try {
+    if (outs.size() != model->outputs.size()) {
+      complete(request,
+               std::make_exception_ptr(Exception("the device returned " + std::to_string(outs.size()) +
+                                                 " outputs, the model has " + std::to_string(model->outputs.size()))),
+               nullptr, nullptr);
+      return;
+    }
+    complete(request, nullptr, &outs, &prof);
+  } catch (...) {
+  }
+}
+
+void InferRequest::Impl::on_error(uint64_t request, const std::string& message) noexcept {
+  try {
+    complete(request, std::make_exception_ptr(Exception(message)), nullptr, nullptr);
+  } catch (...) {
+  }
+}
+
+namespace {
+
+std::size_t find_port(const std::vector<Port>& ports, const std::string& name) {
+  for (std::size_t i = 0; i < ports.size(); ++i)
+    if (ports[i].get_any_name() == name) return i;
+  return ports.size();
+}
+
+} // namespace
+
+void InferRequest::set_tensor(const std::string& name, const Tensor& t) {
+  if (!impl_) throw Exception("InferRequest: empty request");
+  const auto& m = *impl_->model;
+  auto i = find_port(m.inputs, name);
+  std::lock_guard lock(impl_->mutex);
+  if (impl_->running) throw Exception("set_tensor('" + name + "'): the request is busy running an inference");
+  if (i < m.inputs.size()) {
+    check_tensor("input", m.inputs[i], t);
+    impl_->inputs[i] = t;
+    return;
+  }
+  auto o = find_port(m.outputs, name);
+  if (o < m.outputs.size()) {
+    check_tensor("output", m.outputs[o], t);
+    impl_->user_outputs[o] = t;
+    return;
+  }
+  throw Exception("no input or output named '" + name + "'; inputs: " + port_list(m.inputs) +
+                  "; outputs: " + port_list(m.outputs));
+}
+
+Tensor InferRequest::get_tensor(const std::string& name) {
+  if (!impl_) throw Exception("InferRequest: empty request");
+  const auto& m = *impl_->model;
+  auto i = find_port(m.inputs, name);
+  if (i < m.inputs.size()) return get_input_tensor(i);
+  auto o = find_port(m.outputs, name);
+  if (o < m.outputs.size()) return get_output_tensor(o);
+  throw Exception("no input or output named '" + name + "'; inputs: " + port_list(m.inputs) +
+                  "; outputs: " + port_list(m.outputs));
+}
+
+void InferRequest::set_input_tensor(std::size_t index, const Tensor& t) {
+  if (!impl_) throw Exception("InferRequest: empty request");
+  const auto& ins = impl_->model->inputs;
+  if (index >= ins.size())
+    throw Exception("no input #" + std::to_string(index) + "; the model has " + std::to_string(ins.size()) +
+                    " inputs: " + port_list(ins));
+  set_tensor(ins[index].get_any_name(), t);
+}
+
+void InferRequest::set_input_tensor(const Tensor& t) {
+  if (!impl_) throw Exception("InferRequest: empty request");
+  const auto& ins = impl_->model->inputs;
+  if (ins.size() != 1)
+    throw Exception("set_input_tensor without an index needs a model with one input; this one has " +
+                    std::to_string(ins.size()) + ": " + port_list(ins));
+  set_input_tensor(0, t);
+}
+
+Tensor InferRequest::get_input_tensor(std::size_t index) {
+  if (!impl_) throw Exception("InferRequest: empty request");
+  const auto& ins = impl_->model->inputs;
+  if (index >= ins.size())
+    throw Exception("no input #" + std::to_string(index) + "; the model has " + std::to_string(ins.size()) +
+                    " inputs: " + port_list(ins));
+  std::lock_guard lock(impl_->mutex);
+  auto& t = impl_->inputs[index];
+  if (t.empty()) {
+    // As OpenVINO: an allocated tensor of the port's shape that the user fills in place.
+    const auto& p = ins[index];
+    if (!p.get_partial_shape().is_static())
+      throw Exception("input '" + p.get_any_name() + "' has dynamic shape " + p.get_partial_shape().to_string() +
+                      "; set_tensor it with a concrete shape first");
+    t = Tensor(p.get_element_type(), p.get_shape());
+  }
+  return t;
+}
+
+Tensor InferRequest::get_output_tensor(std::size_t index) {
+  if (!impl_) throw Exception("InferRequest: empty request");
+  const auto& outs = impl_->model->outputs;
+  if (index >= outs.size())
+    throw Exception("no output #" + std::to_string(index) + "; the model has " + std::to_string(outs.size()) +
+                    " outputs: " + port_list(outs));
+  std::lock_guard lock(impl_->mutex);
+  if (index < impl_->outputs.size() && !impl_->outputs[index].empty()) return impl_->outputs[index];
+  if (!impl_->user_outputs[index].empty()) return impl_->user_outputs[index];
+  const auto& p = outs[index];
+  if (!p.get_partial_shape().is_static())
+    throw Exception("output '" + p.get_any_name() + "' has dynamic shape " + p.get_partial_shape().to_string() +
+                    " and no inference has produced it yet");
+  impl_->user_outputs[index] = Tensor(p.get_element_type(), p.get_shape());
+  return impl_->user_outputs[index];
+}
+
+void InferRequest::start_async() {
+  if (!impl_) throw Exception("InferRequest: empty request");
+  auto& s = *impl_;
+  actors::inference job;
+  {
+    std::lock_guard lock(s.mutex);
+    if (s.running) throw Exception("start_async: the request is busy running an inference");
+    for (std::size_t i = 0; i < s.inputs.size(); ++i)
+      if (s.inputs[i].empty())
+        throw Exception("input '" + s.model->inputs[i].get_any_name() + "' is not set (shape " +
+                        s.model->inputs[i].get_partial_shape().to_string() + ", type " +
+                        to_string(s.model->inputs[i].get_element_type()) + ")");
+    job.request = ++s.current;
+    job.inputs = s.inputs;
+    s.running = true;
+    s.error = nullptr;
+    s.outputs.clear();
+  }
+  job.sink = impl_;
+  caf::anon_send(s.model->subgraph, actors::infer_atom::value, std::move(job));
+}
+
+void InferRequest::wait() {
+  if (!impl_) throw Exception("InferRequest: empty request");
+  std::unique_lock lock(impl_->mutex);
+  impl_->done_cv.wait(lock, [&] { return !impl_->running; });
+  if (impl_->error) std::rethrow_exception(impl_->error);
+}
+
+bool InferRequest::wait_for(std::chrono::milliseconds timeout) {
+  if (!impl_) throw Exception("InferRequest: empty request");
+  std::unique_lock lock(impl_->mutex);
+  if (!impl_->done_cv.wait_for(lock, timeout, [&] { return !impl_->running; })) return false;
+  if (impl_->error) std::rethrow_exception(impl_->error);
+  return true;
+}
+
+void InferRequest::infer() {
+  start_async();
+  wait();
+}
+
+void InferRequest::set_callback(std::function<void(std::exception_ptr)> callback) {
+  if (!impl_) throw Exception("InferRequest: empty request");
+  std::lock_guard lock(impl_->mutex);
+  impl_->callback = std::move(callback);
+}
+
+void InferRequest::cancel() {
+  if (!impl_) throw Exception("InferRequest: empty request");
+  uint64_t id;
+  {
+    std::lock_guard lock(impl_->mutex);
+    if (!impl_->running) return;
+    id = impl_->current;
+  }
+  impl_->complete(id, std::make_exception_ptr(Exception("the inference was cancelled")), nullptr, nullptr);
+}
+
+std::vector<ProfilingInfo> InferRequest::get_profiling_info() const {
+  if (!impl_) throw Exception("InferRequest: empty request");
+  if (!impl_->model->config.profiling)
+    throw Exception("get_profiling_info: profiling is off; compile the model with PERF_COUNT=YES");
+  std::lock_guard lock(impl_->mutex);
+  std::vector<ProfilingInfo> r;
+  for (const auto& p : impl_->profile) {
+    ProfilingInfo i;
+    i.status = p.state == kernels::op_profile::status::executed ? ProfilingInfo::Status::EXECUTED
+                                                                 : ProfilingInfo::Status::OPTIMIZED_OUT;
+    i.real_time = std::chrono::microseconds(static_cast<int64_t>(p.real_time_us));
+    i.cpu_time = i.real_time;
+    i.node_name = p.node_name;
+    i.exec_type = p.exec_type;
+    i.node_type = p.node_type;
+    r.push_back(std::move(i));
+  }
+  return r;
+}
+
+} // namespace troupe

@@ -1,0 +1,113 @@
+#include "runtime/model_impl.hpp"
+
+#include <troupe/exception.hpp>
+
+#include "graph/shape_inference.hpp"
+
+namespace troupe {
+
+namespace {
+
+std::string port_list(const std::vector<Port>& ports) {
+  std::string r;
+  for (const auto& p : ports) r += (r.empty() ? "'" : ", '") + p.get_any_name() + "'";
+  return r.empty() ? "(none)" : r;
+}
+
+} // namespace
+
+std::vector<Port> graph_inputs(const graph::Graph& g) {
+  std::vector<Port> r;
+  for (std::size_t i = 0; i < g.inputs.size(); ++i) {
+    const auto& v = g.value(g.inputs[i]);
+    r.emplace_back(v.name, v.type, v.shape, i);
+  }
+  return r;
+}
+
+std::vector<Port> graph_outputs(const graph::Graph& g) {
+  std::vector<Port> r;
+  for (std::size_t i = 0; i < g.outputs.size(); ++i) {
+    const auto& v = g.value(g.outputs[i]);
+    r.emplace_back(v.name, v.type, v.shape, i);
+  }
+  return r;
+}
+
+std::vector<Port> Model::inputs() const { return graph_inputs(impl_->graph); }
+std::vector<Port> Model::outputs() const { return graph_outputs(impl_->graph); }
+
+Port Model::input(const std::string& name) const {
+  auto ports = inputs();
+  for (auto& p : ports)
+    if (p.get_any_name() == name) return p;
+  throw Exception("model '" + impl_->name + "' has no input '" + name + "'; its inputs: " + port_list(ports));
+}
+
+Port Model::output(const std::string& name) const {
+  auto ports = outputs();
+  for (auto& p : ports)
+    if (p.get_any_name() == name) return p;
+  throw Exception("model '" + impl_->name + "' has no output '" + name + "'; its outputs: " + port_list(ports));
+}
+
+Port Model::input(std::size_t index) const {
+  auto ports = inputs();
+  if (index >= ports.size())
+    throw Exception("model '" + impl_->name + "' has " + std::to_string(ports.size()) + " inputs; no input #" +
+                    std::to_string(index));
+  return ports[index];
+}
+
+Port Model::output(std::size_t index) const {
+  auto ports = outputs();
+  if (index >= ports.size())
+    throw Exception("model '" + impl_->name + "' has " + std::to_string(ports.size()) + " outputs; no output #" +
+                    std::to_string(index));
+  return ports[index];
+}
+
+void Model::reshape(const std::map<std::string, PartialShape>& shapes) {
+  graph::Graph g = impl_->graph; // all or nothing: a failed reshape leaves the model as it was
+  for (const auto& [name, shape] : shapes) {
+    auto port = input(name);
+    auto& v = g.value(g.inputs[port.get_index()]);
+    if (!shape.rank_known) throw Exception("reshape of input '" + name + "': the new shape needs a rank");
+    if (v.shape.rank_known && v.shape.rank() != shape.rank())
+      throw Exception("reshape of input '" + name + "': rank mismatch: the input has shape " + v.shape.to_string() +
+                      " (rank " + std::to_string(v.shape.rank()) + "), got " + shape.to_string() + " (rank " +
+                      std::to_string(shape.rank()) + ")");
+    v.shape = shape;
+  }
+  // Re-derive every other value from the inputs.
+  for (std::size_t i = 0; i < g.values.size(); ++i) {
+    bool is_input = false;
+    for (auto id : g.inputs) is_input = is_input || static_cast<std::size_t>(id) == i;
+    if (!is_input && !g.values[i].constant) g.values[i].shape = PartialShape::unknown_rank();
+  }
+  graph::infer_shapes(g);
+  impl_->graph = std::move(g);
+}
+
+void Model::reshape(const PartialShape& shape) {
+  auto ports = inputs();
+  if (ports.size() != 1)
+    throw Exception("reshape with one shape needs a model with one input; model '" + impl_->name + "' has " +
+                    std::to_string(ports.size()) + ": " + port_list(ports));
+  reshape(std::map<std::string, PartialShape>{{ports[0].get_any_name(), shape}});
+}
+
+std::vector<Node> Model::get_ops() const {
+  std::vector<Node> r;
+  for (std::size_t i = 0; i < impl_->graph.ops.size(); ++i) r.push_back(Node(impl_, i));
+  return r;
+}
+
+std::string Model::get_friendly_name() const { return impl_->name; }
+
+std::string Node::get_friendly_name() const { return model_->graph.ops.at(index_).name; }
+std::string Node::get_type_name() const { return model_->graph.ops.at(index_).type; }
+std::map<std::string, std::string>& Node::get_rt_info() { return model_->graph.ops.at(index_).rt_info; }
+const std::map<std::string, std::string>& Node::get_rt_info() const { return model_->graph.ops.at(index_).rt_info; }
+
+} // namespace troupe

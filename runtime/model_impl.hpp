@@ -1,0 +1,18 @@
+#pragma once
+/// What a Model handle holds: the IR graph (shapes inferred, nothing folded).
+#include <troupe/model.hpp>
+
+#include "graph/ir.hpp"
+
+namespace troupe {
+
+struct Model::Impl {
+  graph::Graph graph;
+  std::string name;
+};
+
+/// The model's inputs/outputs as ports (shared by Model and CompiledModel).
+std::vector<Port> graph_inputs(const graph::Graph& g);
+std::vector<Port> graph_outputs(const graph::Graph& g);
+
+} // namespace troupe

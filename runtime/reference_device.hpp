@@ -1,0 +1,13 @@
+#pragma once
+/// "REFERENCE": the reference kernels as a device of their own, op by op over tensors
+/// allocated from the inferred shapes. Slow and obviously correct; compile_model accepts it
+/// (for checking other devices), available_devices does not list it.
+#include <memory>
+
+#include "kernels/device.hpp"
+
+namespace troupe {
+
+std::unique_ptr<kernels::device> make_reference_device();
+
+} // namespace troupe

@@ -1,0 +1,30 @@
+#include <cstdio>
+
+#include "tools/args.hpp"
+#include "tools/commands.hpp"
+
+namespace troupe::cli {
+
+int cmd_query(int argc, char** argv) {
+  auto a = parse_args(argc, argv, 2, {"-m", "-d", "-shape"}, {});
+  auto path = a.need("-m");
+  auto device = a.need("-d");
+  Core core;
+  auto model = core.read_model(path);
+  if (a.has("-shape")) apply_shapes(model, a.get("-shape"));
+  auto supported = core.query_model(model, device);
+  // query_model answers after constant folding; ops folded away are reported as such.
+  std::size_t count = 0, total = 0;
+  for (const auto& op : model.get_ops()) {
+    ++total;
+    auto name = op.get_friendly_name();
+    bool ok = supported.count(name) != 0;
+    count += ok;
+    std::printf("%-40s %-22s %s\n", name.c_str(), op.get_type_name().c_str(),
+                ok ? "supported" : "not supported (or folded into a constant/another op at compile time)");
+  }
+  std::printf("%zu of %zu ops supported by %s\n", count, total, device.c_str());
+  return 0;
+}
+
+} // namespace troupe::cli
