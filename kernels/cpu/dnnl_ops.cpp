@@ -145,13 +145,9 @@ bool build_conv_transpose(plan_builder& b, const Op& op) {
     wd = {Mg, C};
     wstr = {K, Mg * K};
   }
-  int64_t st = K;
   std::vector<int64_t> ks(ws.begin() + 2, ws.end());
-  memory::dims kstr(ks.size());
-  for (std::size_t i = ks.size(); i-- > 0;) {
-    st /= ks[i];
-    kstr[i] = st;
-  }
+  memory::dims kstr(ks.size(), 1);
+  for (std::size_t i = ks.size() - 1; i > 0; --i) kstr[i - 1] = kstr[i] * ks[i];
   for (std::size_t i = 0; i < ks.size(); ++i) {
     wd.push_back(ks[i]);
     wstr.push_back(kstr[i]);

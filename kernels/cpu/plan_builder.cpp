@@ -2,6 +2,9 @@
 
 #include <omp.h>
 
+#include <cstdio>
+#include <cstdlib>
+
 #include <troupe/exception.hpp>
 
 namespace troupe::kernels::cpu {
@@ -86,7 +89,8 @@ int plan_builder::input(graph::ValueId v, const memory::desc& want, const memory
   if (view || want.dims() != md_[v].dims()) {
     // Another look at the plain bytes: reshape, transpose or regroup.
     home = input(v, plain(v));
-    src_md = view ? *view : plain_md(Shape(want.dims().begin(), want.dims().end()), plain(v).data_type());
+    memory::dims wd = want.dims();
+    src_md = view ? *view : plain_md(Shape(wd.begin(), wd.end()), plain(v).data_type());
     if (src_md.get_size() != plain(v).get_size())
       throw Exception("CPU plan: value '" + val(v).name + "' cannot be viewed with other dims");
     if (src_md == want) return home;
@@ -188,8 +192,9 @@ std::shared_ptr<const plan> build_plan(const graph::Graph& g, int num_threads, e
       bool done = false;
       try {
         done = build_dnnl_op(b, op);
-      } catch (const dnnl::error&) {
+      } catch (const dnnl::error& e) {
         done = false; // oneDNN has no implementation for this case: the reference runs it
+        if (std::getenv("TROUPE_CPU_VERBOSE")) std::fprintf(stderr, "%s: oneDNN: %s\n", graph::describe(op).c_str(), e.what());
       }
       if (!done) b.add_reference(op);
     }

@@ -1,0 +1,398 @@
+/// The CPU device (oneDNN + reference fallback) against the reference kernels, op by op, on
+/// small hand-built graphs with random data.
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <random>
+
+#include <troupe/exception.hpp>
+
+#include "graph/shape_inference.hpp"
+#include "kernels/cpu/cpu_device.hpp"
+#include "kernels/reference/kernels.hpp"
+
+using namespace troupe;
+using graph::ValueId;
+
+namespace {
+
+Tensor random_tensor(const Shape& s, unsigned seed) {
+  Tensor t(element_type::f32, s);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-1.f, 1.f);
+  for (int64_t i = 0; i < t.get_size(); ++i) t.data<float>()[i] = d(rng);
+  return t;
+}
+
+/// Builds a graph op by op; output shapes come from graph::infer_op.
+struct builder {
+  graph::Graph g;
+  unsigned seed = 1;
+  ValueId input(const Shape& s) {
+    ValueId v = g.add_value({"in" + std::to_string(g.values.size()), element_type::f32, PartialShape(s), {}});
+    g.inputs.push_back(v);
+    return v;
+  }
+  ValueId constant(Tensor t) {
+    ValueId v = g.add_value({"c" + std::to_string(g.values.size()), t.get_element_type(),
+                             PartialShape(t.get_shape()), t});
+    return v;
+  }
+  ValueId weights(const Shape& s) { return constant(random_tensor(s, 1000 + seed++)); }
+  ValueId i64s(std::vector<int64_t> v) {
+    Tensor t(element_type::i64, Shape{static_cast<int64_t>(v.size())});
+    std::copy(v.begin(), v.end(), t.data<int64_t>());
+    return constant(t);
+  }
+  ValueId scalar(float f) {
+    Tensor t(element_type::f32, Shape{});
+    *t.data<float>() = f;
+    return constant(t);
+  }
+  ValueId op(const std::string& type, std::vector<ValueId> in, std::map<std::string, graph::AttributeValue> attrs = {},
+             int outputs = 1) {
+    graph::Op o;
+    o.type = type;
+    o.name = type + "_" + std::to_string(g.ops.size());
+    o.inputs = std::move(in);
+    o.attrs = std::move(attrs);
+    auto info = graph::infer_op(g, o);
+    for (int i = 0; i < outputs; ++i)
+      o.outputs.push_back(g.add_value({o.name + ":" + std::to_string(i), info.at(static_cast<std::size_t>(i)).type,
+                                       info.at(static_cast<std::size_t>(i)).shape, {}}));
+    g.ops.push_back(o);
+    return g.ops.back().outputs[0];
+  }
+  void output(ValueId v) { g.outputs.push_back(v); }
+};
+
+std::vector<Tensor> run_reference(const graph::Graph& g, const std::vector<Tensor>& inputs) {
+  std::vector<Tensor> vals(g.values.size());
+  for (std::size_t i = 0; i < g.values.size(); ++i)
+    if (g.values[i].constant) vals[i] = *g.values[i].constant;
+  for (std::size_t k = 0; k < g.inputs.size(); ++k) vals[static_cast<std::size_t>(g.inputs[k])] = inputs[k];
+  for (const auto& op : g.ops) {
+    std::vector<Tensor> in, out;
+    for (auto v : op.inputs) in.push_back(v == graph::no_value ? Tensor() : vals[static_cast<std::size_t>(v)]);
+    for (auto v : op.outputs) out.emplace_back(g.value(v).type, g.value(v).shape.to_shape());
+    kernels::reference::evaluate(op, in, out, g.opset);
+    for (std::size_t i = 0; i < op.outputs.size(); ++i) vals[static_cast<std::size_t>(op.outputs[i])] = out[i];
+  }
+  std::vector<Tensor> r;
+  for (auto v : g.outputs) r.push_back(vals[static_cast<std::size_t>(v)]);
+  return r;
+}
+
+/// Compiles on the CPU device, runs on random inputs and compares with the reference.
+std::vector<kernels::op_profile> check(const graph::Graph& g, float tol = 1e-4f,
+                                       element_type precision = element_type::f32, int threads = 2) {
+  auto dev = kernels::cpu::make_cpu_device();
+  for (const auto& op : g.ops) BOOST_TEST_REQUIRE(dev->query(g, op).supported, graph::describe(op));
+  kernels::compile_config cfg;
+  cfg.num_threads = threads;
+  cfg.inference_precision = precision;
+  cfg.profiling = true;
+  auto exe = dev->compile(g, cfg);
+  std::vector<Tensor> inputs;
+  for (std::size_t k = 0; k < g.inputs.size(); ++k)
+    inputs.push_back(random_tensor(g.value(g.inputs[k]).shape.to_shape(), 7 + static_cast<unsigned>(k)));
+  auto expect = run_reference(g, inputs);
+  for (int round = 0; round < 2; ++round) { // a second run reuses the buffers
+    std::vector<Tensor> got;
+    exe->run(inputs, got);
+    BOOST_TEST_REQUIRE(got.size() == expect.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      BOOST_TEST_REQUIRE((got[i].get_shape() == expect[i].get_shape()));
+      BOOST_TEST_REQUIRE((got[i].get_element_type() == expect[i].get_element_type()));
+      double worst = 0;
+      for (int64_t j = 0; j < got[i].get_size(); ++j) {
+        double a = got[i].data<float>()[j], e = expect[i].data<float>()[j];
+        worst = std::max(worst, std::abs(a - e) / (1.0 + std::abs(e)));
+      }
+      BOOST_TEST(worst <= tol, "output " << i << ": worst relative error " << worst);
+    }
+  }
+  auto clone = exe->clone();
+  std::vector<Tensor> got;
+  clone->run(inputs, got);
+  for (std::size_t i = 0; i < got.size(); ++i)
+    for (int64_t j = 0; j < got[i].get_size(); ++j) {
+      double a = got[i].data<float>()[j], e = expect[i].data<float>()[j];
+      if (std::abs(a - e) / (1.0 + std::abs(e)) > tol) {
+        BOOST_TEST(false, "clone output " << i << " differs at " << j);
+        break;
+      }
+    }
+  return exe->profile();
+}
+
+bool used_onednn(const std::vector<kernels::op_profile>& prof, const std::string& type) {
+  for (const auto& p : prof)
+    if (p.node_type == type && p.exec_type != "ref") return true;
+  return false;
+}
+
+using ints = std::vector<int64_t>;
+using floats = std::vector<float>;
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(device_facts) {
+  auto dev = kernels::cpu::make_cpu_device();
+  BOOST_TEST(dev->name() == "CPU");
+  auto info = dev->info();
+  BOOST_TEST(!info.at("FULL_DEVICE_NAME").empty());
+  BOOST_TEST(info.at("OPTIMIZATION_CAPABILITIES").find("FP32") == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(query_names_missing_kernel) {
+  builder b;
+  auto x = b.input({1, 4});
+  graph::Op o;
+  o.type = "NoSuchOp";
+  o.name = "weird";
+  o.inputs = {x};
+  auto dev = kernels::cpu::make_cpu_device();
+  auto s = dev->query(b.g, o);
+  BOOST_TEST(!s.supported);
+  BOOST_TEST(s.reason.find("NoSuchOp") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(conv_groups_stride_pads_bias_relu) {
+  builder b;
+  auto x = b.input({2, 8, 11, 13});
+  auto y = b.op("Conv", {x, b.weights({12, 4, 3, 3}), b.weights({12})},
+                {{"group", int64_t(2)}, {"strides", ints{2, 2}}, {"pads", ints{1, 0, 1, 2}},
+                 {"activation", std::string("Relu")}});
+  b.output(y);
+  BOOST_TEST(used_onednn(check(b.g), "Conv"));
+}
+
+BOOST_AUTO_TEST_CASE(conv_depthwise_dilated_same_upper) {
+  builder b;
+  auto x = b.input({1, 16, 15, 17});
+  auto y = b.op("Conv", {x, b.weights({16, 1, 3, 3})},
+                {{"group", int64_t(16)}, {"strides", ints{2, 2}}, {"dilations", ints{2, 2}},
+                 {"auto_pad", std::string("SAME_UPPER")}});
+  b.output(y);
+  BOOST_TEST(used_onednn(check(b.g), "Conv"));
+}
+
+BOOST_AUTO_TEST_CASE(conv_1d_and_same_lower) {
+  builder b;
+  auto x = b.input({1, 5, 20});
+  auto y = b.op("Conv", {x, b.weights({7, 5, 4})}, {{"auto_pad", std::string("SAME_LOWER")}});
+  b.output(y);
+  check(b.g);
+}
+
+BOOST_AUTO_TEST_CASE(conv_fused_activations) {
+  for (auto [act, params] : std::vector<std::pair<std::string, floats>>{{"HardSigmoid", {0.2f, 0.5f}},
+                                                                         {"HardSwish", {}},
+                                                                         {"Clip", {-0.1f, 0.3f}},
+                                                                         {"LeakyRelu", {0.1f}},
+                                                                         {"Sigmoid", {}},
+                                                                         {"Tanh", {}}}) {
+    builder b;
+    auto x = b.input({1, 3, 9, 9});
+    auto y = b.op("Conv", {x, b.weights({8, 3, 3, 3}), b.weights({8})},
+                  {{"pads", ints{1, 1, 1, 1}}, {"activation", act}, {"activation_params", params}});
+    b.output(y);
+    BOOST_TEST_CONTEXT(act) { BOOST_TEST(used_onednn(check(b.g), "Conv")); }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(conv_chain_keeps_blocked_layout) {
+  // conv -> relu -> maxpool -> conv -> add(residual) -> concat: blocked layouts flow through.
+  builder b;
+  auto x = b.input({1, 3, 32, 32});
+  auto c1 = b.op("Conv", {x, b.weights({32, 3, 3, 3}), b.weights({32})}, {{"pads", ints{1, 1, 1, 1}}});
+  auto r = b.op("Relu", {c1});
+  auto p = b.op("MaxPool", {r}, {{"kernel_shape", ints{2, 2}}, {"strides", ints{2, 2}}});
+  auto c2 = b.op("Conv", {p, b.weights({32, 32, 3, 3})}, {{"pads", ints{1, 1, 1, 1}}});
+  auto a = b.op("Add", {c2, p}, {{"activation", std::string("Relu")}});
+  auto m = b.op("Mul", {a, b.weights({1, 32, 1, 1})});
+  auto cat = b.op("Concat", {m, p}, {{"axis", int64_t(1)}});
+  auto g = b.op("GlobalAveragePool", {cat});
+  b.output(cat);
+  b.output(g);
+  auto prof = check(b.g);
+  BOOST_TEST(used_onednn(prof, "Add"));
+  BOOST_TEST(used_onednn(prof, "Concat"));
+  BOOST_TEST(used_onednn(prof, "MaxPool"));
+}
+
+BOOST_AUTO_TEST_CASE(conv_transpose) {
+  for (int64_t group : {1, 2}) {
+    builder b;
+    auto x = b.input({1, 4, 7, 6});
+    auto y = b.op("ConvTranspose", {x, b.weights({4, 3, 3, 3}), b.weights({3 * group})},
+                  {{"group", group}, {"strides", ints{2, 2}}, {"pads", ints{1, 1, 1, 1}},
+                   {"output_padding", ints{1, 0}}});
+    b.output(y);
+    BOOST_TEST_CONTEXT("group " << group) { BOOST_TEST(used_onednn(check(b.g), "ConvTranspose")); }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(matmul_batched_broadcast) {
+  builder b;
+  auto a = b.input({2, 1, 4, 5});
+  auto c = b.input({3, 5, 6});
+  b.output(b.op("MatMul", {a, c}));
+  check(b.g);
+}
+
+BOOST_AUTO_TEST_CASE(matmul_constant_weights_fused) {
+  builder b;
+  auto a = b.input({1, 7, 8});
+  b.output(b.op("MatMul", {a, b.weights({8, 12})}, {{"activation", std::string("Relu")}}));
+  BOOST_TEST(used_onednn(check(b.g), "MatMul"));
+}
+
+BOOST_AUTO_TEST_CASE(gemm_transposes_alpha_bias) {
+  {
+    builder b;
+    auto a = b.input({6, 4});
+    b.output(b.op("Gemm", {a, b.weights({5, 6}), b.weights({5})}, {{"transA", int64_t(1)}, {"transB", int64_t(1)}}));
+    BOOST_TEST(used_onednn(check(b.g), "Gemm"));
+  }
+  {
+    builder b;
+    auto a = b.input({3, 4});
+    b.output(b.op("Gemm", {a, b.weights({4, 5})}, {{"alpha", 0.5f}}));
+    BOOST_TEST(used_onednn(check(b.g), "Gemm"));
+  }
+  {
+    builder b; // beta != 1: the reference runs it
+    auto a = b.input({3, 4});
+    b.output(b.op("Gemm", {a, b.weights({4, 5}), b.weights({3, 5})}, {{"beta", 0.25f}}));
+    check(b.g);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(pools) {
+  builder b;
+  auto x = b.input({1, 5, 13, 12});
+  b.output(b.op("MaxPool", {x}, {{"kernel_shape", ints{3, 3}}, {"strides", ints{2, 2}}, {"pads", ints{1, 1, 0, 0}},
+                                 {"ceil_mode", int64_t(1)}}));
+  b.output(b.op("AveragePool", {x}, {{"kernel_shape", ints{3, 2}}, {"strides", ints{2, 2}}, {"pads", ints{1, 1, 1, 1}}}));
+  b.output(b.op("AveragePool", {x}, {{"kernel_shape", ints{3, 3}}, {"strides", ints{2, 2}},
+                                     {"pads", ints{1, 1, 1, 1}}, {"count_include_pad", int64_t(1)}}));
+  b.output(b.op("AveragePool", {x}, {{"kernel_shape", ints{2, 2}}, {"strides", ints{2, 2}}, {"ceil_mode", int64_t(1)}}));
+  b.output(b.op("GlobalAveragePool", {x}));
+  b.output(b.op("GlobalMaxPool", {x}));
+  auto prof = check(b.g);
+  BOOST_TEST(used_onednn(prof, "AveragePool"));
+  BOOST_TEST(used_onednn(prof, "GlobalMaxPool"));
+}
+
+BOOST_AUTO_TEST_CASE(binary_broadcasting_both_ways) {
+  builder b;
+  auto x = b.input({2, 3, 4, 5});
+  auto c = b.input({3, 1, 1});
+  b.output(b.op("Add", {x, c}));
+  b.output(b.op("Mul", {c, x}));     // swapped: oneDNN broadcasts only its second source
+  b.output(b.op("Sub", {c, x}));     // not commutative: reference
+  b.output(b.op("Div", {x, b.weights({5})}));
+  b.output(b.op("Max", {x, x}));
+  b.output(b.op("Min", {b.weights({2, 1, 4, 1}), x}));
+  auto prof = check(b.g);
+  BOOST_TEST(used_onednn(prof, "Mul"));
+  BOOST_TEST(used_onednn(prof, "Add"));
+}
+
+BOOST_AUTO_TEST_CASE(unary_eltwise) {
+  builder b;
+  auto x = b.input({2, 3, 4, 5});
+  for (std::string t : {"Relu", "Sigmoid", "Tanh", "Exp", "Abs", "Neg", "HardSwish", "Softplus", "Elu", "Erf"})
+    b.output(b.op(t, {x}));
+  b.output(b.op("LeakyRelu", {x}, {{"alpha", 0.2f}}));
+  b.output(b.op("HardSigmoid", {x}, {{"alpha", 0.3f}, {"beta", 0.4f}}));
+  b.output(b.op("Clip", {x, b.scalar(-0.5f), b.scalar(0.25f)}));
+  auto pos = b.op("Abs", {x});
+  b.output(b.op("Sqrt", {pos}));
+  b.output(b.op("Log", {b.op("Add", {pos, b.scalar(0.1f)})}));
+  b.output(b.op("Pow", {x, b.scalar(2.f)}));
+  auto prof = check(b.g);
+  BOOST_TEST(used_onednn(prof, "HardSigmoid"));
+  BOOST_TEST(used_onednn(prof, "Clip"));
+}
+
+BOOST_AUTO_TEST_CASE(softmax_opsets) {
+  for (int64_t opset : {11, 13}) {
+    builder b;
+    b.g.opset = opset;
+    auto x = b.input({2, 3, 7});
+    b.output(b.op("Softmax", {x}, {{"axis", int64_t(1)}}));
+    b.output(b.op("LogSoftmax", {x}));
+    b.output(b.op("Softmax", {x}, {{"axis", int64_t(-1)}}));
+    BOOST_TEST_CONTEXT("opset " << opset) { BOOST_TEST(used_onednn(check(b.g), "Softmax")); }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(concat_plain) {
+  builder b;
+  auto x = b.input({2, 3, 4});
+  auto y = b.input({2, 5, 4});
+  b.output(b.op("Concat", {x, y, x}, {{"axis", int64_t(-2)}}));
+  BOOST_TEST(used_onednn(check(b.g), "Concat"));
+}
+
+BOOST_AUTO_TEST_CASE(reductions) {
+  {
+    builder b;
+    b.g.opset = 13;
+    auto x = b.input({2, 3, 4, 5});
+    b.output(b.op("ReduceMean", {x}, {{"axes", ints{2, 3}}}));
+    b.output(b.op("ReduceMax", {x}, {{"axes", ints{1}}, {"keepdims", int64_t(0)}}));
+    b.output(b.op("ReduceSum", {x, b.i64s({-1})}, {{"keepdims", int64_t(0)}}));
+    b.output(b.op("ReduceL2", {x}, {{"axes", ints{0, 2}}}));
+    b.output(b.op("ReduceMin", {x}));
+    BOOST_TEST(used_onednn(check(b.g), "ReduceMean"));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(batch_norm_standalone) {
+  builder b;
+  auto x = b.input({2, 6, 5, 5});
+  Tensor var = random_tensor({6}, 99);
+  for (int i = 0; i < 6; ++i) var.data<float>()[i] = std::abs(var.data<float>()[i]) + 0.5f;
+  b.output(b.op("BatchNormalization", {x, b.weights({6}), b.weights({6}), b.weights({6}), b.constant(var)},
+                {{"epsilon", 1e-3f}}));
+  BOOST_TEST(used_onednn(check(b.g), "BatchNormalization"));
+}
+
+BOOST_AUTO_TEST_CASE(reference_ops_in_between) {
+  // conv -> Reshape/Transpose (reference, plain) -> MatMul: layouts convert at the border.
+  builder b;
+  auto x = b.input({1, 4, 6, 6});
+  auto c = b.op("Conv", {x, b.weights({16, 4, 3, 3})}, {{"pads", ints{1, 1, 1, 1}}});
+  auto f = b.op("Reshape", {c, b.i64s({1, 16, 36})});
+  auto t = b.op("Transpose", {f}, {{"perm", ints{0, 2, 1}}});
+  auto m = b.op("MatMul", {t, b.weights({16, 8})});
+  b.output(m);
+  b.output(c);
+  check(b.g);
+}
+
+BOOST_AUTO_TEST_CASE(bf16_conv_and_matmul) {
+  builder b;
+  auto x = b.input({1, 8, 12, 12});
+  auto c = b.op("Conv", {x, b.weights({16, 8, 3, 3}), b.weights({16})},
+                {{"pads", ints{1, 1, 1, 1}}, {"activation", std::string("Relu")}});
+  auto p = b.op("GlobalAveragePool", {c});
+  auto f = b.op("Flatten", {p});
+  b.output(b.op("Gemm", {f, b.weights({10, 16}), b.weights({10})}, {{"transB", int64_t(1)}}));
+  b.output(c);
+  check(b.g, 3e-2f, element_type::bf16);
+}
+
+BOOST_AUTO_TEST_CASE(wrong_input_is_an_error) {
+  builder b;
+  auto x = b.input({1, 4});
+  b.output(b.op("Relu", {x}));
+  auto exe = kernels::cpu::make_cpu_device()->compile(b.g, {});
+  std::vector<Tensor> out;
+  BOOST_CHECK_THROW(exe->run({Tensor(element_type::f32, {1, 5})}, out), Exception);
+  BOOST_CHECK_THROW(exe->run({}, out), Exception);
+}
