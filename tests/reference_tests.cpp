@@ -1,0 +1,289 @@
+/// The reference kernels: hand-computed unit cases, then every ONNX node conformance case
+/// whose ops all have reference kernels, run op by op straight on the IR (no device, no
+/// runtime), so a failure here is the oracle's own.
+#include <boost/test/unit_test.hpp>
+
+#include <troupe/exception.hpp>
+
+#include "graph/onnx_reader.hpp"
+#include "graph/shape_inference.hpp"
+#include "kernels/reference/kernels.hpp"
+#include "tests/support/tensor_compare.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <set>
+
+namespace fs = std::filesystem;
+using namespace troupe;
+namespace ref = troupe::kernels::reference;
+
+namespace {
+
+Tensor make_f32(Shape s, std::vector<float> v) {
+  Tensor t(element_type::f32, std::move(s));
+  BOOST_REQUIRE_EQUAL(static_cast<std::size_t>(t.get_size()), v.size());
+  std::copy(v.begin(), v.end(), t.data<float>());
+  return t;
+}
+
+Tensor make_i64(Shape s, std::vector<int64_t> v) {
+  Tensor t(element_type::i64, std::move(s));
+  std::copy(v.begin(), v.end(), t.data<int64_t>());
+  return t;
+}
+
+graph::Op make_op(std::string type) {
+  graph::Op op;
+  op.type = std::move(type);
+  op.name = "test";
+  return op;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(conv_matches_hand_computed_values) {
+  // X 1x1x3x3 = 1..9, W 1x1x2x2 = [1,0;0,-1], bias 10, pad 1 on top/left only via pads.
+  auto op = make_op("Conv");
+  op.attrs["pads"] = std::vector<int64_t>{0, 0, 0, 0};
+  std::vector<Tensor> in{make_f32({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}), make_f32({1, 1, 2, 2}, {1, 0, 0, -1}),
+                         make_f32({1}, {10})};
+  std::vector<Tensor> out{Tensor(element_type::f32, {1, 1, 2, 2})};
+  ref::evaluate(op, in, out);
+  // y[i][j] = x[i][j] - x[i+1][j+1] + 10 = -4 + 10 everywhere
+  for (int i = 0; i < 4; ++i) BOOST_TEST(out[0].data<float>()[i] == 6.0f);
+  // Stride 2 with SAME_UPPER: output 2x2, pads total 1 -> bottom/right.
+  op.attrs.clear();
+  op.attrs["strides"] = std::vector<int64_t>{2, 2};
+  op.attrs["auto_pad"] = std::string("SAME_UPPER");
+  out = {Tensor(element_type::f32, {1, 1, 2, 2})};
+  ref::evaluate(op, in, out);
+  const float* y = out[0].data<float>();
+  BOOST_TEST(y[0] == 1 - 5 + 10.0f);
+  BOOST_TEST(y[1] == 3 - 0 + 10.0f); // x[1][3] is padding
+  BOOST_TEST(y[3] == 9 + 10.0f);
+}
+
+BOOST_AUTO_TEST_CASE(softmax_rows_sum_to_one_and_legacy_axis_coerces) {
+  auto op = make_op("Softmax");
+  std::vector<Tensor> in{make_f32({2, 2, 3}, {1, 2, 3, 4, 5, 6, -1, 0, 1, 100, 100, 100})};
+  std::vector<Tensor> out{Tensor(element_type::f32, {2, 2, 3})};
+  ref::evaluate(op, in, out); // opset 13: per last axis
+  const float* y = out[0].data<float>();
+  for (int r = 0; r < 4; ++r) BOOST_TEST(std::fabs(y[3 * r] + y[3 * r + 1] + y[3 * r + 2] - 1.0f) < 1e-6f);
+  BOOST_TEST(std::fabs(y[9] - 1.0f / 3) < 1e-6f);
+  ref::evaluate(op, in, out, 11); // opset 11: coerced to 2x6 at axis 1
+  float s = 0;
+  for (int i = 0; i < 6; ++i) s += y[i];
+  BOOST_TEST(std::fabs(s - 1.0f) < 1e-6f);
+  BOOST_TEST(y[0] < y[3]); // the rows are no longer separate
+}
+
+BOOST_AUTO_TEST_CASE(broadcast_integer_arithmetic_and_fused_activation) {
+  auto op = make_op("Div");
+  std::vector<Tensor> in{make_i64({2, 2}, {7, -7, 9, 10}), make_i64({2}, {2, 3})};
+  std::vector<Tensor> out{Tensor(element_type::i64, {2, 2})};
+  ref::evaluate(op, in, out);
+  BOOST_TEST((std::vector<int64_t>(out[0].data<int64_t>(), out[0].data<int64_t>() + 4) == std::vector<int64_t>{3, -2, 4, 3}));
+  in[1] = make_i64({2}, {0, 1});
+  BOOST_CHECK_THROW(ref::evaluate(op, in, out), Exception); // integer division by zero is an error, not a crash
+  auto add = make_op("Add");
+  add.attrs["activation"] = std::string("Clip");
+  add.attrs["activation_params"] = std::vector<float>{0.0f, 6.0f};
+  std::vector<Tensor> fin{make_f32({3}, {-5, 3, 10}), make_f32({1}, {1})};
+  std::vector<Tensor> fout{Tensor(element_type::f32, {3})};
+  ref::evaluate(add, fin, fout);
+  BOOST_TEST(fout[0].data<float>()[0] == 0.0f);
+  BOOST_TEST(fout[0].data<float>()[1] == 4.0f);
+  BOOST_TEST(fout[0].data<float>()[2] == 6.0f);
+}
+
+BOOST_AUTO_TEST_CASE(missing_kernel_is_named) {
+  auto op = make_op("NoSuchOp");
+  std::vector<Tensor> in, out;
+  try {
+    ref::evaluate(op, in, out);
+    BOOST_FAIL("expected an exception");
+  } catch (const Exception& e) {
+    std::string m = e.what();
+    BOOST_TEST(m.find("NoSuchOp") != std::string::npos);
+    BOOST_TEST(m.find("no reference kernel") != std::string::npos);
+  }
+  auto ops = ref::supported_ops();
+  BOOST_TEST(std::is_sorted(ops.begin(), ops.end()));
+  for (const char* needed : {"Add", "Mul", "Sub", "Div", "Pow", "Sqrt", "Conv", "ConvTranspose", "Clip", "Relu",
+                             "HardSigmoid", "Sigmoid", "GlobalAveragePool", "AveragePool", "MaxPool",
+                             "BatchNormalization", "Resize", "Concat", "Cast", "MatMul", "Slice", "ReduceMean",
+                             "Transpose", "Squeeze", "Unsqueeze", "Reshape", "Shape", "Softmax", "Gather"})
+    BOOST_TEST(ref::find_kernel(needed) != nullptr, needed);
+}
+
+BOOST_AUTO_TEST_CASE(cast_round_trips_half_and_saturates) {
+  auto op = make_op("Cast");
+  op.attrs["to"] = int64_t{10};
+  std::vector<Tensor> in{make_f32({4}, {1.0f, -2.5f, 65504.0f, 1e6f})};
+  std::vector<Tensor> out{Tensor(element_type::f16, {4})};
+  ref::evaluate(op, in, out);
+  const auto* h = out[0].data<uint16_t>();
+  BOOST_TEST(h[0] == 0x3c00);
+  BOOST_TEST(h[1] == 0xc100);
+  BOOST_TEST(h[2] == 0x7bff);
+  BOOST_TEST(h[3] == 0x7c00); // overflow -> inf
+  op.attrs["to"] = int64_t{3};
+  in = {make_f32({3}, {300.0f, -1000.0f, NAN})};
+  out = {Tensor(element_type::i8, {3})};
+  ref::evaluate(op, in, out);
+  BOOST_TEST(out[0].data<int8_t>()[0] == 127);
+  BOOST_TEST(out[0].data<int8_t>()[1] == -128);
+  BOOST_TEST(out[0].data<int8_t>()[2] == 0);
+}
+
+namespace {
+
+/// Conformance cases that fail for a known semantic corner, each with the reason.
+const std::map<std::string, std::string> known_failures = {};
+
+struct case_outcome {
+  enum { passed, failed, skipped } kind = passed;
+  std::string detail;
+};
+
+bool has_string_type(const Tensor& t) { return t.get_element_type() == element_type::string; }
+
+case_outcome run_case(const fs::path& dir) {
+  graph::Graph g;
+  try {
+    g = graph::read_onnx_file((dir / "model.onnx").string());
+  } catch (const std::exception& e) {
+    return {case_outcome::skipped, std::string("reader: ") + e.what()};
+  }
+  std::set<std::string> missing;
+  for (const auto& op : g.ops)
+    if (!ref::find_kernel(op.type) || (!op.domain.empty() && op.domain != "ai.onnx")) missing.insert(op.domain.empty() ? op.type : op.domain + "." + op.type);
+  if (!missing.empty()) {
+    std::string m = "no reference kernel for";
+    for (const auto& s : missing) m += " " + s;
+    return {case_outcome::skipped, m};
+  }
+  fs::path data = dir / "test_data_set_0";
+  // Graph inputs get their values as constants, so data-dependent shapes resolve as we go.
+  for (std::size_t i = 0; i < g.inputs.size(); ++i) {
+    fs::path p = data / ("input_" + std::to_string(i) + ".pb");
+    if (!fs::exists(p)) break; // trailing optional inputs without data
+    Tensor t;
+    try {
+      t = graph::read_onnx_tensor_file(p.string());
+    } catch (const std::exception& e) {
+      return {case_outcome::skipped, std::string("input tensor: ") + e.what()};
+    }
+    graph::Value& v = g.value(g.inputs[i]);
+    v.type = t.get_element_type();
+    v.shape = PartialShape(t.get_shape());
+    v.constant = t;
+  }
+  for (const auto& op : g.ops) {
+    std::vector<graph::value_info> infos;
+    try {
+      infos = graph::infer_op(g, op);
+    } catch (const std::exception& e) {
+      return {case_outcome::skipped, std::string("shape inference: ") + e.what()};
+    }
+    std::vector<Tensor> in, out;
+    for (auto v : op.inputs) {
+      if (v == graph::no_value) { in.emplace_back(); continue; }
+      const auto& val = g.value(v);
+      if (!val.constant) return {case_outcome::skipped, "input '" + val.name + "' has no value (no test data for it)"};
+      in.push_back(*val.constant);
+    }
+    for (std::size_t i = 0; i < op.outputs.size(); ++i) {
+      if (op.outputs[i] == graph::no_value) { out.emplace_back(); continue; }
+      if (!infos[i].shape.is_static()) return {case_outcome::skipped, "shape inference: " + graph::describe(op) + " output " + std::to_string(i) + " is not static"};
+      if (element_size(infos[i].type) == 0) return {case_outcome::skipped, "unsupported element type " + to_string(infos[i].type)};
+      out.emplace_back(infos[i].type, infos[i].shape.to_shape());
+    }
+    try {
+      ref::evaluate(op, in, out, g.opset);
+    } catch (const std::exception& e) {
+      return {case_outcome::failed, e.what()};
+    }
+    for (std::size_t i = 0; i < op.outputs.size(); ++i) {
+      if (op.outputs[i] == graph::no_value) continue;
+      graph::Value& v = g.value(op.outputs[i]);
+      v.type = out[i].get_element_type();
+      v.shape = PartialShape(out[i].get_shape());
+      v.constant = out[i];
+    }
+  }
+  for (std::size_t i = 0; i < g.outputs.size(); ++i) {
+    fs::path p = data / ("output_" + std::to_string(i) + ".pb");
+    if (!fs::exists(p)) return {case_outcome::failed, "missing " + p.string()};
+    Tensor expected;
+    try {
+      expected = graph::read_onnx_tensor_file(p.string());
+    } catch (const std::exception& e) {
+      return {case_outcome::skipped, std::string("output tensor: ") + e.what()};
+    }
+    const auto& v = g.value(g.outputs[i]);
+    if (!v.constant) return {case_outcome::failed, "output " + std::to_string(i) + " was not computed"};
+    const Tensor& got = *v.constant;
+    if (has_string_type(expected)) return {case_outcome::skipped, "string tensors"};
+    if (got.get_element_type() != expected.get_element_type())
+      return {case_outcome::failed, "output " + std::to_string(i) + " type " + to_string(got.get_element_type()) + " != expected " +
+                                        to_string(expected.get_element_type())};
+    element_type t = expected.get_element_type();
+    bool is_float = t == element_type::f32 || t == element_type::f64 || t == element_type::f16 || t == element_type::bf16;
+    double rtol = is_float ? 1e-3 : 0, atol = is_float ? 1e-5 : 0;
+    if (t == element_type::f16 || t == element_type::bf16) atol = 1e-3; // one ulp of a 16-bit float near 1
+    auto c = tests::compare(got, expected, rtol, atol);
+    if (!c.ok) return {case_outcome::failed, "output " + std::to_string(i) + ": " + c.message};
+  }
+  return {case_outcome::passed, ""};
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(onnx_node_conformance) {
+  const fs::path root = "/usr/share/libonnx-testdata/data/node";
+  BOOST_REQUIRE_MESSAGE(fs::exists(root), "libonnx-testdata is not installed");
+  std::vector<fs::path> cases;
+  for (const auto& e : fs::directory_iterator(root))
+    if (fs::exists(e.path() / "model.onnx")) cases.push_back(e.path());
+  std::sort(cases.begin(), cases.end());
+  int passed = 0, failed = 0, skipped = 0, known = 0;
+  std::vector<std::string> failures, skips, known_lines, stale;
+  for (const auto& dir : cases) {
+    std::string id = dir.filename().string();
+    case_outcome r;
+    try {
+      r = run_case(dir);
+    } catch (const std::exception& e) {
+      r = {case_outcome::failed, std::string("unexpected: ") + e.what()};
+    }
+    auto k = known_failures.find(id);
+    if (r.kind == case_outcome::passed) {
+      ++passed;
+      if (k != known_failures.end()) stale.push_back(id);
+    } else if (r.kind == case_outcome::skipped) {
+      ++skipped;
+      skips.push_back(id + ": " + r.detail);
+    } else if (k != known_failures.end()) {
+      ++known;
+      known_lines.push_back(id + ": " + r.detail + " [known: " + k->second + "]");
+    } else {
+      ++failed;
+      failures.push_back(id + ": " + r.detail);
+    }
+  }
+  std::cout << "reference conformance: " << passed << " passed, " << failed << " failed, " << skipped << " skipped, "
+            << known << " known failures\n";
+  for (const auto& f : failures) std::cout << "  FAILED " << f << "\n";
+  for (const auto& f : known_lines) std::cout << "  KNOWN FAILURE " << f << "\n";
+  for (const auto& s : skips) std::cout << "  skipped " << s << "\n";
+  for (const auto& s : stale) std::cout << "  NOW PASSES (remove from known_failures) " << s << "\n";
+  std::cout.flush();
+  BOOST_TEST(failed == 0);
+  BOOST_TEST(stale.empty());
+  BOOST_TEST(passed > 500); // guards against a runner that silently skips everything
+}
