@@ -8,23 +8,49 @@ namespace troupe::actors {
 namespace {
 
 struct worker_state {
+  std::size_t index = 0;
   bool profiling = false;
+  std::shared_ptr<stream_dispatcher> dispatcher;
   /// One clone per program this stream has run; the shared_ptr keeps the key alive.
   std::unordered_map<const program*, std::pair<std::shared_ptr<const program>, std::unique_ptr<kernels::executable>>>
       clones;
 
   kernels::executable& clone_for(const std::shared_ptr<const program>& p) {
     auto it = clones.find(p.get());
-    if (it == clones.end())
-      it = clones.emplace(p.get(), std::make_pair(p, p->prototype->clone())).first;
+    if (it == clones.end()) it = clones.emplace(p.get(), std::make_pair(p, p->prototype->clone())).first;
     return *it->second.second;
+  }
+
+  /// Runs `w`, then the queued work after it; each result goes to its sink.
+  void run_all(work w) {
+    while (true) {
+      std::vector<Tensor> outputs;
+      std::vector<kernels::op_profile> prof;
+      std::string failure;
+      bool ok = false;
+      try {
+        auto& exe = clone_for(w.prog);
+        exe.run(w.job.inputs, outputs);
+        if (profiling) prof = exe.profile();
+        ok = true;
+      } catch (const std::exception& e) {
+        failure = e.what();
+      } catch (...) {
+        failure = "unknown error while running the model";
+      }
+      // Go idle (or take the next work) before completing, so that a request restarted from
+      // the completion finds this stream free.
+      auto next = dispatcher->next_or_idle(index);
+      if (ok) w.job.sink->on_outputs(w.job.request, std::move(outputs), std::move(prof));
+      else w.job.sink->on_error(w.job.request, failure);
+      if (!next) return;
+      w = std::move(*next);
+    }
   }
 };
 
-caf::behavior device_worker(caf::event_based_actor* self, std::size_t index, bool profiling,
+caf::behavior device_worker(caf::event_based_actor*, std::shared_ptr<worker_state> st,
                             std::shared_ptr<const program> warm) {
-  auto st = std::make_shared<worker_state>();
-  st->profiling = profiling;
   if (warm) {
     try {
       st->clone_for(warm);
@@ -33,30 +59,19 @@ caf::behavior device_worker(caf::event_based_actor* self, std::size_t index, boo
     }
   }
   return {
-      [self, st, index](run_atom, const work& w) {
-        const auto& job = w.job;
-        try {
-          auto& exe = st->clone_for(w.prog);
-          std::vector<Tensor> outputs;
-          exe.run(job.inputs, outputs);
-          std::vector<kernels::op_profile> prof;
-          if (st->profiling) prof = exe.profile();
-          job.sink->on_outputs(job.request, std::move(outputs), std::move(prof));
-        } catch (const std::exception& e) {
-          job.sink->on_error(job.request, e.what());
-        } catch (...) {
-          job.sink->on_error(job.request, "unknown error while running the model");
-        }
-        self->send(caf::actor_cast<caf::actor>(self->current_sender()), done_atom::value, index);
-      },
+      [st](run_atom, work& w) { st->run_all(std::move(w)); },
   };
 }
 
 } // namespace
 
-caf::actor spawn_device_worker(caf::local_actor* parent, std::size_t index, bool profiling,
-                               std::shared_ptr<const program> warm) {
-  return parent->spawn<caf::detached + caf::linked>(device_worker, index, profiling, std::move(warm));
+caf::actor spawn_device_worker(caf::actor_system& sys, std::size_t index, bool profiling,
+                               std::shared_ptr<stream_dispatcher> dispatcher, std::shared_ptr<const program> warm) {
+  auto st = std::make_shared<worker_state>();
+  st->index = index;
+  st->profiling = profiling;
+  st->dispatcher = std::move(dispatcher);
+  return sys.spawn<caf::detached>(device_worker, std::move(st), std::move(warm));
 }
 
 } // namespace troupe::actors

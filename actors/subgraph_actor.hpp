@@ -1,10 +1,10 @@
 #pragma once
-/// A subgraph actor: one compiled subgraph on one device with N streams (N device workers).
-/// It receives inferences tagged with a request id, hands each to a free worker (queueing when
-/// all are busy) and the worker delivers the outputs to the inference's sink. With dynamic
-/// input shapes it compiles one program per distinct set of input shapes on first use and
-/// caches it. HETERO wires several of these producer -> consumer through sinks; MULTI puts a
-/// scheduler actor in front of several.
+/// One compiled subgraph on one device with N streams (N detached device workers behind a
+/// stream_dispatcher). With static input shapes an inference goes straight from the caller to
+/// an idle worker. With dynamic input shapes it goes to the subgraph actor, which compiles one
+/// program per distinct set of input shapes on first use, caches it, and dispatches. The
+/// worker delivers the outputs to the inference's sink; HETERO will chain subgraphs through
+/// sinks, MULTI will put a scheduler actor in front of several.
 #include <functional>
 #include <memory>
 #include <vector>
@@ -12,6 +12,7 @@
 #include <caf/all.hpp>
 
 #include "actors/messages.hpp"
+#include "actors/stream_dispatcher.hpp"
 
 namespace troupe::actors {
 
@@ -25,8 +26,21 @@ struct subgraph_spec {
   bool profiling = false;
 };
 
-/// Accepts `(infer_atom, inference)`. Detached, so a message from a plain thread wakes it
-/// through a condition variable instead of waiting for a polling scheduler thread.
-caf::actor spawn_subgraph_actor(caf::actor_system& sys, subgraph_spec spec);
+class subgraph {
+public:
+  subgraph(caf::actor_system& sys, subgraph_spec spec);
+  ~subgraph(); ///< queued inferences fail; the actors exit
+  subgraph(const subgraph&) = delete;
+  subgraph& operator=(const subgraph&) = delete;
+
+  /// From any thread; the result (or error) reaches `job.sink` exactly once.
+  void submit(inference job);
+
+private:
+  std::shared_ptr<const program> fixed_;
+  std::shared_ptr<stream_dispatcher> dispatcher_;
+  std::vector<caf::actor> workers_;
+  caf::actor compiler_; ///< the subgraph actor, only for dynamic shapes
+};
 
 } // namespace troupe::actors

@@ -3,7 +3,7 @@
 /// that runs it (the actor system stays alive as long as any compiled model does).
 #include <memory>
 
-#include <caf/all.hpp>
+#include "actors/subgraph_actor.hpp"
 
 #include <troupe/compiled_model.hpp>
 
@@ -18,11 +18,7 @@ struct CompiledModel::Impl {
   std::vector<Port> inputs;
   std::vector<Port> outputs;
   resolved_config config;
-  caf::actor subgraph;
-
-  ~Impl() {
-    if (subgraph) caf::anon_send_exit(subgraph, caf::exit_reason::user_shutdown);
-  }
+  std::unique_ptr<actors::subgraph> runner;
 };
 
 } // namespace troupe

@@ -2,6 +2,7 @@
 #include <troupe/exception.hpp>
 
 #include <algorithm>
+#include <set>
 
 #include "actors/subgraph_actor.hpp"
 #include "graph/onnx_reader.hpp"
@@ -117,7 +118,7 @@ CompiledModel Core::compile_model(const Model& model, const std::string& device,
       return std::shared_ptr<const actors::program>(std::move(prog));
     };
   }
-  cm->subgraph = actors::spawn_subgraph_actor(*impl_->eng->system, std::move(spec));
+  cm->runner = std::make_unique<actors::subgraph>(*impl_->eng->system, std::move(spec));
   return CompiledModel(cm);
 }
 
@@ -125,13 +126,20 @@ std::map<std::string, std::string> Core::query_model(const Model& model, const s
                                                      const AnyMap& properties) const {
   auto& entry = impl_->find(device);
   for (const auto& [k, v] : properties) validate_property(device, *entry.dev, k, v);
-  graph::Graph g = model.impl()->graph;
+  const graph::Graph& src = model.impl()->graph;
+  graph::Graph g = src;
   bool all_static = true;
   for (auto id : g.inputs) all_static = all_static && g.value(id).shape.is_static();
   if (all_static) optimize_graph(g);
   std::map<std::string, std::string> r;
-  for (const auto& op : g.ops)
+  std::set<std::string> kept;
+  for (const auto& op : g.ops) {
+    kept.insert(op.name);
     if (entry.dev->query(g, op).supported) r[op.name] = device;
+  }
+  // Ops folded into constants or fused into another op run as part of the compiled model.
+  for (const auto& op : src.ops)
+    if (!kept.count(op.name)) r[op.name] = device;
   return r;
 }
 

@@ -217,7 +217,7 @@ void InferRequest::start_async() {
     s.outputs.clear();
   }
   job.sink = impl_;
-  caf::anon_send(s.model->subgraph, actors::infer_atom::value, std::move(job));
+  s.model->runner->submit(std::move(job));
 }
 
 void InferRequest::wait() {
