@@ -1,0 +1,262 @@
+#include "kernels/vulkan/context.hpp"
+
+#include <cstdio>
+#include <cstring>
+
+#include <troupe/exception.hpp>
+
+#include "kernels/vulkan/spirv_table.hpp"
+#include "kernels/vulkan/vk_check.hpp"
+
+namespace troupe::kernels::vulkan {
+
+uint32_t float_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+std::shared_ptr<vk_instance> vk_instance::create(std::string& why) {
+  VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+  app.pApplicationName = "troupe";
+  app.pEngineName = "troupe";
+  app.apiVersion = VK_API_VERSION_1_1;
+  VkInstanceCreateInfo ci{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+  ci.pApplicationInfo = &app;
+  auto inst = std::shared_ptr<vk_instance>(new vk_instance());
+  VkResult r = vkCreateInstance(&ci, nullptr, &inst->instance_);
+  if (r != VK_SUCCESS) {
+    inst->instance_ = VK_NULL_HANDLE;
+    why = "vkCreateInstance failed with " + result_name(r);
+    return nullptr;
+  }
+  return inst;
+}
+
+vk_instance::~vk_instance() {
+  if (instance_) vkDestroyInstance(instance_, nullptr);
+}
+
+int gpu_context::compute_family(VkPhysicalDevice phys) {
+  uint32_t n = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(phys, &n, nullptr);
+  std::vector<VkQueueFamilyProperties> fams(n);
+  vkGetPhysicalDeviceQueueFamilyProperties(phys, &n, fams.data());
+  int any = -1;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (!(fams[i].queueFlags & VK_QUEUE_COMPUTE_BIT) || fams[i].queueCount == 0) continue;
+    if (!(fams[i].queueFlags & VK_QUEUE_GRAPHICS_BIT)) return static_cast<int>(i); // a dedicated compute queue
+    if (any < 0) any = static_cast<int>(i);
+  }
+  return any;
+}
+
+device_facts gpu_context::describe(VkPhysicalDevice phys, uint32_t index) {
+  device_facts f;
+  f.index = index;
+  VkPhysicalDeviceProperties base;
+  vkGetPhysicalDeviceProperties(phys, &base);
+  f.api_version = base.apiVersion;
+  f.limits = base.limits;
+  f.name = base.deviceName;
+  switch (base.deviceType) {
+  case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: f.type = "discrete"; break;
+  case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: f.type = "integrated"; break;
+  case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: f.type = "virtual"; break;
+  case VK_PHYSICAL_DEVICE_TYPE_CPU: f.type = "cpu"; break;
+  default: f.type = "other";
+  }
+  f.driver_version = std::to_string(base.driverVersion);
+  if (base.apiVersion >= VK_API_VERSION_1_1) {
+    VkPhysicalDeviceSubgroupProperties sub{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+    VkPhysicalDeviceIDProperties ids{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
+    sub.pNext = &ids;
+    VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+    p2.pNext = &sub;
+    vkGetPhysicalDeviceProperties2(phys, &p2);
+    f.subgroup_size = sub.subgroupSize;
+    std::memcpy(f.uuid.data(), ids.deviceUUID, 16);
+  }
+  if (base.apiVersion >= VK_API_VERSION_1_2) {
+    VkPhysicalDeviceShaderFloat16Int8Features f16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
+    VkPhysicalDevice16BitStorageFeatures s16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+    f16.pNext = &s16;
+    VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    f2.pNext = &f16;
+    vkGetPhysicalDeviceFeatures2(phys, &f2);
+    f.fp16 = f16.shaderFloat16 && s16.storageBuffer16BitAccess;
+  }
+  VkPhysicalDeviceMemoryProperties mem;
+  vkGetPhysicalDeviceMemoryProperties(phys, &mem);
+  for (uint32_t i = 0; i < mem.memoryHeapCount; ++i)
+    if (mem.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) f.memory_bytes += mem.memoryHeaps[i].size;
+  return f;
+}
+
+gpu_context::gpu_context(std::shared_ptr<vk_instance> inst, VkPhysicalDevice phys, uint32_t index)
+    : instance_(std::move(inst)), phys_(phys), facts_(describe(phys, index)) {
+  int fam = compute_family(phys);
+  if (fam < 0) throw Exception("Vulkan: device '" + facts_.name + "' has no compute queue");
+  queue_family_ = static_cast<uint32_t>(fam);
+  {
+    uint32_t n = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(phys, &n, nullptr);
+    std::vector<VkQueueFamilyProperties> fams(n);
+    vkGetPhysicalDeviceQueueFamilyProperties(phys, &n, fams.data());
+    timestamp_bits_ = facts_.limits.timestampComputeAndGraphics ? fams[queue_family_].timestampValidBits : 0;
+  }
+  float prio = 1.0f;
+  VkDeviceQueueCreateInfo qi{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  qi.queueFamilyIndex = queue_family_;
+  qi.queueCount = 1;
+  qi.pQueuePriorities = &prio;
+  VkDeviceCreateInfo di{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  di.queueCreateInfoCount = 1;
+  di.pQueueCreateInfos = &qi;
+  vk_check(vkCreateDevice(phys, &di, nullptr, &device_), "vkCreateDevice");
+  try {
+    vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
+    VkPipelineCacheCreateInfo pc{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+    vk_check(vkCreatePipelineCache(device_, &pc, nullptr, &cache_), "vkCreatePipelineCache");
+    for (const auto& blob : spirv_blobs()) {
+      VkShaderModuleCreateInfo si{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+      si.codeSize = blob.count * sizeof(uint32_t);
+      si.pCode = blob.words;
+      VkShaderModule m = VK_NULL_HANDLE;
+      VkResult r = vkCreateShaderModule(device_, &si, nullptr, &m);
+      if (r != VK_SUCCESS)
+        throw Exception(std::string("Vulkan: shader '") + blob.name + "' failed to load on '" + facts_.name +
+                        "': vkCreateShaderModule returned " + result_name(r));
+      modules_[blob.name] = m;
+    }
+    VkDeviceSize align = std::max<VkDeviceSize>(facts_.limits.minStorageBufferOffsetAlignment, 256);
+    VkDeviceSize max_alloc = 1ull << 31; // maxMemoryAllocationSize is Vulkan 1.1 maintenance3
+    {
+      VkPhysicalDeviceMaintenance3Properties m3{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
+      VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+      p2.pNext = &m3;
+      vkGetPhysicalDeviceProperties2(phys, &p2);
+      if (m3.maxMemoryAllocationSize) max_alloc = m3.maxMemoryAllocationSize;
+    }
+    device_pool_ = std::make_shared<memory_pool>(device_, phys, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 64ull << 20,
+                                                  align, max_alloc, "device memory of " + facts_.name);
+    staging_pool_ = std::make_shared<memory_pool>(
+        device_, phys, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+        VK_MEMORY_PROPERTY_HOST_CACHED_BIT, 16ull << 20, align, max_alloc, "staging memory of " + facts_.name);
+  } catch (...) {
+    release();
+    throw;
+  }
+}
+
+gpu_context::~gpu_context() { release(); }
+
+void gpu_context::release() {
+  if (!device_) return;
+  vkDeviceWaitIdle(device_);
+  device_pool_.reset(); // every region is gone by now: executables hold this context
+  staging_pool_.reset();
+  for (auto& [k, p] : pipelines_) vkDestroyPipeline(device_, p, nullptr);
+  pipelines_.clear();
+  for (auto& [n, l] : layouts_) {
+    vkDestroyPipelineLayout(device_, l.second, nullptr);
+    vkDestroyDescriptorSetLayout(device_, l.first, nullptr);
+  }
+  layouts_.clear();
+  for (auto& [n, m] : modules_) vkDestroyShaderModule(device_, m, nullptr);
+  modules_.clear();
+  if (cache_) vkDestroyPipelineCache(device_, cache_, nullptr);
+  cache_ = VK_NULL_HANDLE;
+  vkDestroyDevice(device_, nullptr);
+  device_ = VK_NULL_HANDLE;
+}
+
+void gpu_context::submit(VkCommandBuffer cb, VkFence fence) {
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &cb;
+  std::lock_guard lock(queue_mutex_);
+  vk_check(vkQueueSubmit(queue_, 1, &si, fence), "vkQueueSubmit");
+}
+
+namespace {
+std::pair<VkDescriptorSetLayout, VkPipelineLayout> make_layout(VkDevice dev, uint32_t bindings) {
+  std::vector<VkDescriptorSetLayoutBinding> b(bindings);
+  for (uint32_t i = 0; i < bindings; ++i) {
+    b[i].binding = i;
+    b[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    b[i].descriptorCount = 1;
+    b[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+  }
+  VkDescriptorSetLayoutCreateInfo li{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+  li.bindingCount = bindings;
+  li.pBindings = b.data();
+  std::pair<VkDescriptorSetLayout, VkPipelineLayout> r{VK_NULL_HANDLE, VK_NULL_HANDLE};
+  vk_check(vkCreateDescriptorSetLayout(dev, &li, nullptr, &r.first), "vkCreateDescriptorSetLayout");
+  VkPipelineLayoutCreateInfo pi{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+  pi.setLayoutCount = 1;
+  pi.pSetLayouts = &r.first;
+  VkResult res = vkCreatePipelineLayout(dev, &pi, nullptr, &r.second);
+  if (res != VK_SUCCESS) {
+    vkDestroyDescriptorSetLayout(dev, r.first, nullptr);
+    throw_vk_error(res, "vkCreatePipelineLayout");
+  }
+  return r;
+}
+} // namespace
+
+VkDescriptorSetLayout gpu_context::set_layout(uint32_t bindings) {
+  std::lock_guard lock(pipeline_mutex_);
+  auto it = layouts_.find(bindings);
+  if (it == layouts_.end()) it = layouts_.emplace(bindings, make_layout(device_, bindings)).first;
+  return it->second.first;
+}
+
+VkPipelineLayout gpu_context::pipeline_layout(uint32_t bindings) {
+  set_layout(bindings);
+  std::lock_guard lock(pipeline_mutex_);
+  return layouts_.at(bindings).second;
+}
+
+VkPipeline gpu_context::pipeline(const std::string& shader, uint32_t bindings, const spec_map& spec) {
+  std::string key = shader;
+  key.push_back('/');
+  key.append(std::to_string(bindings));
+  for (auto& [id, w] : spec) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, ":%u=%u", id, w);
+    key.append(buf);
+  }
+  VkPipelineLayout layout = pipeline_layout(bindings);
+  std::lock_guard lock(pipeline_mutex_);
+  if (auto it = pipelines_.find(key); it != pipelines_.end()) return it->second;
+  auto mod = modules_.find(shader);
+  if (mod == modules_.end()) throw Exception("Vulkan: no embedded shader named '" + shader + "'");
+  std::vector<VkSpecializationMapEntry> entries;
+  std::vector<uint32_t> data;
+  for (auto& [id, w] : spec) {
+    entries.push_back({id, static_cast<uint32_t>(data.size() * 4), 4});
+    data.push_back(w);
+  }
+  VkSpecializationInfo si{static_cast<uint32_t>(entries.size()), entries.data(), data.size() * 4, data.data()};
+  VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+  ci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
+  ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  ci.stage.module = mod->second;
+  ci.stage.pName = "main";
+  ci.stage.pSpecializationInfo = &si;
+  ci.layout = layout;
+  VkPipeline p = VK_NULL_HANDLE;
+  VkResult r = vkCreateComputePipelines(device_, cache_, 1, &ci, nullptr, &p);
+  if (r != VK_SUCCESS)
+    throw Exception("Vulkan: vkCreateComputePipelines for shader '" + shader + "' failed with " + result_name(r));
+  pipelines_[key] = p;
+  return p;
+}
+
+std::size_t gpu_context::pipeline_count() const {
+  std::lock_guard lock(pipeline_mutex_);
+  return pipelines_.size();
+}
+
+} // namespace troupe::kernels::vulkan

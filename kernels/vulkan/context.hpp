@@ -1,0 +1,96 @@
+#pragma once
+/// One Vulkan device opened for compute: instance (shared by all devices of one enumeration),
+/// logical device, compute queue, shader modules of every embedded shader, pipeline cache,
+/// pipelines keyed by (shader, specialization constants), and the two memory pools.
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <vulkan/vulkan.h>
+
+#include "kernels/vulkan/memory_pool.hpp"
+
+namespace troupe::kernels::vulkan {
+
+/// RAII VkInstance.
+class vk_instance {
+public:
+  /// Null when Vulkan is unusable here (no ICD, vkCreateInstance fails); `why` says why.
+  static std::shared_ptr<vk_instance> create(std::string& why);
+  ~vk_instance();
+  VkInstance get() const { return instance_; }
+
+private:
+  VkInstance instance_ = VK_NULL_HANDLE;
+};
+
+/// What a physical device is.
+struct device_facts {
+  uint32_t index = 0; ///< enumeration index: the only key that tells identical ICDs apart
+  std::string name;
+  std::string type; ///< "discrete", "integrated", "virtual", "cpu", "other"
+  uint64_t memory_bytes = 0;
+  uint32_t subgroup_size = 0;
+  bool fp16 = false; ///< shaderFloat16 and 16-bit storage buffers
+  std::array<uint8_t, 16> uuid{};
+  uint32_t api_version = 0;
+  std::string driver_version;
+  VkPhysicalDeviceLimits limits{};
+};
+
+/// Specialization constants: constant_id -> 32-bit word (floats as their bits).
+using spec_map = std::map<uint32_t, uint32_t>;
+uint32_t float_bits(float f);
+
+class gpu_context {
+public:
+  /// Opens the device; throws troupe::Exception naming the call, or the shader that failed to load.
+  gpu_context(std::shared_ptr<vk_instance> inst, VkPhysicalDevice phys, uint32_t index);
+  ~gpu_context();
+  gpu_context(const gpu_context&) = delete;
+  gpu_context& operator=(const gpu_context&) = delete;
+
+  const device_facts& facts() const { return facts_; }
+  VkDevice device() const { return device_; }
+  uint32_t queue_family() const { return queue_family_; }
+  /// Submits one command buffer; the queue is shared by every executable of this device.
+  void submit(VkCommandBuffer cb, VkFence fence);
+  /// Descriptor layout with `bindings` storage buffers (binding 0..n-1).
+  VkDescriptorSetLayout set_layout(uint32_t bindings);
+  VkPipelineLayout pipeline_layout(uint32_t bindings);
+  /// Created once per (shader, constants), kept for the device's lifetime.
+  VkPipeline pipeline(const std::string& shader, uint32_t bindings, const spec_map& spec);
+  std::size_t pipeline_count() const;
+
+  memory_pool& device_memory() { return *device_pool_; }
+  memory_pool& staging_memory() { return *staging_pool_; }
+  bool timestamps() const { return timestamp_bits_ > 0; }
+
+  /// Finds the queue family with compute, or -1.
+  static int compute_family(VkPhysicalDevice phys);
+  static device_facts describe(VkPhysicalDevice phys, uint32_t index);
+
+private:
+  void release(); ///< destroys everything; safe on a half-built context
+  std::shared_ptr<vk_instance> instance_;
+  VkPhysicalDevice phys_;
+  device_facts facts_;
+  VkDevice device_ = VK_NULL_HANDLE;
+  uint32_t queue_family_ = 0;
+  uint32_t timestamp_bits_ = 0;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  std::mutex queue_mutex_;
+  VkPipelineCache cache_ = VK_NULL_HANDLE;
+  std::map<std::string, VkShaderModule> modules_;
+  mutable std::mutex pipeline_mutex_;
+  std::map<uint32_t, std::pair<VkDescriptorSetLayout, VkPipelineLayout>> layouts_;
+  std::map<std::string, VkPipeline> pipelines_;
+  std::shared_ptr<memory_pool> device_pool_;
+  std::shared_ptr<memory_pool> staging_pool_;
+};
+
+} // namespace troupe::kernels::vulkan

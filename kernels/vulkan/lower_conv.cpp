@@ -1,0 +1,134 @@
+/// Conv and ConvTranspose (2-D, NCHW) on shaders/conv.comp and shaders/conv_transpose.comp.
+#include "kernels/vulkan/lowering.hpp"
+
+namespace troupe::kernels::vulkan {
+
+namespace {
+
+std::string check_common(const graph::Graph& g, const graph::Op& op) {
+  if (op.input_count() < 2) return "expects X and W";
+  for (std::size_t i = 0; i < op.inputs.size(); ++i)
+    if (op.inputs[i] != graph::no_value && g.value(op.inputs[i]).type != element_type::f32)
+      return "input " + std::to_string(i) + " is " + to_string(g.value(op.inputs[i]).type) + "; the shader is float32 only";
+  if (shape_of(g, op.inputs[0]).size() != 4 || shape_of(g, op.inputs[1]).size() != 4)
+    return "only 2-D convolution (4-D NCHW input) has a Vulkan shader";
+  auto ap = op.attr_string("auto_pad", "NOTSET");
+  if (ap != "NOTSET" && ap != "VALID" && ap != "SAME_UPPER" && ap != "SAME_LOWER") return "unknown auto_pad '" + ap + "'";
+  return check_activation(op);
+}
+
+struct conv_geom {
+  Shape x, w, y;
+  std::vector<int64_t> k, s, d;
+  std::array<int64_t, 4> pads;
+  int64_t groups;
+};
+
+conv_geom geometry(const graph::Graph& g, const graph::Op& op) {
+  conv_geom c;
+  c.x = shape_of(g, op.inputs[0]);
+  c.w = shape_of(g, op.inputs[1]);
+  c.y = shape_of(g, op.outputs[0]);
+  c.k = {c.w[2], c.w[3]};
+  c.s = op.attr_ints("strides", {1, 1});
+  c.d = op.attr_ints("dilations", {1, 1});
+  c.groups = op.attr_int("group", 1);
+  c.pads = window_pads(op, c.x, c.y, c.k, c.s, c.d);
+  return c;
+}
+
+spec_map conv_spec(const conv_geom& c, bool bias) {
+  spec_map s;
+  uint32_t i = 0;
+  for (int64_t v : {c.x[0], c.x[1], c.x[2], c.x[3], c.y[1], c.y[2], c.y[3], c.k[0], c.k[1], c.s[0], c.s[1], c.d[0],
+                    c.d[1], c.pads[0], c.pads[1], c.groups})
+    s[i++] = static_cast<uint32_t>(v);
+  s[16] = bias ? 1u : 0u;
+  return s;
+}
+
+bool has_bias(const graph::Op& op) { return op.inputs.size() > 2 && op.inputs[2] != graph::no_value; }
+
+} // namespace
+
+void add_conv_rules(rule_table& t) {
+  t["Conv"] = {[](const graph::Graph& g, const graph::Op& op) {
+                 auto w = check_common(g, op);
+                 if (!w.empty()) return w;
+                 auto c = geometry(g, op);
+                 if (c.groups < 1 || c.x[1] % c.groups != 0 || c.y[1] % c.groups != 0 || c.w[1] * c.groups != c.x[1])
+                   return std::string("channels do not match group=") + std::to_string(c.groups);
+                 if (c.s.size() != 2 || c.d.size() != 2) return std::string("strides/dilations must have 2 values");
+                 return std::string();
+               },
+               [](op_builder& b) {
+                 const auto& g = b.graph();
+                 const auto& op = b.op();
+                 auto c = geometry(g, op);
+                 int64_t oc = c.y[1], ocg = oc / c.groups, icg = c.w[1], kk = c.k[0] * c.k[1];
+                 bool bias = has_bias(op);
+                 spec_map spec = conv_spec(c, bias);
+                 add_activation(op, spec);
+                 buffer_ref x = b.input(0);
+                 buffer_ref bias_ref = bias ? b.input(2) : x;
+                 bool blocked = g.is_constant(op.inputs[1]) && (c.groups == 1 || ocg % 4 == 0);
+                 buffer_ref w;
+                 std::string shader;
+                 int64_t ocb;
+                 if (blocked) { // reorder to [ceil(OC/4)][ICg][KH][KW][4] so one vec4 load feeds 4 channels
+                   auto src = const_floats(g, op, 1);
+                   int64_t blocks = (oc + 3) / 4;
+                   std::vector<float> r(static_cast<std::size_t>(blocks * icg * kk * 4), 0.0f);
+                   for (int64_t o = 0; o < oc; ++o)
+                     for (int64_t i = 0; i < icg; ++i)
+                       for (int64_t k = 0; k < kk; ++k)
+                         r[static_cast<std::size_t>((((o / 4) * icg + i) * kk + k) * 4 + o % 4)] =
+                             src[static_cast<std::size_t>((o * icg + i) * kk + k)];
+                   w = b.constant(std::move(r));
+                   shader = "conv_oc4";
+                   ocb = blocks;
+                 } else {
+                   w = b.input(1);
+                   shader = "conv_oc1";
+                   ocb = oc;
+                 }
+                 uint64_t inv = static_cast<uint64_t>(c.y[0] * ocb * c.y[2] * ((c.y[3] + 3) / 4));
+                 b.dispatch(shader, std::move(spec), {x, w, bias_ref, b.output(0)}, inv);
+               }};
+
+  t["ConvTranspose"] = {[](const graph::Graph& g, const graph::Op& op) {
+                          auto w = check_common(g, op);
+                          if (!w.empty()) return w;
+                          if (op.has_attr("output_shape")) return std::string("output_shape attribute has no Vulkan shader");
+                          auto ap = op.attr_string("auto_pad", "NOTSET");
+                          if (ap != "NOTSET" && ap != "VALID") return std::string("auto_pad " + ap + " has no Vulkan shader");
+                          auto x = shape_of(g, op.inputs[0]), wt = shape_of(g, op.inputs[1]);
+                          int64_t groups = op.attr_int("group", 1);
+                          if (groups < 1 || x[1] != wt[0] || x[1] % groups != 0)
+                            return std::string("channels do not match group=") + std::to_string(groups);
+                          return std::string();
+                        },
+                        [](op_builder& b) {
+                          const auto& g = b.graph();
+                          const auto& op = b.op();
+                          conv_geom c;
+                          c.x = shape_of(g, op.inputs[0]);
+                          c.w = shape_of(g, op.inputs[1]);
+                          c.y = shape_of(g, op.outputs[0]);
+                          c.k = {c.w[2], c.w[3]};
+                          c.s = op.attr_ints("strides", {1, 1});
+                          c.d = op.attr_ints("dilations", {1, 1});
+                          c.groups = op.attr_int("group", 1);
+                          auto p = op.attr_ints("pads", {0, 0, 0, 0});
+                          c.pads = {p[0], p[1], p[2], p[3]};
+                          if (op.attr_string("auto_pad", "NOTSET") == "VALID") c.pads = {0, 0, 0, 0};
+                          bool bias = has_bias(op);
+                          spec_map spec = conv_spec(c, bias);
+                          add_activation(op, spec);
+                          buffer_ref x = b.input(0);
+                          b.dispatch("conv_transpose", std::move(spec), {x, b.input(1), bias ? b.input(2) : x, b.output(0)},
+                                     static_cast<uint64_t>(shape_size(c.y)));
+                        }};
+}
+
+} // namespace troupe::kernels::vulkan

@@ -1,0 +1,195 @@
+/// Element-wise ops on shaders/eltwise.comp: unary, binary with broadcasting, and
+/// BatchNormalization as a per-channel scale-shift (folded from its constants on the host).
+#include <cmath>
+
+#include "kernels/vulkan/lowering.hpp"
+
+namespace troupe::kernels::vulkan {
+
+namespace {
+
+bool is_f32(const graph::Graph& g, graph::ValueId v) { return g.value(v).type == element_type::f32; }
+
+std::string need_f32(const graph::Graph& g, const graph::Op& op, std::size_t n_inputs) {
+  for (std::size_t i = 0; i < std::min(n_inputs, op.inputs.size()); ++i)
+    if (op.inputs[i] != graph::no_value && !is_f32(g, op.inputs[i]))
+      return "input " + std::to_string(i) + " is " + to_string(g.value(op.inputs[i]).type) + "; the shader is float32 only";
+  for (auto v : op.outputs)
+    if (v != graph::no_value && !is_f32(g, v)) return "output is not float32; the shader is float32 only";
+  return "";
+}
+
+/// Dims of `out` right-aligned into 6.
+std::array<uint32_t, 6> dims6(const Shape& out) {
+  std::array<uint32_t, 6> d{1, 1, 1, 1, 1, 1};
+  for (std::size_t i = 0; i < out.size(); ++i) d[6 - out.size() + i] = static_cast<uint32_t>(out[i]);
+  return d;
+}
+
+/// Broadcasting strides of `in` against `out` (both right-aligned in 6 dims).
+std::array<uint32_t, 6> bstrides(const Shape& in, const Shape& out) {
+  std::array<uint32_t, 6> s{0, 0, 0, 0, 0, 0};
+  uint32_t stride = 1;
+  for (std::size_t k = 0; k < in.size(); ++k) {
+    std::size_t i = in.size() - 1 - k;
+    std::size_t o = 5 - k;
+    s[o] = in[i] == 1 ? 0 : stride;
+    stride *= static_cast<uint32_t>(in[i]);
+  }
+  (void)out;
+  return s;
+}
+
+/// Emits one eltwise dispatch: OP over up to 3 operand buffers with their shapes.
+void emit(op_builder& b, int code, const std::vector<std::pair<buffer_ref, Shape>>& operands, float p0, float p1) {
+  const auto& g = b.graph();
+  const auto& op = b.op();
+  Shape out = shape_of(g, op.outputs[0]);
+  spec_map spec;
+  spec[0] = static_cast<uint32_t>(code);
+  spec[1] = static_cast<uint32_t>(shape_size(out));
+  auto d = dims6(out);
+  for (int i = 0; i < 6; ++i) spec[2 + i] = d[i];
+  std::vector<buffer_ref> args;
+  for (std::size_t k = 0; k < 3; ++k) {
+    const auto& [ref, shape] = operands[std::min(k, operands.size() - 1)];
+    auto s = bstrides(shape, out);
+    for (int i = 0; i < 6; ++i) spec[static_cast<uint32_t>(8 + 6 * k + i)] = s[i];
+    spec[static_cast<uint32_t>(26 + k)] = shape == out ? 1u : 0u;
+    args.push_back(ref);
+  }
+  spec[29] = float_bits(p0);
+  spec[30] = float_bits(p1);
+  add_activation(op, spec);
+  args.push_back(b.output(0));
+  b.dispatch("eltwise", std::move(spec), std::move(args), static_cast<uint64_t>(shape_size(out)));
+}
+
+std::string check_rank(const graph::Graph& g, const graph::Op& op) {
+  for (auto v : op.inputs)
+    if (v != graph::no_value && shape_of(g, v).size() > 6) return "rank above 6 has no Vulkan shader";
+  if (shape_of(g, op.outputs[0]).size() > 6) return "rank above 6 has no Vulkan shader";
+  return "";
+}
+
+void add_unary(rule_table& t, const std::string& name, int code, float def0 = 0, const char* attr0 = nullptr) {
+  t[name] = {[](const graph::Graph& g, const graph::Op& op) {
+               if (op.input_count() != 1) return std::string("expects exactly 1 input");
+               auto w = need_f32(g, op, 1);
+               if (w.empty()) w = check_rank(g, op);
+               if (w.empty()) w = check_activation(op);
+               return w;
+             },
+             [code, def0, attr0](op_builder& b) {
+               float p0 = attr0 ? b.op().attr_float(attr0, def0) : def0;
+               emit(b, code, {{b.input(0), shape_of(b.graph(), b.op().inputs[0])}}, p0, 0);
+             }};
+}
+
+} // namespace
+
+void add_eltwise_rules(rule_table& t) {
+  add_unary(t, "Relu", 1);
+  add_unary(t, "Sigmoid", 2);
+  add_unary(t, "Tanh", 3);
+  add_unary(t, "HardSwish", 5);
+  add_unary(t, "LeakyRelu", 7, 0.01f, "alpha");
+  add_unary(t, "Sqrt", 20);
+  add_unary(t, "Exp", 21);
+  add_unary(t, "Abs", 22);
+  add_unary(t, "Neg", 23);
+  add_unary(t, "Log", 24);
+  add_unary(t, "Reciprocal", 25);
+  add_unary(t, "Floor", 26);
+  add_unary(t, "Ceil", 27);
+  add_unary(t, "Erf", 28);
+  add_unary(t, "Elu", 29, 1.0f, "alpha");
+  add_unary(t, "Softplus", 30);
+  add_unary(t, "Sin", 31);
+  add_unary(t, "Cos", 32);
+  add_unary(t, "Sign", 33);
+  add_unary(t, "Round", 34);
+
+  t["HardSigmoid"] = {[](const graph::Graph& g, const graph::Op& op) {
+                        auto w = need_f32(g, op, 1);
+                        return w.empty() ? check_rank(g, op) : w;
+                      },
+                      [](op_builder& b) {
+                        emit(b, 4, {{b.input(0), shape_of(b.graph(), b.op().inputs[0])}},
+                             b.op().attr_float("alpha", 0.2f), b.op().attr_float("beta", 0.5f));
+                      }};
+
+  // Clip: bounds are attributes before opset 11, optional constant inputs after.
+  t["Clip"] = {[](const graph::Graph& g, const graph::Op& op) {
+                 auto w = need_f32(g, op, 3);
+                 if (!w.empty()) return w;
+                 for (std::size_t i = 1; i < op.inputs.size(); ++i)
+                   if (op.inputs[i] != graph::no_value && !g.is_constant(op.inputs[i]))
+                     return std::string("min/max must be constants for the Vulkan shader");
+                 return check_rank(g, op);
+               },
+               [](op_builder& b) {
+                 const auto& op = b.op();
+                 float lo = op.attr_float("min", -std::numeric_limits<float>::max());
+                 float hi = op.attr_float("max", std::numeric_limits<float>::max());
+                 if (auto v = const_floats(b.graph(), op, 1); !v.empty()) lo = v[0];
+                 if (auto v = const_floats(b.graph(), op, 2); !v.empty()) hi = v[0];
+                 emit(b, 6, {{b.input(0), shape_of(b.graph(), op.inputs[0])}}, lo, hi);
+               }};
+
+  auto binary = [&t](const std::string& name, int code) {
+    t[name] = {[](const graph::Graph& g, const graph::Op& op) {
+                 if (op.input_count() != 2) return std::string("expects exactly 2 inputs");
+                 auto w = need_f32(g, op, 2);
+                 if (w.empty()) w = check_rank(g, op);
+                 if (w.empty()) w = check_activation(op);
+                 return w;
+               },
+               [code](op_builder& b) {
+                 const auto& g = b.graph();
+                 const auto& op = b.op();
+                 emit(b, code, {{b.input(0), shape_of(g, op.inputs[0])}, {b.input(1), shape_of(g, op.inputs[1])}}, 0, 0);
+               }};
+  };
+  binary("Add", 40);
+  binary("Sub", 41);
+  binary("Mul", 42);
+  binary("Div", 43);
+  binary("Pow", 44);
+  binary("Max", 45);
+  binary("Min", 46);
+  binary("PRelu", 47);
+
+  // Inference-mode BatchNormalization: y = x * s[c] + t[c], s = gamma/sqrt(var+eps), t = beta - mean*s.
+  t["BatchNormalization"] = {
+      [](const graph::Graph& g, const graph::Op& op) {
+        if (op.input_count() != 5) return std::string("expects 5 inputs");
+        if (op.attr_int("training_mode", 0) != 0) return std::string("training_mode has no Vulkan shader");
+        for (std::size_t i = 1; i < op.outputs.size(); ++i)
+          if (op.outputs[i] != graph::no_value) return std::string("running mean/var outputs have no Vulkan shader");
+        for (std::size_t i = 1; i < 5; ++i)
+          if (!g.is_constant(op.inputs[i]) || g.value(op.inputs[i]).constant->get_element_type() != element_type::f32)
+            return std::string("scale, B, mean and var must be float32 constants");
+        auto x = shape_of(g, op.inputs[0]);
+        if (x.size() < 2 || x.size() > 6) return std::string("input rank must be 2..6");
+        return need_f32(g, op, 1);
+      },
+      [](op_builder& b) {
+        const auto& g = b.graph();
+        const auto& op = b.op();
+        auto gamma = const_floats(g, op, 1), beta = const_floats(g, op, 2), mean = const_floats(g, op, 3),
+             var = const_floats(g, op, 4);
+        float eps = op.attr_float("epsilon", 1e-5f);
+        std::vector<float> s(gamma.size()), sh(gamma.size());
+        for (std::size_t c = 0; c < gamma.size(); ++c) {
+          s[c] = gamma[c] / std::sqrt(var[c] + eps);
+          sh[c] = beta[c] - mean[c] * s[c];
+        }
+        Shape x = shape_of(g, op.inputs[0]);
+        Shape cshape(x.size(), 1);
+        cshape[1] = x[1];
+        emit(b, 50, {{b.input(0), x}, {b.constant(std::move(s)), cshape}, {b.constant(std::move(sh)), cshape}}, 0, 0);
+      }};
+}
+
+} // namespace troupe::kernels::vulkan

@@ -1,0 +1,165 @@
+/// Data movement: Reshape/Squeeze/Unsqueeze/Flatten/Identity/Dropout alias their input's
+/// buffer (no dispatch); Concat, Transpose, Slice, Split and Expand are strided copies on
+/// shaders/copy.comp (any 32-bit element type).
+#include <numeric>
+
+#include "kernels/vulkan/lowering.hpp"
+
+namespace troupe::kernels::vulkan {
+
+namespace {
+
+std::vector<int64_t> natural_strides(const Shape& s) {
+  std::vector<int64_t> r(s.size(), 1);
+  for (std::size_t i = s.size(); i-- > 1;) r[i - 1] = r[i] * s[i];
+  return r;
+}
+
+/// One strided copy: iterate `dims`; read src[in_off + c.in_strides], write dst[out_off + c.out_strides].
+void copy(op_builder& b, buffer_ref src, buffer_ref dst, const Shape& dims, const std::vector<int64_t>& in_strides,
+          int64_t in_off, const std::vector<int64_t>& out_strides, int64_t out_off) {
+  spec_map s;
+  int64_t total = shape_size(dims);
+  if (total == 0) return;
+  s[0] = static_cast<uint32_t>(total);
+  std::size_t pad = 6 - dims.size();
+  for (std::size_t i = 0; i < 6; ++i) {
+    bool real = i >= pad;
+    s[static_cast<uint32_t>(1 + i)] = real ? static_cast<uint32_t>(dims[i - pad]) : 1u;
+    s[static_cast<uint32_t>(7 + i)] = real ? static_cast<uint32_t>(static_cast<int32_t>(in_strides[i - pad])) : 0u;
+    s[static_cast<uint32_t>(13 + i)] = real ? static_cast<uint32_t>(out_strides[i - pad]) : 0u;
+  }
+  s[19] = static_cast<uint32_t>(static_cast<int32_t>(in_off));
+  s[20] = static_cast<uint32_t>(out_off);
+  b.dispatch("copy", std::move(s), {src, dst}, static_cast<uint64_t>(total));
+}
+
+std::string check_words(const graph::Graph& g, const graph::Op& op) {
+  for (auto v : op.outputs) {
+    if (v == graph::no_value) continue;
+    if (element_size(g.value(v).type) != 4) return "element type " + to_string(g.value(v).type) + " has no Vulkan copy shader (32-bit types only)";
+    if (shape_of(g, v).size() > 6) return std::string("rank above 6 has no Vulkan shader");
+  }
+  if (!op.inputs.empty() && op.inputs[0] != graph::no_value && shape_of(g, op.inputs[0]).size() > 6)
+    return std::string("rank above 6 has no Vulkan shader");
+  return "";
+}
+
+int64_t norm_axis(int64_t a, std::size_t rank) { return a < 0 ? a + static_cast<int64_t>(rank) : a; }
+
+} // namespace
+
+void add_movement_rules(rule_table& t) {
+  op_rule alias{[](const graph::Graph& g, const graph::Op& op) {
+                  if (op.inputs.empty() || op.inputs[0] == graph::no_value) return std::string("expects an input");
+                  for (std::size_t i = 1; i < op.outputs.size(); ++i)
+                    if (op.outputs[i] != graph::no_value) return std::string("a second output has no Vulkan shader");
+                  if (g.is_constant(op.inputs[0])) return std::string("a constant input should have been folded");
+                  if (g.value(op.inputs[0]).type != g.value(op.outputs[0]).type) return std::string("type changes");
+                  return std::string();
+                },
+                [](op_builder& b) { b.alias_output(); }};
+  for (const char* n : {"Reshape", "Squeeze", "Unsqueeze", "Flatten", "Identity", "Dropout"}) t[n] = alias;
+
+  t["Concat"] = {check_words, [](op_builder& b) {
+                   const auto& g = b.graph();
+                   const auto& op = b.op();
+                   Shape y = shape_of(g, op.outputs[0]);
+                   auto axis = norm_axis(op.attr_int("axis", 0), y.size());
+                   auto ys = natural_strides(y);
+                   int64_t off = 0;
+                   for (std::size_t i = 0; i < op.inputs.size(); ++i) {
+                     if (op.inputs[i] == graph::no_value) continue;
+                     Shape x = shape_of(g, op.inputs[i]);
+                     copy(b, b.input(i), b.output(0), x, natural_strides(x), 0, ys, off * ys[static_cast<std::size_t>(axis)]);
+                     off += x[static_cast<std::size_t>(axis)];
+                   }
+                 }};
+
+  t["Transpose"] = {check_words, [](op_builder& b) {
+                      const auto& g = b.graph();
+                      const auto& op = b.op();
+                      Shape x = shape_of(g, op.inputs[0]), y = shape_of(g, op.outputs[0]);
+                      std::vector<int64_t> perm(x.size());
+                      std::iota(perm.rbegin(), perm.rend(), 0);
+                      perm = op.attr_ints("perm", perm);
+                      auto xs = natural_strides(x);
+                      std::vector<int64_t> in(y.size());
+                      for (std::size_t i = 0; i < y.size(); ++i) in[i] = xs[static_cast<std::size_t>(perm[i])];
+                      copy(b, b.input(0), b.output(0), y, in, 0, natural_strides(y), 0);
+                    }};
+
+  t["Slice"] = {[](const graph::Graph& g, const graph::Op& op) {
+                  auto w = check_words(g, op);
+                  if (!w.empty()) return w;
+                  for (std::size_t i = 1; i < op.inputs.size(); ++i)
+                    if (op.inputs[i] != graph::no_value && !g.is_constant(op.inputs[i]))
+                      return std::string("starts/ends/axes/steps must be constants");
+                  return std::string();
+                },
+                [](op_builder& b) {
+                  const auto& g = b.graph();
+                  const auto& op = b.op();
+                  Shape x = shape_of(g, op.inputs[0]), y = shape_of(g, op.outputs[0]);
+                  std::vector<int64_t> starts, axes, steps;
+                  if (g.opset < 10) {
+                    starts = op.attr_ints("starts");
+                    axes = op.attr_ints("axes");
+                  } else {
+                    starts = const_ints(g, op, 1);
+                    axes = const_ints(g, op, 3);
+                    steps = const_ints(g, op, 4);
+                  }
+                  if (axes.empty())
+                    for (std::size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+                  if (steps.empty()) steps.assign(starts.size(), 1);
+                  auto xs = natural_strides(x);
+                  std::vector<int64_t> in = xs;
+                  int64_t off = 0;
+                  for (std::size_t i = 0; i < axes.size(); ++i) {
+                    auto a = static_cast<std::size_t>(norm_axis(axes[i], x.size()));
+                    int64_t dim = x[a], st = starts[i], step = steps[i];
+                    if (st < 0) st += dim;
+                    st = step > 0 ? std::clamp<int64_t>(st, 0, dim) : std::clamp<int64_t>(st, 0, dim - 1);
+                    off += st * xs[a];
+                    in[a] = xs[a] * step;
+                  }
+                  copy(b, b.input(0), b.output(0), y, in, off, natural_strides(y), 0);
+                }};
+
+  t["Split"] = {check_words, [](op_builder& b) {
+                  const auto& g = b.graph();
+                  const auto& op = b.op();
+                  Shape x = shape_of(g, op.inputs[0]);
+                  auto axis = static_cast<std::size_t>(norm_axis(op.attr_int("axis", 0), x.size()));
+                  auto xs = natural_strides(x);
+                  int64_t off = 0;
+                  for (std::size_t j = 0; j < op.outputs.size(); ++j) {
+                    if (op.outputs[j] == graph::no_value) continue;
+                    Shape y = shape_of(g, op.outputs[j]);
+                    copy(b, b.input(0), b.output(j), y, xs, off * xs[axis], natural_strides(y), 0);
+                    off += y[axis];
+                  }
+                }};
+
+  t["Expand"] = {[](const graph::Graph& g, const graph::Op& op) {
+                   auto w = check_words(g, op);
+                   if (!w.empty()) return w;
+                   if (!g.is_constant(op.inputs[1])) return std::string("shape must be a constant");
+                   return std::string();
+                 },
+                 [](op_builder& b) {
+                   const auto& g = b.graph();
+                   const auto& op = b.op();
+                   Shape x = shape_of(g, op.inputs[0]), y = shape_of(g, op.outputs[0]);
+                   auto xs = natural_strides(x);
+                   std::vector<int64_t> in(y.size(), 0);
+                   for (std::size_t k = 0; k < x.size(); ++k) {
+                     std::size_t i = x.size() - 1 - k, o = y.size() - 1 - k;
+                     in[o] = x[i] == 1 ? 0 : xs[i];
+                   }
+                   copy(b, b.input(0), b.output(0), y, in, 0, natural_strides(y), 0);
+                 }};
+}
+
+} // namespace troupe::kernels::vulkan

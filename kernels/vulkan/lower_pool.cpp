@@ -1,0 +1,116 @@
+/// MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool (shaders/pool.comp) and Resize
+/// (shaders/resize.comp), all 2-D over NCHW.
+#include <cmath>
+
+#include "kernels/vulkan/lowering.hpp"
+
+namespace troupe::kernels::vulkan {
+
+namespace {
+
+std::string check_4d_f32(const graph::Graph& g, const graph::Op& op) {
+  if (op.inputs.empty() || op.inputs[0] == graph::no_value) return "expects X";
+  if (g.value(op.inputs[0]).type != element_type::f32) return "the shader is float32 only";
+  if (shape_of(g, op.inputs[0]).size() != 4) return "only 4-D NCHW input has a Vulkan shader";
+  for (std::size_t i = 1; i < op.outputs.size(); ++i)
+    if (op.outputs[i] != graph::no_value) return "a second output (Indices) has no Vulkan shader";
+  return "";
+}
+
+void pool(op_builder& b, bool is_max, bool global) {
+  const auto& g = b.graph();
+  const auto& op = b.op();
+  Shape x = shape_of(g, op.inputs[0]), y = shape_of(g, op.outputs[0]);
+  std::vector<int64_t> k = global ? std::vector<int64_t>{x[2], x[3]} : op.attr_ints("kernel_shape");
+  std::vector<int64_t> s = global ? std::vector<int64_t>{1, 1} : op.attr_ints("strides", {1, 1});
+  std::vector<int64_t> d = global ? std::vector<int64_t>{1, 1} : op.attr_ints("dilations", {1, 1});
+  auto p = global ? std::array<int64_t, 4>{0, 0, 0, 0} : window_pads(op, x, y, k, s, d);
+  spec_map spec;
+  uint32_t i = 0;
+  for (int64_t v : {x[0] * x[1], x[2], x[3], y[2], y[3], k[0], k[1], s[0], s[1], p[0], p[1], d[0], d[1]})
+    spec[i++] = static_cast<uint32_t>(v);
+  spec[13] = is_max ? 1 : 0;
+  spec[14] = op.attr_int("count_include_pad", 0) != 0 ? 1 : 0;
+  spec[15] = static_cast<uint32_t>(p[2]);
+  spec[16] = static_cast<uint32_t>(p[3]);
+  b.dispatch("pool", std::move(spec), {b.input(0), b.output(0)}, static_cast<uint64_t>(shape_size(y)));
+}
+
+std::string check_window(const graph::Graph& g, const graph::Op& op) {
+  auto w = check_4d_f32(g, op);
+  if (!w.empty()) return w;
+  if (op.attr_ints("kernel_shape").size() != 2) return std::string("kernel_shape must have 2 values");
+  if (op.attr_int("storage_order", 0) != 0) return std::string("storage_order=1 has no Vulkan shader");
+  auto ap = op.attr_string("auto_pad", "NOTSET");
+  if (ap != "NOTSET" && ap != "VALID" && ap != "SAME_UPPER" && ap != "SAME_LOWER") return "unknown auto_pad '" + ap + "'";
+  return std::string();
+}
+
+} // namespace
+
+void add_pool_rules(rule_table& t) {
+  t["MaxPool"] = {check_window, [](op_builder& b) { pool(b, true, false); }};
+  t["AveragePool"] = {check_window, [](op_builder& b) { pool(b, false, false); }};
+  t["GlobalAveragePool"] = {check_4d_f32, [](op_builder& b) { pool(b, false, true); }};
+  t["GlobalMaxPool"] = {check_4d_f32, [](op_builder& b) { pool(b, true, true); }};
+
+  t["Resize"] = {
+      [](const graph::Graph& g, const graph::Op& op) {
+        auto w = check_4d_f32(g, op);
+        if (!w.empty()) return w;
+        Shape x = shape_of(g, op.inputs[0]), y = shape_of(g, op.outputs[0]);
+        if (x[0] != y[0] || x[1] != y[1]) return std::string("resizing N or C has no Vulkan shader");
+        auto mode = op.attr_string("mode", "nearest");
+        if (mode != "nearest" && mode != "linear") return "mode '" + mode + "' has no Vulkan shader";
+        static const char* coords[] = {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel",
+                                       "tf_half_pixel_for_nearest"};
+        auto ct = op.attr_string("coordinate_transformation_mode", "half_pixel");
+        bool ok = false;
+        for (auto* c : coords) ok = ok || ct == c;
+        if (!ok) return "coordinate_transformation_mode '" + ct + "' has no Vulkan shader";
+        auto nm = op.attr_string("nearest_mode", "round_prefer_floor");
+        if (nm != "round_prefer_floor" && nm != "round_prefer_ceil" && nm != "floor" && nm != "ceil")
+          return "nearest_mode '" + nm + "' has no Vulkan shader";
+        if (op.attr_int("antialias", 0) != 0) return std::string("antialias has no Vulkan shader");
+        if (op.has_attr("axes")) return std::string("the axes attribute has no Vulkan shader");
+        std::size_t scales_at = g.opset < 11 ? 1 : 2;
+        if (scales_at < op.inputs.size() && op.inputs[scales_at] != graph::no_value && !g.is_constant(op.inputs[scales_at]))
+          return std::string("scales must be a constant");
+        return std::string();
+      },
+      [](op_builder& b) {
+        const auto& g = b.graph();
+        const auto& op = b.op();
+        Shape x = shape_of(g, op.inputs[0]), y = shape_of(g, op.outputs[0]);
+        std::size_t scales_at = g.opset < 11 ? 1 : 2;
+        float sh = float(y[2]) / float(x[2]), sw = float(y[3]) / float(x[3]);
+        // Scales given (and no sizes) are used as given, as ONNX says; otherwise output/input.
+        bool sizes = op.inputs.size() > 3 && op.inputs[3] != graph::no_value;
+        if (!sizes && scales_at < op.inputs.size() && op.inputs[scales_at] != graph::no_value) {
+          auto sc = const_floats(g, op, scales_at);
+          if (sc.size() == 4) {
+            sh = sc[2];
+            sw = sc[3];
+          }
+        }
+        auto ct = op.attr_string("coordinate_transformation_mode", g.opset < 11 ? "asymmetric" : "half_pixel");
+        std::map<std::string, uint32_t> coords = {{"half_pixel", 0}, {"asymmetric", 1}, {"align_corners", 2},
+                                                  {"pytorch_half_pixel", 3}, {"tf_half_pixel_for_nearest", 4}};
+        std::map<std::string, uint32_t> nearest = {
+            {"round_prefer_floor", 0}, {"round_prefer_ceil", 1}, {"floor", 2}, {"ceil", 3}};
+        spec_map spec;
+        spec[0] = static_cast<uint32_t>(x[0] * x[1]);
+        spec[1] = static_cast<uint32_t>(x[2]);
+        spec[2] = static_cast<uint32_t>(x[3]);
+        spec[3] = static_cast<uint32_t>(y[2]);
+        spec[4] = static_cast<uint32_t>(y[3]);
+        spec[5] = float_bits(sh);
+        spec[6] = float_bits(sw);
+        spec[7] = op.attr_string("mode", "nearest") == "linear" ? 1 : 0;
+        spec[8] = coords.at(ct);
+        spec[9] = nearest.at(op.attr_string("nearest_mode", "round_prefer_floor"));
+        b.dispatch("resize", std::move(spec), {b.input(0), b.output(0)}, static_cast<uint64_t>(shape_size(y)));
+      }};
+}
+
+} // namespace troupe::kernels::vulkan

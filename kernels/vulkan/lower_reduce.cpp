@@ -1,0 +1,83 @@
+/// Softmax/LogSoftmax (shaders/softmax.comp) and the Reduce* family (shaders/reduce.comp).
+#include "kernels/vulkan/lowering.hpp"
+
+namespace troupe::kernels::vulkan {
+
+namespace {
+
+std::string check_f32(const graph::Graph& g, const graph::Op& op) {
+  if (g.value(op.inputs[0]).type != element_type::f32) return "the shader is float32 only";
+  if (shape_of(g, op.inputs[0]).size() > 6) return "rank above 6 has no Vulkan shader";
+  return "";
+}
+
+void softmax(op_builder& b, bool log) {
+  const auto& g = b.graph();
+  const auto& op = b.op();
+  Shape x = shape_of(g, op.inputs[0]);
+  auto r = static_cast<int64_t>(x.size());
+  int64_t axis = op.attr_int("axis", g.opset < 13 ? 1 : -1);
+  if (axis < 0) axis += r;
+  int64_t outer = 1, mid = 1, inner = 1;
+  for (int64_t i = 0; i < r; ++i) {
+    if (i < axis) outer *= x[static_cast<std::size_t>(i)];
+    else if (i == axis || g.opset < 13) mid *= x[static_cast<std::size_t>(i)]; // before 13: coerced to 2-D
+    else inner *= x[static_cast<std::size_t>(i)];
+  }
+  spec_map s{{0, static_cast<uint32_t>(outer)}, {1, static_cast<uint32_t>(mid)}, {2, static_cast<uint32_t>(inner)},
+             {3, log ? 1u : 0u}};
+  b.dispatch("softmax", std::move(s), {b.input(0), b.output(0)}, static_cast<uint64_t>(outer * inner));
+}
+
+/// Axes of a Reduce op: attribute, or (ReduceSum from 13, all from 18) a constant input.
+std::vector<int64_t> reduce_axes(const graph::Graph& g, const graph::Op& op) {
+  if (op.has_attr("axes")) return op.attr_ints("axes");
+  if (op.inputs.size() > 1 && op.inputs[1] != graph::no_value) return const_ints(g, op, 1);
+  return {};
+}
+
+void reduce(op_builder& b, int mode) {
+  const auto& g = b.graph();
+  const auto& op = b.op();
+  Shape x = shape_of(g, op.inputs[0]);
+  auto axes = reduce_axes(g, op);
+  bool noop = axes.empty() && op.attr_int("noop_with_empty_axes", 0) != 0;
+  uint32_t mask = 0;
+  std::size_t pad = 6 - x.size();
+  if (axes.empty() && !noop)
+    for (std::size_t i = 0; i < x.size(); ++i) mask |= 1u << (pad + i);
+  for (auto a : axes) mask |= 1u << (pad + static_cast<std::size_t>(a < 0 ? a + static_cast<int64_t>(x.size()) : a));
+  spec_map s;
+  int64_t out = 1, rc = 1;
+  for (std::size_t i = 0; i < 6; ++i) {
+    int64_t d = i >= pad ? x[i - pad] : 1;
+    s[static_cast<uint32_t>(1 + i)] = static_cast<uint32_t>(d);
+    ((mask >> i) & 1u ? rc : out) *= d;
+  }
+  s[0] = static_cast<uint32_t>(out);
+  s[7] = mask;
+  s[8] = static_cast<uint32_t>(rc);
+  s[9] = static_cast<uint32_t>(mode);
+  b.dispatch("reduce", std::move(s), {b.input(0), b.output(0)}, static_cast<uint64_t>(out));
+}
+
+} // namespace
+
+void add_reduce_rules(rule_table& t) {
+  t["Softmax"] = {check_f32, [](op_builder& b) { softmax(b, false); }};
+  t["LogSoftmax"] = {check_f32, [](op_builder& b) { softmax(b, true); }};
+  const std::pair<const char*, int> modes[] = {{"ReduceMean", 0}, {"ReduceSum", 1},  {"ReduceMax", 2},
+                                                {"ReduceMin", 3},  {"ReduceProd", 4}, {"ReduceL2", 5},
+                                                {"ReduceSumSquare", 6}, {"ReduceL1", 7}};
+  for (auto [name, mode] : modes)
+    t[name] = {[](const graph::Graph& g, const graph::Op& op) {
+                 auto w = check_f32(g, op);
+                 if (!w.empty()) return w;
+                 if (op.inputs.size() > 1 && op.inputs[1] != graph::no_value && !g.is_constant(op.inputs[1]))
+                   return std::string("axes must be a constant");
+                 return std::string();
+               },
+               [mode = mode](op_builder& b) { reduce(b, mode); }};
+}
+
+} // namespace troupe::kernels::vulkan

@@ -1,0 +1,76 @@
+#pragma once
+/// How an op becomes dispatches: each supported op type has a rule that says whether an op
+/// (attributes, types, shapes) has a shader (query) and, if so, emits its dispatches through
+/// an op_builder (lower). Rules are pure functions of the graph.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "graph/ir.hpp"
+#include "kernels/device.hpp"
+#include "kernels/vulkan/context.hpp"
+
+namespace troupe::kernels::vulkan {
+
+/// A buffer a dispatch binds: a (non-constant) value's device buffer, or an uploaded constant.
+struct buffer_ref {
+  enum class kind { value, constant } k = kind::value;
+  int id = 0; ///< value id (aliases resolved later) or index into the program's constants
+};
+
+/// What a lowering rule can do.
+class op_builder {
+public:
+  virtual ~op_builder() = default;
+  virtual const graph::Graph& graph() const = 0;
+  virtual const graph::Op& op() const = 0;
+  /// Input i as a buffer: its value, or its constant uploaded once.
+  virtual buffer_ref input(std::size_t i) = 0;
+  virtual buffer_ref output(std::size_t i) = 0;
+  /// Uploads host data once (e.g. reordered weights) and binds it.
+  virtual buffer_ref constant(std::vector<float> data) = 0;
+  /// `invocations` threads of `shader`, with `args` bound to bindings 0..n-1.
+  virtual void dispatch(const std::string& shader, spec_map spec, std::vector<buffer_ref> args,
+                        uint64_t invocations) = 0;
+  /// Marks output 0 as sharing input 0's buffer (Reshape and friends): no dispatch.
+  virtual void alias_output() = 0;
+};
+
+struct op_rule {
+  /// Empty string = supported; otherwise why not.
+  std::function<std::string(const graph::Graph&, const graph::Op&)> check;
+  std::function<void(op_builder&)> lower;
+};
+
+/// Every op type with a shader (or a free alias), by ONNX op type.
+const std::map<std::string, op_rule>& op_rules();
+
+/// Generic checks shared by the rules, then the rule's own check.
+support query_op(const graph::Graph& g, const graph::Op& op);
+
+// ---- helpers shared by the rule files ------------------------------------------------------
+
+/// Static shape of a value (the graph has passed query, so shapes are static).
+Shape shape_of(const graph::Graph& g, graph::ValueId v);
+/// Activation code and parameters from attrs activation/activation_params, into spec ids 60..62.
+void add_activation(const graph::Op& op, spec_map& spec);
+/// Empty when the op's fused activation has a shader, else why not.
+std::string check_activation(const graph::Op& op);
+/// Constant input i as int64s (axes, pads, ...); empty when absent.
+std::vector<int64_t> const_ints(const graph::Graph& g, const graph::Op& op, std::size_t i);
+std::vector<float> const_floats(const graph::Graph& g, const graph::Op& op, std::size_t i);
+/// Pads (begin h, begin w, end h, end w) of a 2-D window op from pads/auto_pad and the shapes.
+std::array<int64_t, 4> window_pads(const graph::Op& op, const Shape& in, const Shape& out, const std::vector<int64_t>& kernel,
+                                   const std::vector<int64_t>& strides, const std::vector<int64_t>& dilations);
+
+using rule_table = std::map<std::string, op_rule>;
+void add_eltwise_rules(rule_table& t);
+void add_conv_rules(rule_table& t);
+void add_matmul_rules(rule_table& t);
+void add_pool_rules(rule_table& t);
+void add_movement_rules(rule_table& t);
+void add_reduce_rules(rule_table& t);
+
+} // namespace troupe::kernels::vulkan

@@ -1,0 +1,124 @@
+#include <algorithm>
+
+#include <troupe/exception.hpp>
+
+#include "kernels/vulkan/lowering.hpp"
+
+namespace troupe::kernels::vulkan {
+
+const std::map<std::string, op_rule>& op_rules() {
+  static const rule_table t = [] {
+    rule_table r;
+    add_eltwise_rules(r);
+    add_conv_rules(r);
+    add_matmul_rules(r);
+    add_pool_rules(r);
+    add_movement_rules(r);
+    add_reduce_rules(r);
+    return r;
+  }();
+  return t;
+}
+
+support query_op(const graph::Graph& g, const graph::Op& op) {
+  auto no = [&](const std::string& why) { return support{false, graph::describe(op) + ": " + why}; };
+  if (!op.domain.empty() && op.domain != "ai.onnx") return no("no Vulkan shader for domain '" + op.domain + "'");
+  auto it = op_rules().find(op.type);
+  if (it == op_rules().end()) return no("no Vulkan shader for op type '" + op.type + "'");
+  for (auto v : op.outputs) {
+    if (v == graph::no_value) continue;
+    const auto& val = g.value(v);
+    if (!val.shape.rank_known || !val.shape.is_static()) return no("output '" + val.name + "' has a dynamic shape");
+  }
+  for (auto v : op.inputs) {
+    if (v == graph::no_value || g.is_constant(v)) continue;
+    const auto& val = g.value(v);
+    if (!val.shape.rank_known || !val.shape.is_static()) return no("input '" + val.name + "' has a dynamic shape");
+  }
+  std::string why = it->second.check(g, op);
+  if (!why.empty()) return no(why);
+  return {true, ""};
+}
+
+Shape shape_of(const graph::Graph& g, graph::ValueId v) {
+  const auto& val = g.value(v);
+  if (val.constant) return val.constant->get_shape();
+  return val.shape.to_shape();
+}
+
+namespace {
+const std::map<std::string, int>& activation_codes() {
+  static const std::map<std::string, int> m = {{"Relu", 1},        {"Sigmoid", 2}, {"Tanh", 3},     {"HardSigmoid", 4},
+                                                 {"HardSwish", 5}, {"Clip", 6},    {"LeakyRelu", 7}};
+  return m;
+}
+} // namespace
+
+std::string check_activation(const graph::Op& op) {
+  if (!op.has_attr("activation")) return "";
+  auto name = op.attr_string("activation", "");
+  if (!activation_codes().count(name)) return "fused activation '" + name + "' has no Vulkan shader";
+  return "";
+}
+
+void add_activation(const graph::Op& op, spec_map& spec) {
+  if (!op.has_attr("activation")) return;
+  auto name = op.attr_string("activation", "");
+  int code = activation_codes().at(name);
+  auto p = op.attr_floats("activation_params");
+  float a = 0, b = 0;
+  if (name == "HardSigmoid") { a = p.size() > 0 ? p[0] : 0.2f; b = p.size() > 1 ? p[1] : 0.5f; }
+  if (name == "Clip") {
+    a = p.size() > 0 ? p[0] : -std::numeric_limits<float>::max();
+    b = p.size() > 1 ? p[1] : std::numeric_limits<float>::max();
+  }
+  if (name == "LeakyRelu") a = p.size() > 0 ? p[0] : 0.01f;
+  spec[60] = static_cast<uint32_t>(code);
+  spec[61] = float_bits(a);
+  spec[62] = float_bits(b);
+}
+
+std::vector<int64_t> const_ints(const graph::Graph& g, const graph::Op& op, std::size_t i) {
+  if (i >= op.inputs.size() || op.inputs[i] == graph::no_value) return {};
+  const auto& c = g.value(op.inputs[i]).constant;
+  if (!c) throw Exception(graph::describe(op) + ": input " + std::to_string(i) + " must be a constant");
+  std::vector<int64_t> r(static_cast<std::size_t>(c->get_size()));
+  for (std::size_t k = 0; k < r.size(); ++k) {
+    switch (c->get_element_type()) {
+    case element_type::i64: r[k] = c->data<int64_t>()[k]; break;
+    case element_type::i32: r[k] = c->data<int32_t>()[k]; break;
+    default: throw Exception(graph::describe(op) + ": input " + std::to_string(i) + " must be int32/int64");
+    }
+  }
+  return r;
+}
+
+std::vector<float> const_floats(const graph::Graph& g, const graph::Op& op, std::size_t i) {
+  if (i >= op.inputs.size() || op.inputs[i] == graph::no_value) return {};
+  const auto& c = g.value(op.inputs[i]).constant;
+  if (!c) throw Exception(graph::describe(op) + ": input " + std::to_string(i) + " must be a constant");
+  if (c->get_element_type() != element_type::f32)
+    throw Exception(graph::describe(op) + ": input " + std::to_string(i) + " must be float32");
+  return std::vector<float>(c->data<float>(), c->data<float>() + c->get_size());
+}
+
+std::array<int64_t, 4> window_pads(const graph::Op& op, const Shape& in, const Shape& out,
+                                   const std::vector<int64_t>& k, const std::vector<int64_t>& s,
+                                   const std::vector<int64_t>& d) {
+  std::array<int64_t, 4> p{0, 0, 0, 0};
+  auto auto_pad = op.attr_string("auto_pad", "NOTSET");
+  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    for (int i = 0; i < 2; ++i) {
+      int64_t total = std::max<int64_t>(0, (out[2 + i] - 1) * s[i] + (k[i] - 1) * d[i] + 1 - in[2 + i]);
+      int64_t small = total / 2;
+      p[i] = auto_pad == "SAME_UPPER" ? small : total - small;
+      p[2 + i] = total - p[i];
+    }
+  } else if (auto_pad == "NOTSET") {
+    auto pads = op.attr_ints("pads", {0, 0, 0, 0});
+    if (pads.size() == 4) p = {pads[0], pads[1], pads[2], pads[3]};
+  }
+  return p;
+}
+
+} // namespace troupe::kernels::vulkan

@@ -1,0 +1,461 @@
+#include "kernels/vulkan/program.hpp"
+
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <set>
+
+#include <troupe/exception.hpp>
+
+#include "kernels/vulkan/lowering.hpp"
+#include "kernels/vulkan/vk_check.hpp"
+
+namespace troupe::kernels::vulkan {
+
+namespace {
+
+constexpr uint64_t fence_timeout_ns = 120ull * 1000 * 1000 * 1000;
+
+struct dispatch_rec {
+  int op = 0;
+  std::string shader;
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  uint32_t bindings = 0;
+  std::vector<buffer_ref> args;
+  uint32_t gx = 1, gy = 1;
+};
+
+struct op_row {
+  std::string name, type, exec_type;
+  bool optimized_out = true;
+};
+
+/// The immutable, shareable part of a compiled subgraph.
+struct program {
+  std::shared_ptr<gpu_context> ctx;
+  std::string device_name;
+  graph::Graph g;
+  std::vector<int> root;                 ///< per value: the value whose buffer it uses; -1 = none (constant/unused)
+  std::vector<VkDeviceSize> bytes;       ///< per value (meaningful for roots)
+  std::vector<region_ptr> constants;
+  std::vector<dispatch_rec> dispatches;
+  std::vector<op_row> rows;
+  bool profiling = false;
+};
+
+VkDeviceSize value_bytes(const graph::Value& v) {
+  return static_cast<VkDeviceSize>(shape_size(v.shape.to_shape())) * element_size(v.type);
+}
+
+/// RAII bundle of a command pool + buffer + fence.
+struct command_set {
+  VkDevice dev;
+  VkCommandPool pool = VK_NULL_HANDLE;
+  VkCommandBuffer cb = VK_NULL_HANDLE;
+  VkFence fence = VK_NULL_HANDLE;
+  command_set(gpu_context& ctx) : dev(ctx.device()) {
+    VkCommandPoolCreateInfo pi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    pi.queueFamilyIndex = ctx.queue_family();
+    vk_check(vkCreateCommandPool(dev, &pi, nullptr, &pool), "vkCreateCommandPool");
+    try {
+      VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+      ai.commandPool = pool;
+      ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+      ai.commandBufferCount = 1;
+      vk_check(vkAllocateCommandBuffers(dev, &ai, &cb), "vkAllocateCommandBuffers");
+      VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+      vk_check(vkCreateFence(dev, &fi, nullptr, &fence), "vkCreateFence");
+    } catch (...) {
+      release();
+      throw;
+    }
+  }
+  ~command_set() { release(); }
+  void release() {
+    if (fence) vkDestroyFence(dev, fence, nullptr);
+    if (pool) vkDestroyCommandPool(dev, pool, nullptr);
+    fence = VK_NULL_HANDLE;
+    pool = VK_NULL_HANDLE;
+  }
+  void wait(const std::string& who) {
+    VkResult r = vkWaitForFences(dev, 1, &fence, VK_TRUE, fence_timeout_ns);
+    if (r == VK_TIMEOUT) throw Exception("Vulkan: " + who + ": the device did not finish within 120 s");
+    vk_check(r, "vkWaitForFences");
+    vk_check(vkResetFences(dev, 1, &fence), "vkResetFences");
+  }
+};
+
+void barrier(VkCommandBuffer cb, VkPipelineStageFlags src, VkAccessFlags src_access, VkPipelineStageFlags dst,
+             VkAccessFlags dst_access) {
+  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  mb.srcAccessMask = src_access;
+  mb.dstAccessMask = dst_access;
+  vkCmdPipelineBarrier(cb, src, dst, 0, 1, &mb, 0, nullptr, 0, nullptr);
+}
+
+/// Lowers one op at a time into the program.
+class builder final : public op_builder {
+public:
+  builder(program& p, std::vector<std::pair<region_ptr, std::vector<float>>>& uploads)
+      : p_(p), uploads_(uploads) {}
+  void set_op(int index) { op_index_ = index; }
+  const graph::Graph& graph() const override { return p_.g; }
+  const graph::Op& op() const override { return p_.g.ops[static_cast<std::size_t>(op_index_)]; }
+
+  buffer_ref input(std::size_t i) override {
+    auto v = op().inputs.at(i);
+    if (v == graph::no_value) throw Exception(graph::describe(op()) + ": input " + std::to_string(i) + " is omitted");
+    if (!p_.g.is_constant(v)) return {buffer_ref::kind::value, v};
+    auto it = const_of_value_.find(v);
+    if (it != const_of_value_.end()) return {buffer_ref::kind::constant, it->second};
+    const Tensor& t = *p_.g.value(v).constant;
+    if (element_size(t.get_element_type()) != 4)
+      throw Exception(graph::describe(op()) + ": constant input '" + p_.g.value(v).name + "' is not a 32-bit type");
+    std::vector<float> data(static_cast<std::size_t>(t.get_size()));
+    if (!data.empty()) std::memcpy(data.data(), t.data(), data.size() * 4);
+    auto ref = constant(std::move(data));
+    const_of_value_[v] = ref.id;
+    return ref;
+  }
+  buffer_ref output(std::size_t i) override { return {buffer_ref::kind::value, op().outputs.at(i)}; }
+  buffer_ref constant(std::vector<float> data) override {
+    auto r = p_.ctx->device_memory().allocate(std::max<VkDeviceSize>(data.size() * 4, 4));
+    p_.constants.push_back(r);
+    uploads_.emplace_back(r, std::move(data));
+    return {buffer_ref::kind::constant, static_cast<int>(p_.constants.size() - 1)};
+  }
+  void dispatch(const std::string& shader, spec_map spec, std::vector<buffer_ref> args, uint64_t invocations) override {
+    dispatch_rec d;
+    d.op = op_index_;
+    d.shader = shader;
+    d.bindings = static_cast<uint32_t>(args.size());
+    d.pipeline = p_.ctx->pipeline(shader, d.bindings, spec);
+    d.args = std::move(args);
+    uint64_t groups = std::max<uint64_t>(1, (invocations + 63) / 64);
+    uint64_t maxx = p_.ctx->facts().limits.maxComputeWorkGroupCount[0];
+    d.gx = static_cast<uint32_t>(std::min(groups, maxx));
+    d.gy = static_cast<uint32_t>((groups + d.gx - 1) / d.gx);
+    if (d.gy > p_.ctx->facts().limits.maxComputeWorkGroupCount[1])
+      throw Exception(graph::describe(op()) + ": too many invocations for one dispatch on " + p_.device_name);
+    p_.dispatches.push_back(std::move(d));
+    auto& row = p_.rows[static_cast<std::size_t>(op_index_)];
+    row.optimized_out = false;
+    if (row.exec_type.find(shader) == std::string::npos) row.exec_type += (row.exec_type.empty() ? "vulkan:" : "+") + shader;
+  }
+  void alias_output() override {
+    auto in = op().inputs.at(0), out = op().outputs.at(0);
+    p_.root[static_cast<std::size_t>(out)] = p_.root[static_cast<std::size_t>(in)];
+  }
+
+private:
+  program& p_;
+  std::vector<std::pair<region_ptr, std::vector<float>>>& uploads_;
+  int op_index_ = 0;
+  std::map<graph::ValueId, int> const_of_value_;
+};
+
+class vk_executable final : public executable {
+public:
+  explicit vk_executable(std::shared_ptr<const program> p) : p_(std::move(p)), cmd_(*p_->ctx) {
+    try {
+      build();
+    } catch (...) {
+      release();
+      throw;
+    }
+  }
+  ~vk_executable() override { release(); }
+
+  void run(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) override;
+  std::vector<op_profile> profile() const override { return profile_; }
+  std::unique_ptr<executable> clone() const override { return std::make_unique<vk_executable>(p_); }
+
+private:
+  void build();
+  void record();
+  void release() {
+    VkDevice dev = p_->ctx->device();
+    if (qpool_) vkDestroyQueryPool(dev, qpool_, nullptr);
+    if (dpool_) vkDestroyDescriptorPool(dev, dpool_, nullptr);
+    qpool_ = VK_NULL_HANDLE;
+    dpool_ = VK_NULL_HANDLE;
+  }
+  const region& buffer_of(const buffer_ref& r) const {
+    if (r.k == buffer_ref::kind::constant) return *p_->constants[static_cast<std::size_t>(r.id)];
+    int root = p_->root[static_cast<std::size_t>(r.id)];
+    return *values_.at(static_cast<std::size_t>(root));
+  }
+
+  std::shared_ptr<const program> p_; // first: the context outlives everything below
+  std::vector<region_ptr> values_;   ///< per value id (roots only)
+  std::vector<region_ptr> staging_in_, staging_out_;
+  command_set cmd_;
+  VkDescriptorPool dpool_ = VK_NULL_HANDLE;
+  VkQueryPool qpool_ = VK_NULL_HANDLE;
+  std::vector<VkDescriptorSet> sets_;
+  std::vector<op_profile> profile_;
+};
+
+void vk_executable::build() {
+  auto& ctx = *p_->ctx;
+  const auto& g = p_->g;
+  values_.resize(g.values.size());
+  for (std::size_t v = 0; v < g.values.size(); ++v)
+    if (p_->root[v] == static_cast<int>(v)) values_[v] = ctx.device_memory().allocate(p_->bytes[v]);
+  for (auto v : g.inputs) staging_in_.push_back(ctx.staging_memory().allocate(p_->bytes[static_cast<std::size_t>(v)]));
+  for (auto v : g.outputs)
+    staging_out_.push_back(p_->root[static_cast<std::size_t>(v)] >= 0
+                               ? ctx.staging_memory().allocate(p_->bytes[static_cast<std::size_t>(v)])
+                               : nullptr);
+  uint32_t total_bindings = 0;
+  for (auto& d : p_->dispatches) total_bindings += d.bindings;
+  if (!p_->dispatches.empty()) {
+    VkDescriptorPoolSize ps{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, total_bindings};
+    VkDescriptorPoolCreateInfo pi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    pi.maxSets = static_cast<uint32_t>(p_->dispatches.size());
+    pi.poolSizeCount = 1;
+    pi.pPoolSizes = &ps;
+    vk_check(vkCreateDescriptorPool(ctx.device(), &pi, nullptr, &dpool_), "vkCreateDescriptorPool");
+    std::vector<VkDescriptorSetLayout> layouts;
+    for (auto& d : p_->dispatches) layouts.push_back(ctx.set_layout(d.bindings));
+    VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    ai.descriptorPool = dpool_;
+    ai.descriptorSetCount = static_cast<uint32_t>(layouts.size());
+    ai.pSetLayouts = layouts.data();
+    sets_.resize(layouts.size());
+    vk_check(vkAllocateDescriptorSets(ctx.device(), &ai, sets_.data()), "vkAllocateDescriptorSets");
+    std::vector<VkDescriptorBufferInfo> infos(total_bindings);
+    std::vector<VkWriteDescriptorSet> writes(total_bindings);
+    std::size_t k = 0;
+    for (std::size_t i = 0; i < p_->dispatches.size(); ++i)
+      for (uint32_t b = 0; b < p_->dispatches[i].bindings; ++b, ++k) {
+        const region& r = buffer_of(p_->dispatches[i].args[b]);
+        infos[k] = {r.buffer, r.offset, r.size};
+        writes[k] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+        writes[k].dstSet = sets_[i];
+        writes[k].dstBinding = b;
+        writes[k].descriptorCount = 1;
+        writes[k].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        writes[k].pBufferInfo = &infos[k];
+      }
+    vkUpdateDescriptorSets(ctx.device(), total_bindings, writes.data(), 0, nullptr);
+  }
+  if (p_->profiling && ctx.timestamps()) {
+    VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    qi.queryCount = static_cast<uint32_t>(p_->dispatches.size() + 3);
+    vk_check(vkCreateQueryPool(ctx.device(), &qi, nullptr, &qpool_), "vkCreateQueryPool");
+  }
+  record();
+}
+
+void vk_executable::record() {
+  const auto& g = p_->g;
+  VkCommandBuffer cb = cmd_.cb;
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  vk_check(vkBeginCommandBuffer(cb, &bi), "vkBeginCommandBuffer");
+  uint32_t q = 0;
+  auto stamp = [&] {
+    if (qpool_) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qpool_, q++);
+  };
+  if (qpool_) vkCmdResetQueryPool(cb, qpool_, 0, static_cast<uint32_t>(p_->dispatches.size() + 3));
+  stamp();
+  for (std::size_t i = 0; i < g.inputs.size(); ++i) {
+    const region& dst = *values_[static_cast<std::size_t>(g.inputs[i])];
+    VkBufferCopy c{staging_in_[i]->offset, dst.offset, p_->bytes[static_cast<std::size_t>(g.inputs[i])]};
+    if (c.size) vkCmdCopyBuffer(cb, staging_in_[i]->buffer, dst.buffer, 1, &c);
+  }
+  barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+          VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+  stamp();
+  std::set<int> dirty; // roots written since the last barrier
+  for (std::size_t i = 0; i < p_->dispatches.size(); ++i) {
+    const auto& d = p_->dispatches[i];
+    bool need = qpool_ != VK_NULL_HANDLE && i > 0; // profiling times each dispatch on its own
+    std::vector<int> writes;
+    for (std::size_t a = 0; a < d.args.size(); ++a) {
+      if (d.args[a].k != buffer_ref::kind::value) continue;
+      int root = p_->root[static_cast<std::size_t>(d.args[a].id)];
+      if (dirty.count(root)) need = true;
+    }
+    // The last binding is the output of every shader.
+    writes.push_back(p_->root[static_cast<std::size_t>(d.args.back().id)]);
+    if (need) {
+      barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+              VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+      dirty.clear();
+    }
+    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, d.pipeline);
+    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p_->ctx->pipeline_layout(d.bindings), 0, 1, &sets_[i], 0,
+                            nullptr);
+    vkCmdDispatch(cb, d.gx, d.gy, 1);
+    for (int w : writes) dirty.insert(w);
+    stamp();
+  }
+  barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+          VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+          VK_ACCESS_TRANSFER_READ_BIT);
+  for (std::size_t i = 0; i < g.outputs.size(); ++i) {
+    if (!staging_out_[i]) continue;
+    const region& src = *values_[static_cast<std::size_t>(p_->root[static_cast<std::size_t>(g.outputs[i])])];
+    VkBufferCopy c{src.offset, staging_out_[i]->offset, p_->bytes[static_cast<std::size_t>(g.outputs[i])]};
+    if (c.size) vkCmdCopyBuffer(cb, src.buffer, staging_out_[i]->buffer, 1, &c);
+  }
+  barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+          VK_ACCESS_HOST_READ_BIT);
+  stamp();
+  vk_check(vkEndCommandBuffer(cb), "vkEndCommandBuffer");
+}
+
+void vk_executable::run(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) {
+  const auto& g = p_->g;
+  using clock = std::chrono::steady_clock;
+  if (inputs.size() != g.inputs.size())
+    throw Exception(p_->device_name + ": expected " + std::to_string(g.inputs.size()) + " inputs, got " +
+                    std::to_string(inputs.size()));
+  auto t0 = clock::now();
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const auto& v = g.value(g.inputs[i]);
+    if (inputs[i].get_element_type() != v.type || inputs[i].get_shape() != v.shape.to_shape())
+      throw Exception(p_->device_name + ": input '" + v.name + "' must be " + to_string(v.type) + " " +
+                      v.shape.to_string() + ", got " + to_string(inputs[i].get_element_type()) + " " +
+                      to_string(inputs[i].get_shape()));
+    if (inputs[i].get_byte_size()) std::memcpy(staging_in_[i]->mapped, inputs[i].data(), inputs[i].get_byte_size());
+  }
+  auto t1 = clock::now();
+  p_->ctx->submit(cmd_.cb, cmd_.fence);
+  cmd_.wait(p_->device_name);
+  auto t2 = clock::now();
+  outputs.clear();
+  for (std::size_t i = 0; i < g.outputs.size(); ++i) {
+    const auto& v = g.value(g.outputs[i]);
+    if (v.constant) {
+      outputs.push_back(v.constant->clone());
+      continue;
+    }
+    Tensor t(v.type, v.shape.to_shape());
+    if (t.get_byte_size()) std::memcpy(t.data(), staging_out_[i]->mapped, t.get_byte_size());
+    outputs.push_back(std::move(t));
+  }
+  auto t3 = clock::now();
+  if (!p_->profiling) return;
+  auto us = [](auto a, auto b) { return std::chrono::duration<double, std::micro>(b - a).count(); };
+  std::vector<double> gpu(p_->dispatches.size() + 3, 0.0);
+  if (qpool_) {
+    std::vector<uint64_t> ts(p_->dispatches.size() + 3);
+    vk_check(vkGetQueryPoolResults(p_->ctx->device(), qpool_, 0, static_cast<uint32_t>(ts.size()), ts.size() * 8,
+                                   ts.data(), 8, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+             "vkGetQueryPoolResults");
+    double period = p_->ctx->facts().limits.timestampPeriod / 1000.0;
+    for (std::size_t i = 0; i + 1 < ts.size(); ++i) gpu[i] = double(ts[i + 1] - ts[i]) * period;
+  }
+  profile_.clear();
+  op_profile up;
+  up.node_name = "upload";
+  up.node_type = "Upload";
+  up.exec_type = "vulkan:staging";
+  up.real_time_us = us(t0, t1) + gpu[0];
+  profile_.push_back(up);
+  std::vector<double> per_op(g.ops.size(), 0.0);
+  for (std::size_t i = 0; i < p_->dispatches.size(); ++i)
+    per_op[static_cast<std::size_t>(p_->dispatches[i].op)] += qpool_ ? gpu[i + 1] : 0.0;
+  for (std::size_t o = 0; o < g.ops.size(); ++o) {
+    const auto& row = p_->rows[o];
+    op_profile r;
+    r.node_name = row.name;
+    r.node_type = row.type;
+    r.exec_type = row.optimized_out ? "alias" : row.exec_type;
+    r.state = row.optimized_out ? op_profile::status::optimized_out : op_profile::status::executed;
+    r.real_time_us = per_op[o];
+    profile_.push_back(r);
+  }
+  op_profile down;
+  down.node_name = "download";
+  down.node_type = "Download";
+  down.exec_type = "vulkan:staging";
+  down.real_time_us = us(t2, t3) + gpu[p_->dispatches.size() + 1];
+  profile_.push_back(down);
+  (void)t2;
+}
+
+} // namespace
+
+void run_once(gpu_context& ctx, const std::function<void(VkCommandBuffer)>& fill) {
+  command_set c(ctx);
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  vk_check(vkBeginCommandBuffer(c.cb, &bi), "vkBeginCommandBuffer");
+  fill(c.cb);
+  vk_check(vkEndCommandBuffer(c.cb), "vkEndCommandBuffer");
+  ctx.submit(c.cb, c.fence);
+  c.wait("upload");
+}
+
+std::unique_ptr<executable> compile_program(std::shared_ptr<gpu_context> ctx, const graph::Graph& g,
+                                            const compile_config& cfg, const std::string& device_name) {
+  auto p = std::make_shared<program>();
+  p->ctx = ctx;
+  p->device_name = device_name;
+  p->g = g;
+  p->profiling = cfg.profiling;
+  if (cfg.inference_precision != element_type::f32)
+    throw Exception(device_name + ": inference_precision " + to_string(cfg.inference_precision) +
+                    " is not supported (f32 only)");
+  const VkDeviceSize max_range = ctx->facts().limits.maxStorageBufferRange;
+  p->root.assign(g.values.size(), -1);
+  p->bytes.assign(g.values.size(), 0);
+  // Check every op and every tensor before anything is allocated.
+  for (const auto& op : g.ops) {
+    auto s = query_op(g, op);
+    if (!s.supported) throw Exception(device_name + ": " + s.reason);
+  }
+  for (std::size_t v = 0; v < g.values.size(); ++v) {
+    const auto& val = g.values[v];
+    if (val.constant) {
+      if (static_cast<VkDeviceSize>(val.constant->get_byte_size()) > max_range)
+        throw Exception(device_name + ": constant '" + val.name + "' of " + std::to_string(val.constant->get_byte_size()) +
+                        " bytes exceeds the device's largest storage buffer (" + std::to_string(max_range) + " bytes)");
+      continue;
+    }
+    if (!val.shape.rank_known || !val.shape.is_static()) continue;
+    p->bytes[v] = value_bytes(val);
+    if (p->bytes[v] > max_range)
+      throw Exception(device_name + ": tensor '" + val.name + "' of " + std::to_string(p->bytes[v]) +
+                      " bytes exceeds the device's largest storage buffer (" + std::to_string(max_range) + " bytes)");
+  }
+  for (auto v : g.inputs) {
+    if (!g.value(v).shape.is_static()) throw Exception(device_name + ": input '" + g.value(v).name + "' is not static");
+    p->root[static_cast<std::size_t>(v)] = v;
+  }
+  for (const auto& op : g.ops)
+    for (auto v : op.outputs)
+      if (v != graph::no_value) p->root[static_cast<std::size_t>(v)] = v;
+  for (const auto& op : g.ops) p->rows.push_back({op.name, op.type, "", true});
+
+  std::vector<std::pair<region_ptr, std::vector<float>>> uploads;
+  builder b(*p, uploads);
+  for (std::size_t i = 0; i < g.ops.size(); ++i) {
+    b.set_op(static_cast<int>(i));
+    op_rules().at(g.ops[i].type).lower(b);
+  }
+  // Constants (weights, folded BatchNorm, reordered filters): uploaded once, through staging.
+  if (!uploads.empty()) {
+    std::vector<region_ptr> staging;
+    for (auto& [dst, data] : uploads) {
+      auto s = ctx->staging_memory().allocate(std::max<VkDeviceSize>(data.size() * 4, 4));
+      if (!data.empty()) std::memcpy(s->mapped, data.data(), data.size() * 4);
+      staging.push_back(s);
+    }
+    run_once(*ctx, [&](VkCommandBuffer cb) {
+      for (std::size_t i = 0; i < uploads.size(); ++i) {
+        VkBufferCopy c{staging[i]->offset, uploads[i].first->offset, staging[i]->size};
+        vkCmdCopyBuffer(cb, staging[i]->buffer, uploads[i].first->buffer, 1, &c);
+      }
+      barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+              VK_ACCESS_SHADER_READ_BIT);
+    });
+  }
+  return std::make_unique<vk_executable>(p);
+}
+
+} // namespace troupe::kernels::vulkan

@@ -1,0 +1,22 @@
+#pragma once
+/// A compiled subgraph on one Vulkan device. The immutable part (pipelines, uploaded
+/// constants, the dispatch list) is shared by clones; each clone owns its value buffers,
+/// staging buffers, descriptor sets and ONE pre-recorded command buffer that uploads the
+/// inputs, runs every dispatch (barriers between dependent ones) and downloads the outputs.
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "kernels/device.hpp"
+#include "kernels/vulkan/context.hpp"
+
+namespace troupe::kernels::vulkan {
+
+/// Throws troupe::Exception naming the op or value (and `device_name`) on anything it cannot run.
+std::unique_ptr<executable> compile_program(std::shared_ptr<gpu_context> ctx, const graph::Graph& g,
+                                            const compile_config& cfg, const std::string& device_name);
+
+/// Records `fill` into a one-time command buffer, submits it and waits (used for uploads at compile time).
+void run_once(gpu_context& ctx, const std::function<void(VkCommandBuffer)>& fill);
+
+} // namespace troupe::kernels::vulkan

@@ -1,0 +1,77 @@
+#include "kernels/vulkan/vulkan_device.hpp"
+
+#include <cstdio>
+
+#include "kernels/vulkan/lowering.hpp"
+#include "kernels/vulkan/program.hpp"
+#include "kernels/vulkan/vk_check.hpp"
+#include "kernels/vulkan/vulkan_device_impl.hpp"
+
+namespace troupe::kernels::vulkan {
+
+std::map<std::string, std::string> vulkan_device::info() const {
+  const auto& f = ctx_->facts();
+  char uuid[40];
+  char* p = uuid;
+  for (auto b : f.uuid) p += std::snprintf(p, 3, "%02x", b);
+  return {{"FULL_DEVICE_NAME", f.name},
+          {"DEVICE_TYPE", f.type},
+          {"DEVICE_UUID", uuid},
+          {"DEVICE_INDEX", std::to_string(f.index)},
+          {"GPU_DEVICE_TOTAL_MEM_SIZE", std::to_string(f.memory_bytes)},
+          {"SUBGROUP_SIZE", std::to_string(f.subgroup_size)},
+          {"FP16_SUPPORTED", f.fp16 ? "YES" : "NO"},
+          {"VULKAN_API_VERSION", std::to_string(VK_API_VERSION_MAJOR(f.api_version)) + "." +
+                                     std::to_string(VK_API_VERSION_MINOR(f.api_version)) + "." +
+                                     std::to_string(VK_API_VERSION_PATCH(f.api_version))},
+          {"OPTIMIZATION_CAPABILITIES", "FP32"}};
+}
+
+support vulkan_device::query(const graph::Graph& g, const graph::Op& op) const {
+  auto s = query_op(g, op);
+  if (!s.supported) return s;
+  const auto max_range = ctx_->facts().limits.maxStorageBufferRange;
+  auto too_big = [&](graph::ValueId v) -> bool {
+    if (v == graph::no_value) return false;
+    const auto& val = g.value(v);
+    auto bytes = val.constant ? val.constant->get_byte_size()
+                              : static_cast<std::size_t>(shape_size(val.shape.to_shape())) * element_size(val.type);
+    return bytes > max_range;
+  };
+  for (auto v : op.inputs)
+    if (too_big(v))
+      return {false, graph::describe(op) + ": input '" + g.value(v).name + "' is larger than " + name_ +
+                         "'s largest storage buffer (" + std::to_string(max_range) + " bytes)"};
+  for (auto v : op.outputs)
+    if (too_big(v))
+      return {false, graph::describe(op) + ": output '" + g.value(v).name + "' is larger than " + name_ +
+                         "'s largest storage buffer (" + std::to_string(max_range) + " bytes)"};
+  return s;
+}
+
+std::unique_ptr<executable> vulkan_device::compile(const graph::Graph& g, const compile_config& cfg) const {
+  return compile_program(ctx_, g, cfg, name_);
+}
+
+std::vector<std::unique_ptr<kernels::device>> make_vulkan_devices() {
+  std::vector<std::unique_ptr<kernels::device>> out;
+  std::string why;
+  auto inst = vk_instance::create(why);
+  if (!inst) return out;
+  uint32_t n = 0;
+  if (vkEnumeratePhysicalDevices(inst->get(), &n, nullptr) != VK_SUCCESS || n == 0) return out;
+  std::vector<VkPhysicalDevice> phys(n);
+  if (vkEnumeratePhysicalDevices(inst->get(), &n, phys.data()) < 0) return out;
+  phys.resize(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    if (gpu_context::compute_family(phys[i]) < 0) continue;
+    VkPhysicalDeviceProperties props;
+    vkGetPhysicalDeviceProperties(phys[i], &props);
+    if (props.apiVersion < VK_API_VERSION_1_1) continue; // SPIR-V 1.3 shaders need Vulkan 1.1
+    auto ctx = std::make_shared<gpu_context>(inst, phys[i], i);
+    out.push_back(std::make_unique<vulkan_device>("GPU." + std::to_string(out.size()), std::move(ctx)));
+  }
+  return out;
+}
+
+} // namespace troupe::kernels::vulkan

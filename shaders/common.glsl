@@ -1,0 +1,24 @@
+// Shared by every troupe compute shader: the linear invocation id over a 2-D grid of
+// 64-wide workgroups (so more than 65535 groups fit), and the fused activations
+// (docs/internals.md: attrs activation/activation_params), chosen by specialization
+// constants 60..62 so the driver folds the unused branches away.
+layout(local_size_x = 64, local_size_y = 1, local_size_z = 1) in;
+
+layout(constant_id = 60) const int ACT = 0;
+layout(constant_id = 61) const float ACT_A = 0.0;
+layout(constant_id = 62) const float ACT_B = 0.0;
+
+uint linear_id() { return gl_WorkGroupID.y * gl_NumWorkGroups.x * 64u + gl_GlobalInvocationID.x; }
+
+float act_fn(int code, float x, float a, float b) {
+  if (code == 1) return max(x, 0.0);                                  // Relu
+  if (code == 2) return 1.0 / (1.0 + exp(-x));                        // Sigmoid
+  if (code == 3) return tanh(clamp(x, -15.0, 15.0));                  // Tanh
+  if (code == 4) return clamp(a * x + b, 0.0, 1.0);                   // HardSigmoid
+  if (code == 5) return x * clamp(x / 6.0 + 0.5, 0.0, 1.0);           // HardSwish
+  if (code == 6) return min(max(x, a), b);                            // Clip
+  if (code == 7) return x >= 0.0 ? x : a * x;                         // LeakyRelu
+  return x;
+}
+
+float activate(float x) { return act_fn(ACT, x, ACT_A, ACT_B); }

@@ -1,0 +1,79 @@
+#version 450
+// Batched MatMul / Gemm: Y[b] = act(ALPHA * A[b] x B[b] + BETA * bias). Layouts and
+// transposes are strides (specialization constants), up to 4 batch dims with per-input
+// batch strides (0 = broadcast). Register blocking: each invocation computes a 4x4 block of Y.
+#extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
+
+layout(constant_id = 0) const uint M = 1;
+layout(constant_id = 1) const uint N = 1;
+layout(constant_id = 2) const uint K = 1;
+layout(constant_id = 3) const uint B0 = 1;
+layout(constant_id = 4) const uint B1 = 1;
+layout(constant_id = 5) const uint B2 = 1;
+layout(constant_id = 6) const uint B3 = 1;
+layout(constant_id = 7) const uint SAB0 = 0;
+layout(constant_id = 8) const uint SAB1 = 0;
+layout(constant_id = 9) const uint SAB2 = 0;
+layout(constant_id = 10) const uint SAB3 = 0;
+layout(constant_id = 11) const uint SBB0 = 0;
+layout(constant_id = 12) const uint SBB1 = 0;
+layout(constant_id = 13) const uint SBB2 = 0;
+layout(constant_id = 14) const uint SBB3 = 0;
+layout(constant_id = 15) const uint SAM = 0;   // A element (m, k) at m*SAM + k*SAK
+layout(constant_id = 16) const uint SAK = 1;
+layout(constant_id = 17) const uint SBK = 0;   // B element (k, n) at k*SBK + n*SBN
+layout(constant_id = 18) const uint SBN = 1;
+layout(constant_id = 19) const float ALPHA = 1.0;
+layout(constant_id = 20) const float BETA = 1.0;
+layout(constant_id = 21) const bool HAS_BIAS = false;
+layout(constant_id = 22) const uint SCM = 0;   // bias element (m, n) at m*SCM + n*SCN
+layout(constant_id = 23) const uint SCN = 0;
+
+layout(set = 0, binding = 0) readonly buffer A { float a[]; };
+layout(set = 0, binding = 1) readonly buffer Bm { float bm[]; };
+layout(set = 0, binding = 2) readonly buffer Bias { float bias[]; };
+layout(set = 0, binding = 3) writeonly buffer Y { float y[]; };
+
+const uint MB = (M + 3) / 4;
+const uint NB = (N + 3) / 4;
+
+void main() {
+  uint id = linear_id();
+  if (id >= B0 * B1 * B2 * B3 * MB * NB) return;
+  uint nb = id % NB;
+  uint r = id / NB;
+  uint mb = r % MB;
+  uint bt = r / MB;
+  uint b3 = bt % B3; bt /= B3;
+  uint b2 = bt % B2; bt /= B2;
+  uint b1 = bt % B1;
+  uint b0 = bt / B1;
+  uint abase = b0 * SAB0 + b1 * SAB1 + b2 * SAB2 + b3 * SAB3;
+  uint bbase = b0 * SBB0 + b1 * SBB1 + b2 * SBB2 + b3 * SBB3;
+  uint ybatch = (r / MB) * M * N;
+  uint m0 = mb * 4, n0 = nb * 4;
+  // Rows/columns past the edge read a clamped (valid) index and are not stored.
+  uint ar[4], bc[4];
+  for (uint i = 0; i < 4; ++i) {
+    ar[i] = abase + min(m0 + i, M - 1) * SAM;
+    bc[i] = bbase + min(n0 + i, N - 1) * SBN;
+  }
+  vec4 acc[4];
+  for (uint i = 0; i < 4; ++i) acc[i] = vec4(0.0);
+  for (uint k = 0; k < K; ++k) {
+    vec4 bv = vec4(bm[bc[0] + k * SBK], bm[bc[1] + k * SBK], bm[bc[2] + k * SBK], bm[bc[3] + k * SBK]);
+    for (uint i = 0; i < 4; ++i) acc[i] += a[ar[i] + k * SAK] * bv;
+  }
+  for (uint i = 0; i < 4; ++i) {
+    uint m = m0 + i;
+    if (m >= M) break;
+    for (uint j = 0; j < 4; ++j) {
+      uint n = n0 + j;
+      if (n >= N) break;
+      float v = ALPHA * acc[i][j];
+      if (HAS_BIAS) v += BETA * bias[m * SCM + n * SCN];
+      y[ybatch + m * N + n] = activate(v);
+    }
+  }
+}

@@ -1,0 +1,58 @@
+#version 450
+// 2-D MaxPool / AveragePool / GlobalAveragePool / GlobalMaxPool over NCHW; one output
+// element per invocation. The output size (ceil_mode, auto_pad) comes from shape inference.
+#extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
+
+layout(constant_id = 0) const uint NC = 1;
+layout(constant_id = 1) const int IH = 1;
+layout(constant_id = 2) const int IW = 1;
+layout(constant_id = 3) const uint OH = 1;
+layout(constant_id = 4) const uint OW = 1;
+layout(constant_id = 5) const int KH = 1;
+layout(constant_id = 6) const int KW = 1;
+layout(constant_id = 7) const int SH = 1;
+layout(constant_id = 8) const int SW = 1;
+layout(constant_id = 9) const int PH = 0;
+layout(constant_id = 10) const int PW = 0;
+layout(constant_id = 11) const int DH = 1;
+layout(constant_id = 12) const int DW = 1;
+layout(constant_id = 13) const bool IS_MAX = true;
+layout(constant_id = 14) const bool COUNT_PAD = false;
+layout(constant_id = 15) const int PH_END = 0;   // bottom/right pads bound the counted window
+layout(constant_id = 16) const int PW_END = 0;
+
+layout(set = 0, binding = 0) readonly buffer I { float x[]; };
+layout(set = 0, binding = 1) writeonly buffer O { float y[]; };
+
+void main() {
+  uint id = linear_id();
+  if (id >= NC * OH * OW) return;
+  int ow = int(id % OW);
+  uint r = id / OW;
+  int oh = int(r % OH);
+  uint nc = r / OH;
+  uint base = nc * uint(IH * IW);
+  float acc = IS_MAX ? -3.402823466e38 : 0.0;
+  int count = 0;
+  for (int kh = 0; kh < KH; ++kh) {
+    int ih = oh * SH - PH + kh * DH;
+    if (ih < 0 || ih >= IH) continue;
+    for (int kw = 0; kw < KW; ++kw) {
+      int iw = ow * SW - PW + kw * DW;
+      if (iw < 0 || iw >= IW) continue;
+      float v = x[base + uint(ih * IW + iw)];
+      acc = IS_MAX ? max(acc, v) : acc + v;
+      count++;
+    }
+  }
+  if (!IS_MAX) {
+    if (COUNT_PAD) {
+      int h0 = oh * SH - PH, w0 = ow * SW - PW;
+      int h1 = min(h0 + (KH - 1) * DH + 1, IH + PH_END), w1 = min(w0 + (KW - 1) * DW + 1, IW + PW_END);
+      count = ((h1 - h0 + DH - 1) / DH) * ((w1 - w0 + DW - 1) / DW);
+    }
+    acc = count > 0 ? acc / float(count) : 0.0;
+  }
+  y[id] = acc;
+}

@@ -1,0 +1,58 @@
+#version 450
+// ReduceMean/Sum/Max/Min/Prod/L2/SumSquare over any set of up to 6 dims (bit RMASK: bit d =
+// dim d reduced, dim 0 outermost). One output element per invocation.
+#extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
+
+layout(constant_id = 0) const uint TOTAL = 1;   // output elements
+layout(constant_id = 1) const uint D0 = 1;
+layout(constant_id = 2) const uint D1 = 1;
+layout(constant_id = 3) const uint D2 = 1;
+layout(constant_id = 4) const uint D3 = 1;
+layout(constant_id = 5) const uint D4 = 1;
+layout(constant_id = 6) const uint D5 = 1;
+layout(constant_id = 7) const uint RMASK = 0;
+layout(constant_id = 8) const uint RCOUNT = 1;  // product of the reduced dims
+layout(constant_id = 9) const int MODE = 0;     // 0 mean 1 sum 2 max 3 min 4 prod 5 l2 6 sumsquare 7 l1
+
+layout(set = 0, binding = 0) readonly buffer I { float x[]; };
+layout(set = 0, binding = 1) writeonly buffer O { float y[]; };
+
+const uint S5 = 1, S4 = D5, S3 = D4 * S4, S2 = D3 * S3, S1 = D2 * S2, S0 = D1 * S1;
+
+bool red(uint d) { return (RMASK & (1u << d)) != 0u; }
+
+void main() {
+  uint id = linear_id();
+  if (id >= TOTAL) return;
+  // Kept coordinates, innermost first; reduced dims have extent 1 in the output.
+  uint r = id;
+  uint base = 0;
+  if (!red(5)) { base += (r % D5) * S5; r /= D5; }
+  if (!red(4)) { base += (r % D4) * S4; r /= D4; }
+  if (!red(3)) { base += (r % D3) * S3; r /= D3; }
+  if (!red(2)) { base += (r % D2) * S2; r /= D2; }
+  if (!red(1)) { base += (r % D1) * S1; r /= D1; }
+  if (!red(0)) { base += r * S0; }
+  float acc = MODE == 2 ? -3.402823466e38 : (MODE == 3 ? 3.402823466e38 : (MODE == 4 ? 1.0 : 0.0));
+  for (uint k = 0; k < RCOUNT; ++k) {
+    uint q = k;
+    uint off = base;
+    if (red(5)) { off += (q % D5) * S5; q /= D5; }
+    if (red(4)) { off += (q % D4) * S4; q /= D4; }
+    if (red(3)) { off += (q % D3) * S3; q /= D3; }
+    if (red(2)) { off += (q % D2) * S2; q /= D2; }
+    if (red(1)) { off += (q % D1) * S1; q /= D1; }
+    if (red(0)) { off += q * S0; }
+    float v = x[off];
+    if (MODE == 2) acc = max(acc, v);
+    else if (MODE == 3) acc = min(acc, v);
+    else if (MODE == 4) acc *= v;
+    else if (MODE == 5 || MODE == 6) acc += v * v;
+    else if (MODE == 7) acc += abs(v);
+    else acc += v;
+  }
+  if (MODE == 0) acc /= float(RCOUNT);
+  if (MODE == 5) acc = sqrt(acc);
+  y[id] = acc;
+}
