@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <set>
@@ -143,7 +144,19 @@ BOOST_AUTO_TEST_CASE(cast_round_trips_half_and_saturates) {
 namespace {
 
 /// Conformance cases that fail for a known semantic corner, each with the reason.
-const std::map<std::string, std::string> known_failures = {};
+const std::map<std::string, std::string> known_failures = {
+    // Dropout in training mode with ratio > 0 draws a random mask (numpy's generator in the
+    // test data): no implementation can reproduce it; the kernel refuses instead of guessing.
+    {"test_training_dropout", "random mask"},
+    {"test_training_dropout_default", "random mask"},
+    {"test_training_dropout_default_mask", "random mask"},
+    {"test_training_dropout_mask", "random mask"},
+    // ONNX 1.12 generated these by truncating float to bfloat16; the kernel rounds to nearest
+    // even, as later ONNX versions specify and as bf16 hardware (and oneDNN) does.
+    {"test_cast_FLOAT_to_BFLOAT16", "test data truncates, kernel rounds to nearest even"},
+    {"test_castlike_FLOAT_to_BFLOAT16", "test data truncates, kernel rounds to nearest even"},
+    {"test_castlike_FLOAT_to_BFLOAT16_expanded", "test data truncates, kernel rounds to nearest even"},
+};
 
 struct case_outcome {
   enum { passed, failed, skipped } kind = passed;
@@ -151,6 +164,13 @@ struct case_outcome {
 };
 
 bool has_string_type(const Tensor& t) { return t.get_element_type() == element_type::string; }
+
+/// ONNX 1.12 stores bfloat16 test tensors as uint16 bit patterns: view them as bf16.
+Tensor as_bf16(const Tensor& t) {
+  Tensor r(element_type::bf16, t.get_shape());
+  if (t.get_byte_size()) std::memcpy(r.data(), t.data(), t.get_byte_size());
+  return r;
+}
 
 case_outcome run_case(const fs::path& dir) {
   graph::Graph g;
@@ -179,6 +199,7 @@ case_outcome run_case(const fs::path& dir) {
       return {case_outcome::skipped, std::string("input tensor: ") + e.what()};
     }
     graph::Value& v = g.value(g.inputs[i]);
+    if (v.type == element_type::bf16 && t.get_element_type() == element_type::u16) t = as_bf16(t);
     v.type = t.get_element_type();
     v.shape = PartialShape(t.get_shape());
     v.constant = t;
@@ -228,6 +249,7 @@ case_outcome run_case(const fs::path& dir) {
     const auto& v = g.value(g.outputs[i]);
     if (!v.constant) return {case_outcome::failed, "output " + std::to_string(i) + " was not computed"};
     const Tensor& got = *v.constant;
+    if (got.get_element_type() == element_type::bf16 && expected.get_element_type() == element_type::u16) expected = as_bf16(expected);
     if (has_string_type(expected)) return {case_outcome::skipped, "string tensors"};
     if (got.get_element_type() != expected.get_element_type())
       return {case_outcome::failed, "output " + std::to_string(i) + " type " + to_string(got.get_element_type()) + " != expected " +

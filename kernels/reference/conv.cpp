@@ -6,6 +6,10 @@ namespace troupe::kernels::reference {
 
 namespace {
 
+/// total // 2 rounding down, as ONNX's reference does: a negative total padding (an output
+/// larger than the natural one) must put the extra rows at the end.
+int64_t floor_div2(int64_t total) { return total >= 0 ? total / 2 : -((-total + 1) / 2); }
+
 std::vector<int64_t> kernel_shape(const context& ctx, const Tensor& w) {
   Shape ws = w.get_shape();
   if (ws.size() < 3) fail(ctx, "weights must have rank >= 3, got " + to_string(ws));
@@ -100,10 +104,10 @@ void conv_transpose_kernel(const context& ctx, const std::vector<Tensor>& in, st
     // shape inference took from output_shape, or in*stride for SAME).
     int64_t total = strides[i] * (xs[2 + i] - 1) + opad[i] + (kernel[i] - 1) * dil[i] + 1 - ys[2 + i];
     if (ap == "VALID") g.pad[o + i] = 0;
-    else if (ap == "SAME_UPPER") g.pad[o + i] = total / 2;
-    else if (ap == "SAME_LOWER") g.pad[o + i] = total - total / 2;
+    else if (ap == "SAME_UPPER") g.pad[o + i] = floor_div2(total);
+    else if (ap == "SAME_LOWER") g.pad[o + i] = total - floor_div2(total);
     else if (ap != "NOTSET") fail(ctx, "unknown auto_pad '" + ap + "'");
-    else if (op.has_attr("output_shape")) g.pad[o + i] = total - total / 2;
+    else if (op.has_attr("output_shape")) g.pad[o + i] = total - floor_div2(total);
     else g.pad[o + i] = pads[i];
   }
   auto xv = to_doubles(x), wv = to_doubles(w);

@@ -37,7 +37,10 @@ void copy_kernel(const context& ctx, const std::vector<Tensor>& in, std::vector<
 void dropout_kernel(const context& ctx, const std::vector<Tensor>& in, std::vector<Tensor>& out) {
   const Tensor& x = input(ctx, in, 0);
   Tensor& y = output(ctx, out, 0);
-  if (has_input(in, 2) && to_ints(in[2]).at(0) != 0) fail(ctx, "training_mode is not supported by the reference kernel");
+  // Training mode drops at random; only ratio 0 (an identity) is reproducible.
+  bool training = has_input(in, 2) && to_ints(in[2]).at(0) != 0;
+  double ratio = has_input(in, 1) ? element_as_double(in[1], 0) : ctx.op.attr_float("ratio", 0.5f);
+  if (training && ratio != 0) fail(ctx, "random dropout (training_mode with ratio > 0) is not reproducible");
   copy_bytes(ctx, x, y);
   if (has_output(out, 1)) {
     if (out[1].get_element_type() != element_type::boolean) fail(ctx, "mask output must be boolean");

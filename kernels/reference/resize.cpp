@@ -46,21 +46,23 @@ void resize_kernel(const context& ctx, const std::vector<Tensor>& in, std::vecto
     int64_t n_in = xs[d], n_out = ys[d];
     if (n_in == 0 && n_out > 0) fail(ctx, "cannot resize an empty axis to a non-empty one");
     double scale = scales.empty() ? static_cast<double>(n_out) / static_cast<double>(n_in) : scales[d];
+    // With scales, ONNX transforms coordinates with the unrounded output length in*scale.
+    double len_out = scales.empty() ? static_cast<double>(n_out) : static_cast<double>(n_in) * scale;
     taps[d].resize(static_cast<std::size_t>(n_out));
     outside[d].assign(static_cast<std::size_t>(n_out), false);
     for (int64_t o = 0; o < n_out; ++o) {
       double xo = static_cast<double>(o), xi;
       if (ctm == "half_pixel") xi = (xo + 0.5) / scale - 0.5;
-      else if (ctm == "pytorch_half_pixel") xi = n_out > 1 ? (xo + 0.5) / scale - 0.5 : 0.0;
-      else if (ctm == "align_corners") xi = n_out == 1 ? 0.0 : xo * static_cast<double>(n_in - 1) / static_cast<double>(n_out - 1);
+      else if (ctm == "pytorch_half_pixel") xi = len_out > 1 ? (xo + 0.5) / scale - 0.5 : 0.0;
+      else if (ctm == "align_corners") xi = len_out == 1 ? 0.0 : xo * static_cast<double>(n_in - 1) / (len_out - 1);
       else if (ctm == "asymmetric") xi = xo / scale;
       else if (ctm == "tf_half_pixel_for_nn") xi = (xo + 0.5) / scale;
       else if (ctm == "half_pixel_symmetric") {
-        double adj = static_cast<double>(n_out) / (scale * static_cast<double>(n_in));
+        double adj = static_cast<double>(n_out) / len_out;
         xi = static_cast<double>(n_in) / 2.0 * (1 - adj) + (xo + 0.5) / scale - 0.5;
       } else if (ctm == "tf_crop_and_resize") {
         double s = roi[d], e = roi[r + d], len = static_cast<double>(n_in - 1);
-        xi = n_out > 1 ? s * len + xo * (e - s) * len / static_cast<double>(n_out - 1) : 0.5 * (s + e) * len;
+        xi = len_out > 1 ? s * len + xo * (e - s) * len / (len_out - 1) : 0.5 * (s + e) * len;
         if (xi < 0 || xi > len) { outside[d][static_cast<std::size_t>(o)] = true; continue; }
       } else fail(ctx, "unknown coordinate_transformation_mode '" + ctm + "'");
       auto& t = taps[d][static_cast<std::size_t>(o)];
