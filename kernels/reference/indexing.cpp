@@ -256,6 +256,26 @@ void trilu_kernel(const context& ctx, const std::vector<Tensor>& in, std::vector
       }
 }
 
+/// NonZero: [rank, count] i64 coordinates of the nonzero elements, in row-major order.
+void non_zero_kernel(const context& ctx, const std::vector<Tensor>& in, std::vector<Tensor>& out) {
+  const Tensor& x = input(ctx, in, 0);
+  Tensor& y = output(ctx, out, 0);
+  const Shape& xs = x.get_shape();
+  auto v = to_doubles(x);
+  std::vector<int64_t> hits;
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (v[i] != 0) hits.push_back(static_cast<int64_t>(i));
+  auto n = static_cast<int64_t>(hits.size()), r = static_cast<int64_t>(xs.size());
+  if (y.get_element_type() != element_type::i64 || y.get_size() != std::max<int64_t>(r, 1) * n)
+    fail(ctx, "output shape " + to_string(y.get_shape()) + " should be [" + std::to_string(r) + "," + std::to_string(n) + "]");
+  auto st = strides_of(xs);
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t d = 0; d < r; ++d)
+      y.data<int64_t>()[d * n + j] = hits[static_cast<std::size_t>(j)] / st[static_cast<std::size_t>(d)] % xs[static_cast<std::size_t>(d)];
+  if (r == 0)
+    for (int64_t j = 0; j < n; ++j) y.data<int64_t>()[j] = 0;
+}
+
 } // namespace
 
 void register_indexing(kernel_map& m) {
@@ -268,6 +288,7 @@ void register_indexing(kernel_map& m) {
   m["TopK"] = top_k_kernel;
   m["CumSum"] = cum_sum_kernel;
   m["Trilu"] = trilu_kernel;
+  m["NonZero"] = non_zero_kernel;
 }
 
 } // namespace troupe::kernels::reference
