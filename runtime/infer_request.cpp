@@ -35,6 +35,16 @@ void check_tensor(const char* kind, const Port& p, const Tensor& t) {
 
 } // namespace
 
+namespace {
+/// The request whose completion callback this thread is running: its wait() must not wait
+/// for that callback to return.
+thread_local const InferRequest::Impl* in_callback_of = nullptr;
+} // namespace
+
+bool InferRequest::Impl::settled() const {
+  return !running && (callbacks_running == 0 || in_callback_of == this);
+}
+
 InferRequest::Impl::Impl(std::shared_ptr<CompiledModel::Impl> m) : model(std::move(m)) {
   inputs.resize(model->inputs.size());
   user_outputs.resize(model->outputs.size());
@@ -68,15 +78,21 @@ bool InferRequest::Impl::complete(uint64_t request, std::exception_ptr err, std:
     error = err;
     running = false;
     cb = callback;
+    if (cb) ++callbacks_running;
   }
-  done_cv.notify_all();
   if (cb) {
+    auto* outer = in_callback_of;
+    in_callback_of = this;
     try {
       cb(err);
     } catch (...) {
       // A throwing callback must not take the engine thread down.
     }
+    in_callback_of = outer;
+    std::lock_guard lock(mutex);
+    --callbacks_running;
   }
+  done_cv.notify_all();
   return true;
 }
 
@@ -223,14 +239,14 @@ void InferRequest::start_async() {
 void InferRequest::wait() {
   if (!impl_) throw Exception("InferRequest: empty request");
   std::unique_lock lock(impl_->mutex);
-  impl_->done_cv.wait(lock, [&] { return !impl_->running; });
+  impl_->done_cv.wait(lock, [&] { return impl_->settled(); });
   if (impl_->error) std::rethrow_exception(impl_->error);
 }
 
 bool InferRequest::wait_for(std::chrono::milliseconds timeout) {
   if (!impl_) throw Exception("InferRequest: empty request");
   std::unique_lock lock(impl_->mutex);
-  if (!impl_->done_cv.wait_for(lock, timeout, [&] { return !impl_->running; })) return false;
+  if (!impl_->done_cv.wait_for(lock, timeout, [&] { return impl_->settled(); })) return false;
   if (impl_->error) std::rethrow_exception(impl_->error);
   return true;
 }

@@ -20,6 +20,9 @@ struct InferRequest::Impl : actors::completion_sink, std::enable_shared_from_thi
   void on_error(uint64_t request, const std::string& message) noexcept override;
   bool wanted(uint64_t request) const noexcept override;
 
+  /// wait()'s condition: not running and no callback running (unless called from inside one).
+  bool settled() const;
+
   /// Completes the running inference `request` unless it already completed; true if it did.
   bool complete(uint64_t request, std::exception_ptr error, std::vector<Tensor>* outputs,
                 std::vector<kernels::op_profile>* profile);
@@ -32,6 +35,7 @@ struct InferRequest::Impl : actors::completion_sink, std::enable_shared_from_thi
   std::condition_variable done_cv;
   uint64_t current = 0;  ///< id of the latest inference
   bool running = false;
+  int callbacks_running = 0; ///< wait() also waits for the completion callback to return
   std::exception_ptr error;
   std::vector<Tensor> outputs;
   std::vector<kernels::op_profile> profile;

@@ -1,0 +1,350 @@
+// The public API: Core, Model, CompiledModel, InferRequest -- behaviour and every bad-input error.
+#include <boost/test/unit_test.hpp>
+
+#include <atomic>
+#include <filesystem>
+#include <thread>
+
+#include <troupe/troupe.hpp>
+
+#include "benchmarks/tiny_onnx.hpp"
+
+using namespace troupe;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string temp_path(const std::string& name) {
+  auto dir = fs::temp_directory_path() / ("troupe_runtime_tests_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return (dir / name).string();
+}
+
+std::string add_model() { return tiny_onnx::write_add_model(temp_path("add.onnx")); }
+
+/// y = Relu(x * w + b) with a dynamic batch: exercises lazy per-shape compilation.
+std::string dynamic_model() {
+  tiny_onnx::model_builder b;
+  b.input("x", {-1, 4}).output("y", {-1, 4});
+  b.float_initializer("w", {4}, {1, -2, 3, -4}).float_initializer("b", {4}, {0.5f, 0.5f, 0.5f, 0.5f});
+  b.node("Mul", {"x", "w"}, {"xw"}, "mul").node("Add", {"xw", "b"}, {"s"}, "add").node("Relu", {"s"}, {"y"}, "relu");
+  return b.write(temp_path("dynamic.onnx"));
+}
+
+Tensor filled(Shape s, float v) {
+  Tensor t(element_type::f32, std::move(s));
+  for (int64_t i = 0; i < t.get_size(); ++i) t.data<float>()[i] = v + static_cast<float>(i);
+  return t;
+}
+
+/// Checks that `f` throws troupe::Exception whose message holds every piece.
+template <class F> void expect_error(F&& f, std::initializer_list<std::string> pieces) {
+  try {
+    f();
+  } catch (const Exception& e) {
+    std::string msg = e.what();
+    for (const auto& p : pieces) BOOST_TEST(msg.find(p) != std::string::npos, "'" << msg << "' lacks '" << p << "'");
+    return;
+  }
+  BOOST_FAIL("no troupe::Exception thrown");
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(devices_and_properties) {
+  Core core;
+  auto devs = core.available_devices();
+  BOOST_TEST(devs.size() >= 1u);
+  BOOST_TEST(devs[0] == "CPU");
+  BOOST_TEST(std::count(devs.begin(), devs.end(), "REFERENCE") == 0);
+  BOOST_TEST(!core.get_property("CPU", "FULL_DEVICE_NAME").as_string().empty());
+  auto props = core.get_property("CPU", "SUPPORTED_PROPERTIES").as<std::vector<std::string>>();
+  BOOST_TEST(std::count(props.begin(), props.end(), "NUM_STREAMS") == 1);
+  BOOST_TEST(core.get_property("CPU", "AVAILABLE_DEVICES").as_string() == "CPU");
+  core.set_property("CPU", {{"PERFORMANCE_HINT", "THROUGHPUT"}});
+  BOOST_TEST(core.get_property("CPU", "PERFORMANCE_HINT").as_string() == "THROUGHPUT");
+  expect_error([&] { core.get_property("CPU", "NO_SUCH"); }, {"NO_SUCH", "CPU"});
+  expect_error([&] { core.get_property("NPU", "FULL_DEVICE_NAME"); }, {"NPU", "CPU"});
+  expect_error([&] { core.set_property("CPU", {{"FULL_DEVICE_NAME", "x"}}); }, {"FULL_DEVICE_NAME", "read-only"});
+}
+
+BOOST_AUTO_TEST_CASE(compile_errors_name_the_thing) {
+  Core core;
+  auto path = add_model();
+  auto model = core.read_model(path);
+  expect_error([&] { core.compile_model(model, "NPU"); }, {"unknown device 'NPU'", "CPU"});
+  expect_error([&] { core.compile_model(model, "HETERO:CPU"); }, {"HETERO", "not supported yet"});
+  expect_error([&] { core.compile_model(model, "MULTI:CPU"); }, {"MULTI", "not supported yet"});
+  expect_error([&] { core.compile_model(model, "AUTO"); }, {"AUTO", "not supported yet"});
+  expect_error([&] { core.compile_model(model, "CPU", {{"FOO", "1"}}); }, {"FOO", "CPU"});
+  expect_error([&] { core.compile_model(model, "CPU", {{"NUM_STREAMS", "0"}}); }, {"NUM_STREAMS", "'0'", "AUTO"});
+  expect_error([&] { core.compile_model(model, "CPU", {{"INFERENCE_NUM_THREADS", "-1"}}); },
+               {"INFERENCE_NUM_THREADS", "'-1'"});
+  expect_error([&] { core.compile_model(model, "CPU", {{"PERFORMANCE_HINT", "FAST"}}); },
+               {"PERFORMANCE_HINT", "'FAST'", "LATENCY, THROUGHPUT"});
+  expect_error([&] { core.compile_model(model, "CPU", {{"PERF_COUNT", "maybe"}}); }, {"PERF_COUNT", "'maybe'", "YES"});
+  expect_error([&] { core.compile_model(model, "CPU", {{"INFERENCE_PRECISION_HINT", "i8"}}); },
+               {"INFERENCE_PRECISION_HINT", "'i8'", "f32"});
+  expect_error([&] { core.compile_model(model, "REFERENCE", {{"INFERENCE_PRECISION_HINT", "bf16"}}); },
+               {"INFERENCE_PRECISION_HINT", "bf16", "REFERENCE"});
+  expect_error([&] { core.read_model(temp_path("missing.onnx")); }, {"missing.onnx"});
+}
+
+BOOST_AUTO_TEST_CASE(unsupported_op_names_op_node_and_device) {
+  tiny_onnx::model_builder b;
+  b.input("x", {1, 4}).output("y", {1, 4}).node("NoSuchOp", {"x"}, {"y"}, "weird");
+  auto path = b.write(temp_path("weird.onnx"));
+  Core core;
+  try {
+    auto model = core.read_model(path);
+    expect_error([&] { core.compile_model(model, "CPU"); }, {"NoSuchOp", "weird"});
+  } catch (const Exception& e) {
+    // The reader or shape inference may already refuse the unknown op; it must name it.
+    BOOST_TEST(std::string(e.what()).find("NoSuchOp") != std::string::npos, e.what());
+  }
+}
+
+BOOST_AUTO_TEST_CASE(model_ports_and_reshape) {
+  Core core;
+  auto model = core.read_model(dynamic_model());
+  BOOST_TEST(model.inputs().size() == 1u);
+  BOOST_TEST(model.input().get_any_name() == "x");
+  BOOST_TEST(!model.input().get_partial_shape().is_static());
+  expect_error([&] { model.input("nope"); }, {"nope", "'x'"});
+  expect_error([&] { model.reshape({{"nope", PartialShape{2, 4}}}); }, {"nope", "'x'"});
+  expect_error([&] { model.reshape({{"x", PartialShape{2, 4, 1}}}); }, {"x", "rank"});
+  model.reshape({{"x", PartialShape{3, 4}}});
+  BOOST_TEST(model.input().get_partial_shape().is_static());
+  BOOST_TEST(model.output().get_partial_shape().to_string() == "[3,4]");
+  BOOST_TEST(model.get_ops().size() == 3u);
+  BOOST_TEST(model.get_ops()[0].get_friendly_name() == "mul");
+  BOOST_TEST(model.get_ops()[0].get_type_name() == "Mul");
+  auto q = core.query_model(model, "CPU");
+  BOOST_TEST(q.count("mul") == 1u);
+  BOOST_TEST(q.at("relu") == "CPU");
+}
+
+BOOST_AUTO_TEST_CASE(sync_infer_on_every_device) {
+  Core core;
+  auto path = add_model();
+  for (std::string dev : {"CPU", "REFERENCE"}) {
+    BOOST_TEST_CONTEXT("device " << dev) {
+      auto cm = core.compile_model(path, dev);
+      BOOST_TEST(cm.get_property("EXECUTION_DEVICES").as_string() == dev);
+      auto req = cm.create_infer_request();
+      req.set_tensor("a", filled({1, 8}, 1));
+      req.set_tensor("b", filled({1, 8}, 10));
+      req.infer();
+      auto y = req.get_tensor("y");
+      BOOST_TEST((y.get_shape() == Shape({1, 8})));
+      for (int i = 0; i < 8; ++i) BOOST_TEST(y.data<float>()[i] == 11.0f + 2.0f * static_cast<float>(i));
+      BOOST_TEST(req.get_output_tensor(0).data<float>()[0] == 11.0f);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(input_tensor_checks) {
+  Core core;
+  auto cm = core.compile_model(add_model(), "CPU");
+  auto req = cm.create_infer_request();
+  expect_error([&] { req.set_tensor("c", filled({1, 8}, 0)); }, {"'c'", "'a'", "'b'"});
+  expect_error([&] { req.set_tensor("a", Tensor(element_type::i64, {1, 8})); }, {"'a'", "f32", "i64"});
+  expect_error([&] { req.set_tensor("a", filled({8}, 0)); }, {"'a'", "[1,8]", "[8]"});
+  expect_error([&] { req.set_tensor("a", filled({1, 7}, 0)); }, {"'a'", "[1,8]", "[1,7]"});
+  expect_error([&] { req.set_input_tensor(5, filled({1, 8}, 0)); }, {"#5"});
+  req.set_tensor("a", filled({1, 8}, 0));
+  expect_error([&] { req.infer(); }, {"input 'b' is not set"});
+  // get_tensor of an unset input gives an allocated tensor the user fills in place.
+  auto b = req.get_tensor("b");
+  BOOST_TEST((b.get_shape() == Shape({1, 8})));
+  for (int i = 0; i < 8; ++i) b.data<float>()[i] = 100;
+  req.infer();
+  BOOST_TEST(req.get_tensor("y").data<float>()[3] == 103.0f);
+}
+
+BOOST_AUTO_TEST_CASE(dynamic_shapes_compile_per_shape) {
+  Core core;
+  auto cm = core.compile_model(dynamic_model(), "CPU");
+  auto req = cm.create_infer_request();
+  expect_error([&] { req.get_tensor("x"); }, {"'x'", "dynamic"});
+  expect_error([&] { req.set_tensor("x", filled({2, 5}, 0)); }, {"'x'", "[2,5]"});
+  for (int64_t batch : {1, 3, 1, 2}) {
+    req.set_tensor("x", filled({batch, 4}, 1));
+    req.infer();
+    auto y = req.get_tensor("y");
+    BOOST_TEST((y.get_shape() == Shape({batch, 4})));
+    // x = 1,2,3,4,...: y = relu(x*w + 0.5)
+    const float w[4] = {1, -2, 3, -4};
+    for (int64_t i = 0; i < batch * 4; ++i)
+      BOOST_TEST(y.data<float>()[i] == std::max(0.0f, (1.0f + float(i)) * w[i % 4] + 0.5f));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(async_callback_wait_for_and_profiling) {
+  Core core;
+  auto cm = core.compile_model(add_model(), "CPU", {{"PERF_COUNT", "YES"}});
+  auto req = cm.create_infer_request();
+  req.set_tensor("a", filled({1, 8}, 0));
+  req.set_tensor("b", filled({1, 8}, 0));
+  std::atomic<int> calls{0};
+  std::atomic<bool> had_error{false};
+  req.set_callback([&](std::exception_ptr e) {
+    had_error = e != nullptr;
+    ++calls;
+  });
+  for (int i = 0; i < 50; ++i) {
+    req.start_async();
+    BOOST_TEST(req.wait_for(std::chrono::milliseconds(10000)));
+  }
+  BOOST_TEST(calls.load() == 50);
+  BOOST_TEST(!had_error.load());
+  req.wait(); // nothing running: returns at once
+  auto prof = req.get_profiling_info();
+  BOOST_TEST(!prof.empty());
+  auto plain = core.compile_model(add_model(), "CPU").create_infer_request();
+  expect_error([&] { plain.get_profiling_info(); }, {"PERF_COUNT"});
+}
+
+BOOST_AUTO_TEST_CASE(concurrent_requests_from_several_threads) {
+  Core core;
+  auto cm = core.compile_model(add_model(), "CPU", {{"PERFORMANCE_HINT", "THROUGHPUT"}});
+  BOOST_TEST(cm.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS").as<int>() >= 1);
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      auto req = cm.create_infer_request();
+      for (int i = 0; i < 200; ++i) {
+        req.set_tensor("a", filled({1, 8}, float(t)));
+        req.set_tensor("b", filled({1, 8}, float(i)));
+        req.infer();
+        auto y = req.get_tensor("y");
+        for (int k = 0; k < 8; ++k)
+          if (y.data<float>()[k] != float(t) + float(i) + 2.0f * float(k)) ++wrong;
+      }
+    });
+  for (auto& th : threads) th.join();
+  BOOST_TEST(wrong.load() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(busy_request_and_cancel) {
+  Core core;
+  // A big enough model that a request is still running when cancelled.
+  tiny_onnx::model_builder b;
+  b.input("x", {1, 512, 512}).output("y", {1, 512, 512}).node("MatMul", {"x", "x"}, {"m"}, "mm1");
+  b.node("MatMul", {"m", "x"}, {"y"}, "mm2");
+  auto cm = core.compile_model(b.write(temp_path("mm.onnx")), "REFERENCE");
+  auto req = cm.create_infer_request();
+  req.set_tensor("x", filled({1, 512, 512}, 0));
+  std::atomic<int> calls{0};
+  std::atomic<bool> got_error{false};
+  req.set_callback([&](std::exception_ptr e) {
+    got_error = e != nullptr;
+    ++calls;
+  });
+  req.start_async();
+  expect_error([&] { req.start_async(); }, {"busy"});
+  req.cancel();
+  expect_error([&] { req.wait(); }, {"cancelled"});
+  BOOST_TEST(calls.load() == 1);
+  BOOST_TEST(got_error.load());
+  // The device's late result must not complete the request a second time.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  req.set_callback(nullptr);
+  // The next request still works, after the cancelled run finished on the stream.
+  auto small = core.compile_model(add_model(), "REFERENCE").create_infer_request();
+  small.set_tensor("a", filled({1, 8}, 1));
+  small.set_tensor("b", filled({1, 8}, 1));
+  small.infer();
+  BOOST_TEST(small.get_tensor("y").data<float>()[0] == 2.0f);
+  req.infer();
+  BOOST_TEST(calls.load() == 1);
+  BOOST_TEST((req.get_tensor("y").get_shape() == Shape({1, 512, 512})));
+  req.cancel(); // nothing running: no effect
+  req.wait();
+}
+
+BOOST_AUTO_TEST_CASE(device_errors_complete_once_and_next_request_works) {
+  // Gather with an index taken from the input: out of range is a run-time error of the device.
+  tiny_onnx::model_builder b;
+  b.input("i", {1}, onnx::TensorProto::INT64).output("y", {1});
+  b.float_initializer("data", {4}, {10, 11, 12, 13});
+  b.node("Gather", {"data", "i"}, {"y"}, "gather");
+  auto path = b.write(temp_path("gather.onnx"));
+  Core core;
+  for (std::string dev : {"REFERENCE", "CPU"}) {
+    BOOST_TEST_CONTEXT("device " << dev) {
+      auto cm = core.compile_model(path, dev);
+      auto req = cm.create_infer_request();
+      std::atomic<int> calls{0}, errors{0};
+      req.set_callback([&](std::exception_ptr e) {
+        ++calls;
+        if (e) ++errors;
+      });
+      Tensor idx(element_type::i64, {1});
+      idx.data<int64_t>()[0] = 1000;
+      req.set_tensor("i", idx);
+      expect_error([&] { req.infer(); }, {"gather"});
+      BOOST_TEST(calls.load() == 1);
+      BOOST_TEST(errors.load() == 1);
+      expect_error([&] { req.wait(); }, {"gather"}); // the error stays until the next run
+      idx.data<int64_t>()[0] = 2;
+      req.infer();
+      BOOST_TEST(calls.load() == 2);
+      BOOST_TEST(errors.load() == 1);
+      BOOST_TEST(req.get_tensor("y").data<float>()[0] == 12.0f);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(compiled_model_properties) {
+  Core core;
+  auto path = add_model();
+  auto lat = core.compile_model(path, "CPU", {{"PERFORMANCE_HINT", "LATENCY"}});
+  BOOST_TEST(lat.get_property("NUM_STREAMS").as<int>() == 1);
+  BOOST_TEST(lat.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS").as<int>() == 1);
+  auto tp = core.compile_model(path, "CPU", {{"PERFORMANCE_HINT", "THROUGHPUT"}});
+  int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  BOOST_TEST(tp.get_property("NUM_STREAMS").as<int>() == cores);
+  BOOST_TEST(tp.get_property("INFERENCE_NUM_THREADS").as<int>() == cores);
+  auto three = core.compile_model(path, "CPU", {{"NUM_STREAMS", "3"}, {"INFERENCE_NUM_THREADS", "3"}});
+  BOOST_TEST(three.get_property("NUM_STREAMS").as<int>() == 3);
+  BOOST_TEST(three.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS").as<int>() == 3);
+  BOOST_TEST(three.get_property("PERF_COUNT").as_string() == "NO");
+  expect_error([&] { three.get_property("NOPE"); }, {"NOPE"});
+  // Core-level defaults are merged under compile_model's own properties.
+  core.set_property("CPU", {{"NUM_STREAMS", "2"}});
+  BOOST_TEST(core.compile_model(path, "CPU").get_property("NUM_STREAMS").as<int>() == 2);
+  BOOST_TEST(core.compile_model(path, "CPU", {{"NUM_STREAMS", "1"}}).get_property("NUM_STREAMS").as<int>() == 1);
+}
+
+BOOST_AUTO_TEST_CASE(any_parses_and_names_bad_values) {
+  BOOST_TEST(Any("12").as<int>() == 12);
+  BOOST_TEST(Any(true).as_string() == "YES");
+  BOOST_TEST(Any("false").as<bool>() == false);
+  BOOST_TEST((Any(element_type::bf16).as<element_type>() == element_type::bf16));
+  BOOST_TEST(Any(std::vector<std::string>{"a", "b"}).as<std::vector<std::string>>().size() == 2u);
+  expect_error([] { Any("12x").as<int>(); }, {"12x"});
+  expect_error([] { Any("perhaps").as<bool>(); }, {"perhaps"});
+}
+
+BOOST_AUTO_TEST_CASE(real_ppocr_model_runs_without_reshape) {
+  std::string dir = std::string(TROUPE_DATA_DIR) + "/models/";
+  if (!fs::exists(dir + "ch_ppocr_mobile_v2.0_cls_infer.onnx")) dir = "/tmp/ort/models/gutenye/package/assets/";
+  auto path = dir + "ch_ppocr_mobile_v2.0_cls_infer.onnx";
+  if (!fs::exists(path)) {
+    BOOST_TEST_MESSAGE("no PP-OCR cls model; skipped");
+    return;
+  }
+  Core core;
+  auto cm = core.compile_model(path, "CPU");
+  auto req = cm.create_infer_request();
+  Tensor x(cm.input().get_element_type(), {1, 3, 48, 192});
+  for (int64_t i = 0; i < x.get_size(); ++i) x.data<float>()[i] = static_cast<float>(i % 255) / 255.0f;
+  req.set_input_tensor(x);
+  req.infer();
+  auto y = req.get_output_tensor();
+  BOOST_TEST((y.get_shape() == Shape({1, 2})));
+  float sum = y.data<float>()[0] + y.data<float>()[1]; // softmax output
+  BOOST_TEST(std::abs(sum - 1.0f) < 1e-4f);
+}
