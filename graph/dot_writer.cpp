@@ -18,7 +18,9 @@ std::string esc(const std::string& s) {
 }
 
 std::string shape_label(const Value& v) {
-  return (v.type == element_type::undefined ? std::string() : to_string(v.type) + " ") + v.shape.to_string();
+  std::string r;
+  if (v.type != element_type::undefined) r.append(to_string(v.type)).append(" ");
+  return r.append(v.shape.to_string());
 }
 
 } // namespace
@@ -34,10 +36,10 @@ std::string to_dot(const Graph& g) {
   for (std::size_t k = 0; k < g.ops.size(); ++k) {
     const Op& op = g.ops[k];
     std::string label = op.type;
-    if (op.has_attr("activation")) label += " + " + op.attr_string("activation", "");
-    label += "\n" + op.name;
+    if (op.has_attr("activation")) label.append(" + ").append(op.attr_string("activation", ""));
+    label.append("\n").append(op.name);
     for (auto o : op.outputs)
-      if (o != no_value) label += "\n" + shape_label(g.value(o));
+      if (o != no_value) label.append("\n").append(shape_label(g.value(o)));
     out << "  op" << k << " [shape=box, label=\"" << esc(label) << "\"";
     if (auto it = op.rt_info.find("affinity"); it != op.rt_info.end())
       out << ", tooltip=\"affinity " << esc(it->second) << "\"";
@@ -45,9 +47,9 @@ std::string to_dot(const Graph& g) {
   }
   auto source_of = [&](ValueId v) -> std::string {
     int p = prod[static_cast<std::size_t>(v)];
-    if (p >= 0) return "op" + std::to_string(p);
+    if (p >= 0) return std::string("op").append(std::to_string(p));
     for (std::size_t i = 0; i < g.inputs.size(); ++i)
-      if (g.inputs[i] == v) return "in" + std::to_string(i);
+      if (g.inputs[i] == v) return std::string("in").append(std::to_string(i));
     return {};
   };
   for (std::size_t k = 0; k < g.ops.size(); ++k)
