@@ -1,0 +1,147 @@
+// The actors layer with a fake executable: dispatch to streams, queueing, errors, shutdown.
+#include <boost/test/unit_test.hpp>
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include <troupe/exception.hpp>
+
+#include "actors/subgraph_actor.hpp"
+
+using namespace troupe;
+using namespace troupe::actors;
+
+namespace {
+
+/// Doubles its input; throws when the first element is negative; sleeps `delay` per run.
+struct fake_exe : kernels::executable {
+  std::chrono::milliseconds delay{0};
+  std::shared_ptr<std::atomic<int>> concurrent, peak;
+  void run(const std::vector<Tensor>& in, std::vector<Tensor>& out) override {
+    int now = ++*concurrent;
+    int p = *peak;
+    while (now > p && !peak->compare_exchange_weak(p, now)) {}
+    std::this_thread::sleep_for(delay);
+    --*concurrent;
+    if (in.at(0).data<float>()[0] < 0) throw Exception("fake: negative input");
+    Tensor t(element_type::f32, in[0].get_shape());
+    for (int64_t i = 0; i < t.get_size(); ++i) t.data<float>()[i] = 2 * in[0].data<float>()[i];
+    out = {t};
+  }
+  std::vector<kernels::op_profile> profile() const override { return {}; }
+  std::unique_ptr<executable> clone() const override { return std::make_unique<fake_exe>(*this); }
+};
+
+/// Records every completion; counts them per request id.
+struct recorder : completion_sink {
+  std::mutex m;
+  std::condition_variable cv;
+  std::map<uint64_t, int> completions;
+  std::map<uint64_t, float> values;
+  std::map<uint64_t, std::string> errors;
+  void on_outputs(uint64_t id, std::vector<Tensor> out, std::vector<kernels::op_profile>) noexcept override {
+    std::lock_guard l(m);
+    ++completions[id];
+    values[id] = out.at(0).data<float>()[0];
+    cv.notify_all();
+  }
+  void on_error(uint64_t id, const std::string& msg) noexcept override {
+    std::lock_guard l(m);
+    ++completions[id];
+    errors[id] = msg;
+    cv.notify_all();
+  }
+  bool wanted(uint64_t) const noexcept override { return true; }
+  void wait_for_count(std::size_t n) {
+    std::unique_lock l(m);
+    BOOST_REQUIRE(cv.wait_for(l, std::chrono::seconds(20), [&] { return completions.size() >= n; }));
+  }
+};
+
+Tensor scalar(float v) {
+  Tensor t(element_type::f32, {1});
+  t.data<float>()[0] = v;
+  return t;
+}
+
+std::shared_ptr<const program> fake_program(std::chrono::milliseconds delay, std::shared_ptr<std::atomic<int>> peak) {
+  auto e = std::make_unique<fake_exe>();
+  e->delay = delay;
+  e->concurrent = std::make_shared<std::atomic<int>>(0);
+  e->peak = std::move(peak);
+  auto p = std::make_shared<program>();
+  p->prototype = std::move(e);
+  return p;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(every_inference_completes_once_across_streams) {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  auto peak = std::make_shared<std::atomic<int>>(0);
+  auto rec = std::make_shared<recorder>();
+  {
+    subgraph_spec spec;
+    spec.fixed = fake_program(std::chrono::milliseconds(2), peak);
+    spec.streams = 2;
+    subgraph sg(sys, std::move(spec));
+    for (uint64_t i = 1; i <= 40; ++i) sg.submit(inference{i, {scalar(i % 5 == 0 ? -1.0f : float(i))}, rec});
+    rec->wait_for_count(40);
+  }
+  for (uint64_t i = 1; i <= 40; ++i) {
+    BOOST_TEST(rec->completions[i] == 1);
+    if (i % 5 == 0) BOOST_TEST(rec->errors[i] == "fake: negative input");
+    else BOOST_TEST(rec->values[i] == 2.0f * float(i));
+  }
+  BOOST_TEST(peak->load() == 2); // both streams ran at once; never more
+}
+
+BOOST_AUTO_TEST_CASE(dynamic_shapes_compile_once_per_shape_and_report_compile_errors) {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  auto rec = std::make_shared<recorder>();
+  auto compiles = std::make_shared<std::atomic<int>>(0);
+  subgraph_spec spec;
+  spec.compile = [compiles](const std::vector<Shape>& shapes) -> std::shared_ptr<const program> {
+    ++*compiles;
+    if (shapes.at(0).at(0) == 7) throw Exception("cannot compile for [7]");
+    return fake_program(std::chrono::milliseconds(0), std::make_shared<std::atomic<int>>(0));
+  };
+  subgraph sg(sys, std::move(spec));
+  auto vec = [](int64_t n, float v) {
+    Tensor t(element_type::f32, {n});
+    for (int64_t i = 0; i < n; ++i) t.data<float>()[i] = v;
+    return t;
+  };
+  sg.submit(inference{1, {vec(2, 1)}, rec});
+  sg.submit(inference{2, {vec(3, 2)}, rec});
+  sg.submit(inference{3, {vec(2, 3)}, rec});
+  sg.submit(inference{4, {vec(7, 4)}, rec});
+  rec->wait_for_count(4);
+  BOOST_TEST(compiles->load() == 3);
+  BOOST_TEST(rec->values[3] == 6.0f);
+  BOOST_TEST(rec->errors[4] == "cannot compile for [7]");
+}
+
+BOOST_AUTO_TEST_CASE(queued_inferences_fail_when_the_subgraph_goes_away) {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  auto rec = std::make_shared<recorder>();
+  {
+    subgraph_spec spec;
+    spec.fixed = fake_program(std::chrono::milliseconds(50), std::make_shared<std::atomic<int>>(0));
+    subgraph sg(sys, std::move(spec));
+    for (uint64_t i = 1; i <= 5; ++i) sg.submit(inference{i, {scalar(1)}, rec});
+  }
+  rec->wait_for_count(5); // the running one completes, the queued ones fail: none is lost
+  int failed = 0;
+  for (uint64_t i = 1; i <= 5; ++i) {
+    BOOST_TEST(rec->completions[i] == 1);
+    failed += rec->errors.count(i) ? 1 : 0;
+  }
+  BOOST_TEST(failed >= 3);
+}
