@@ -1,0 +1,589 @@
+/// The Vulkan (GPU) device on lavapipe in CI: enumeration (incl. two copies of one ICD), every
+/// shader against kernels::reference::evaluate on random data, a multi-op subgraph in one
+/// command buffer, query() answers, and limits. A missing Vulkan device is a failure.
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include <troupe/exception.hpp>
+
+#include "kernels/reference/kernels.hpp"
+#include "kernels/vulkan/vulkan_device.hpp"
+#include "kernels/vulkan/vulkan_device_impl.hpp"
+
+using namespace troupe;
+namespace kv = troupe::kernels::vulkan;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// Sets an environment variable for one scope (the Vulkan loader reads it at vkCreateInstance).
+struct scoped_env {
+  std::string name;
+  std::optional<std::string> old;
+  scoped_env(std::string n, const std::string& v) : name(std::move(n)) {
+    if (const char* o = std::getenv(name.c_str())) old = o;
+    setenv(name.c_str(), v.c_str(), 1);
+  }
+  ~scoped_env() {
+    if (old) setenv(name.c_str(), old->c_str(), 1);
+    else unsetenv(name.c_str());
+  }
+};
+
+kernels::device& gpu() {
+  static auto devices = kv::make_vulkan_devices();
+  if (devices.empty()) throw Exception("no Vulkan device: lavapipe (mesa-vulkan-drivers) must be installed");
+  return *devices.front();
+}
+
+Tensor random_tensor(const Shape& s, float lo, float hi, unsigned seed) {
+  Tensor t(element_type::f32, s);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  for (int64_t i = 0; i < t.get_size(); ++i) t.data<float>()[i] = d(rng);
+  return t;
+}
+
+/// A hand-built graph: add inputs/constants, ops with their outputs' types and shapes.
+struct graph_builder {
+  graph::Graph g;
+  unsigned seed = 1;
+  graph::ValueId input(const std::string& name, const Shape& s, element_type t = element_type::f32) {
+    auto id = g.add_value({name, t, PartialShape(s), std::nullopt});
+    g.inputs.push_back(id);
+    return id;
+  }
+  graph::ValueId constant(const std::string& name, Tensor t) {
+    auto s = t.get_shape();
+    auto ty = t.get_element_type();
+    return g.add_value({name, ty, PartialShape(s), std::move(t)});
+  }
+  graph::ValueId random_constant(const std::string& name, const Shape& s, float lo = -1, float hi = 1) {
+    return constant(name, random_tensor(s, lo, hi, seed++));
+  }
+  graph::ValueId ints(const std::string& name, std::vector<int64_t> v) {
+    Tensor t(element_type::i64, {static_cast<int64_t>(v.size())});
+    std::copy(v.begin(), v.end(), t.data<int64_t>());
+    return constant(name, t);
+  }
+  graph::Op& op(const std::string& type, std::vector<graph::ValueId> in, const std::vector<Shape>& out_shapes,
+                std::map<std::string, graph::AttributeValue> attrs = {}) {
+    graph::Op o;
+    o.type = type;
+    o.name = type + "_" + std::to_string(g.ops.size());
+    o.inputs = std::move(in);
+    o.attrs = std::move(attrs);
+    for (std::size_t i = 0; i < out_shapes.size(); ++i)
+      o.outputs.push_back(g.add_value({o.name + "_out" + std::to_string(i), element_type::f32, PartialShape(out_shapes[i]), std::nullopt}));
+    g.ops.push_back(std::move(o));
+    return g.ops.back();
+  }
+  void output(graph::ValueId v) { g.outputs.push_back(v); }
+  void outputs_of_last() {
+    for (auto v : g.ops.back().outputs) g.outputs.push_back(v);
+  }
+};
+
+/// Runs the graph op by op on the reference kernels.
+std::vector<Tensor> reference_run(const graph::Graph& g, const std::vector<Tensor>& inputs) {
+  std::map<graph::ValueId, Tensor> env;
+  for (std::size_t i = 0; i < g.inputs.size(); ++i) env[g.inputs[i]] = inputs[i];
+  for (std::size_t v = 0; v < g.values.size(); ++v)
+    if (g.values[v].constant) env[static_cast<graph::ValueId>(v)] = *g.values[v].constant;
+  for (const auto& op : g.ops) {
+    std::vector<Tensor> in, out;
+    for (auto v : op.inputs) in.push_back(v == graph::no_value ? Tensor() : env.at(v));
+    for (auto v : op.outputs) out.emplace_back(g.value(v).type, g.value(v).shape.to_shape());
+    kernels::reference::evaluate(op, in, out, g.opset);
+    for (std::size_t i = 0; i < op.outputs.size(); ++i) env[op.outputs[i]] = out[i];
+  }
+  std::vector<Tensor> r;
+  for (auto v : g.outputs) r.push_back(env.at(v));
+  return r;
+}
+
+std::vector<Tensor> random_inputs(const graph::Graph& g, float lo, float hi) {
+  std::vector<Tensor> r;
+  unsigned seed = 100;
+  for (auto v : g.inputs) r.push_back(random_tensor(g.value(v).shape.to_shape(), lo, hi, seed++));
+  return r;
+}
+
+/// Compiles on the GPU, runs, and compares every output with the reference.
+void check_against_reference(const graph::Graph& g, float lo = -1, float hi = 1, float tol = 1e-4f) {
+  for (const auto& op : g.ops) {
+    auto s = gpu().query(g, op);
+    BOOST_TEST_REQUIRE(s.supported, s.reason);
+  }
+  auto exe = gpu().compile(g, {});
+  auto inputs = random_inputs(g, lo, hi);
+  std::vector<Tensor> got;
+  exe->run(inputs, got);
+  auto want = reference_run(g, inputs);
+  BOOST_TEST_REQUIRE(got.size() == want.size());
+  for (std::size_t o = 0; o < got.size(); ++o) {
+    BOOST_TEST_REQUIRE((got[o].get_shape() == want[o].get_shape()));
+    double worst = 0;
+    int64_t at = -1;
+    for (int64_t i = 0; i < got[o].get_size(); ++i) {
+      double a = got[o].data<float>()[i], b = want[o].data<float>()[i];
+      double err = std::abs(a - b) / (1.0 + std::abs(b));
+      if (!(err <= worst)) { worst = err; at = i; }
+    }
+    BOOST_TEST(worst <= tol, g.ops.front().type << " output " << o << ": worst relative error " << worst << " at " << at
+                                                 << " (gpu " << (at >= 0 ? got[o].data<float>()[at] : 0.f) << ", ref "
+                                                 << (at >= 0 ? want[o].data<float>()[at] : 0.f) << ")");
+  }
+}
+
+graph::Graph unary(const std::string& type, std::map<std::string, graph::AttributeValue> attrs = {}) {
+  graph_builder b;
+  auto x = b.input("x", {2, 3, 5, 7});
+  b.op(type, {x}, {{2, 3, 5, 7}}, std::move(attrs));
+  b.outputs_of_last();
+  return b.g;
+}
+
+graph::Graph binary(const std::string& type, const Shape& a, const Shape& bs, const Shape& out, bool const_b) {
+  graph_builder b;
+  auto x = b.input("a", a);
+  auto y = const_b ? b.random_constant("b", bs, 0.5f, 2.0f) : b.input("b", bs);
+  b.op(type, {x, y}, {out});
+  b.outputs_of_last();
+  return b.g;
+}
+
+graph::Graph conv(Shape x, Shape w, Shape y, std::map<std::string, graph::AttributeValue> attrs, bool bias,
+                  bool const_w = true) {
+  graph_builder b;
+  auto xi = b.input("x", x);
+  auto wi = const_w ? b.random_constant("w", w) : b.input("w", w);
+  std::vector<graph::ValueId> in{xi, wi};
+  if (bias) in.push_back(b.random_constant("b", {y[1]}));
+  b.op("Conv", in, {y}, std::move(attrs));
+  b.outputs_of_last();
+  return b.g;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(devices)
+
+BOOST_AUTO_TEST_CASE(at_least_one_device) {
+  auto devices = kv::make_vulkan_devices();
+  BOOST_TEST_REQUIRE(!devices.empty(), "no Vulkan device (CI needs lavapipe from mesa-vulkan-drivers)");
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    BOOST_TEST(devices[i]->name() == "GPU." + std::to_string(i));
+    auto info = devices[i]->info();
+    BOOST_TEST(!info.at("FULL_DEVICE_NAME").empty());
+    BOOST_TEST(std::stoi(info.at("SUBGROUP_SIZE")) > 0);
+    BOOST_TEST_MESSAGE(devices[i]->name() << ": " << info.at("FULL_DEVICE_NAME") << " (" << info.at("DEVICE_TYPE")
+                                          << ", fp16 " << info.at("FP16_SUPPORTED") << ")");
+  }
+}
+
+BOOST_AUTO_TEST_CASE(two_copies_of_one_icd_are_two_devices) {
+  const fs::path icd = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
+  BOOST_TEST_REQUIRE(fs::exists(icd), "lavapipe's ICD file is missing: install mesa-vulkan-drivers");
+  fs::path dir = fs::temp_directory_path() / ("troupe_vk_icd_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  fs::copy_file(icd, dir / "a.json", fs::copy_options::overwrite_existing);
+  fs::copy_file(icd, dir / "b.json", fs::copy_options::overwrite_existing);
+  {
+    scoped_env files("VK_DRIVER_FILES", (dir / "a.json").string() + ":" + (dir / "b.json").string());
+    scoped_env legacy("VK_ICD_FILENAMES", (dir / "a.json").string() + ":" + (dir / "b.json").string());
+    auto devices = kv::make_vulkan_devices();
+    BOOST_TEST_REQUIRE(devices.size() == 2u);
+    BOOST_TEST(devices[0]->name() == "GPU.0");
+    BOOST_TEST(devices[1]->name() == "GPU.1");
+    BOOST_TEST(devices[0]->info().at("FULL_DEVICE_NAME") == devices[1]->info().at("FULL_DEVICE_NAME"));
+    BOOST_TEST(devices[0]->info().at("DEVICE_INDEX") != devices[1]->info().at("DEVICE_INDEX"));
+    // Both run work independently.
+    auto g = unary("Relu");
+    auto in = random_inputs(g, -1, 1);
+    for (auto& d : devices) {
+      std::vector<Tensor> out;
+      d->compile(g, {})->run(in, out);
+      BOOST_TEST(out.at(0).data<float>()[0] == std::max(0.f, in[0].data<float>()[0]));
+    }
+  }
+  fs::remove_all(dir);
+}
+
+BOOST_AUTO_TEST_CASE(no_icd_means_no_devices_not_a_crash) {
+  scoped_env files("VK_DRIVER_FILES", "/nonexistent/troupe_no_such_icd.json");
+  scoped_env legacy("VK_ICD_FILENAMES", "/nonexistent/troupe_no_such_icd.json");
+  std::vector<std::unique_ptr<kernels::device>> devices;
+  BOOST_CHECK_NO_THROW(devices = kv::make_vulkan_devices());
+  BOOST_TEST(devices.empty());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(shaders_vs_reference)
+
+BOOST_AUTO_TEST_CASE(unary_ops) {
+  for (const char* t : {"Relu", "Sigmoid", "Tanh", "HardSwish", "Exp", "Abs", "Neg", "Floor", "Ceil", "Erf", "Softplus"})
+    check_against_reference(unary(t), -3, 3);
+  check_against_reference(unary("HardSigmoid", {{"alpha", 0.3f}, {"beta", 0.4f}}), -3, 3);
+  check_against_reference(unary("LeakyRelu", {{"alpha", 0.2f}}), -3, 3);
+  check_against_reference(unary("Clip", {{"min", -0.5f}, {"max", 0.7f}}), -3, 3); // opset < 11 style
+  for (const char* t : {"Sqrt", "Log", "Reciprocal"}) check_against_reference(unary(t), 0.1f, 3);
+}
+
+BOOST_AUTO_TEST_CASE(clip_with_constant_bounds) {
+  graph_builder b;
+  auto x = b.input("x", {4, 9});
+  Tensor lo(element_type::f32, {}), hi(element_type::f32, {});
+  *lo.data<float>() = 0.0f;
+  *hi.data<float>() = 6.0f;
+  b.op("Clip", {x, b.constant("lo", lo), b.constant("hi", hi)}, {{4, 9}});
+  b.outputs_of_last();
+  check_against_reference(b.g, -10, 10);
+}
+
+BOOST_AUTO_TEST_CASE(binary_ops_with_broadcasting) {
+  for (const char* t : {"Add", "Sub", "Mul", "Div", "Max", "Min"}) {
+    check_against_reference(binary(t, {2, 3, 4, 5}, {2, 3, 4, 5}, {2, 3, 4, 5}, false));
+    check_against_reference(binary(t, {2, 3, 4, 5}, {3, 1, 1}, {2, 3, 4, 5}, true));
+    check_against_reference(binary(t, {1, 3, 1, 5}, {2, 1, 4, 1}, {2, 3, 4, 5}, false), 0.5f, 2);
+  }
+  check_against_reference(binary("Pow", {2, 3, 4}, {1}, {2, 3, 4}, true), 0.1f, 2);
+  check_against_reference(binary("Add", {5}, {}, {5}, true));
+  {
+    graph_builder b;
+    auto x = b.input("x", {2, 3});
+    Tensor two(element_type::f32, {});
+    *two.data<float>() = 2.0f;
+    b.op("Pow", {x, b.constant("two", two)}, {{2, 3}}); // x^2 of negative x (decomposed LayerNorm)
+    b.outputs_of_last();
+    check_against_reference(b.g, -2, 2);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(fused_activation_on_add) {
+  graph_builder b;
+  auto x = b.input("x", {2, 8});
+  auto y = b.input("y", {8});
+  b.op("Add", {x, y}, {{2, 8}}, {{"activation", std::string("HardSigmoid")}, {"activation_params", std::vector<float>{0.2f, 0.5f}}});
+  b.outputs_of_last();
+  check_against_reference(b.g, -4, 4);
+}
+
+BOOST_AUTO_TEST_CASE(conv_variants) {
+  using A = std::map<std::string, graph::AttributeValue>;
+  using V = std::vector<int64_t>;
+  // plain 3x3 pad 1, with bias and fused Relu
+  check_against_reference(conv({1, 8, 9, 11}, {16, 8, 3, 3}, {1, 16, 9, 11},
+                               A{{"pads", V{1, 1, 1, 1}}, {"activation", std::string("Relu")}}, true), -1, 1, 1e-4f);
+  // stride 2, OC not a multiple of 4, no bias, asymmetric pads
+  check_against_reference(conv({2, 3, 10, 10}, {6, 3, 3, 3}, {2, 6, 5, 5}, A{{"pads", V{1, 1, 0, 0}}, {"strides", V{2, 2}}}, false));
+  // depthwise 5x5 stride 2 with HardSwish
+  check_against_reference(conv({1, 12, 13, 13}, {12, 1, 5, 5}, {1, 12, 7, 7},
+                               A{{"group", int64_t(12)}, {"pads", V{2, 2, 2, 2}}, {"strides", V{2, 2}},
+                                 {"activation", std::string("HardSwish")}}, true));
+  // groups with 4 channels per group (blocked path) and dilation 2
+  check_against_reference(conv({1, 8, 12, 12}, {8, 4, 3, 3}, {1, 8, 8, 8},
+                               A{{"group", int64_t(2)}, {"dilations", V{2, 2}}}, true));
+  // 1x1 pointwise, SAME_UPPER, non-constant weights (unblocked path)
+  check_against_reference(conv({1, 16, 6, 7}, {10, 16, 1, 1}, {1, 10, 6, 7}, A{{"auto_pad", std::string("SAME_UPPER")}}, false, false));
+  // stride (2,1) as in PP-OCR rec
+  check_against_reference(conv({1, 4, 8, 10}, {8, 4, 3, 3}, {1, 8, 4, 10}, A{{"pads", V{1, 1, 1, 1}}, {"strides", V{2, 1}}}, true));
+}
+
+BOOST_AUTO_TEST_CASE(conv_transpose) {
+  graph_builder b;
+  auto x = b.input("x", {1, 6, 5, 5});
+  auto w = b.random_constant("w", {6, 4, 2, 2});
+  auto bias = b.random_constant("b", {4});
+  b.op("ConvTranspose", {x, w, bias}, {{1, 4, 10, 10}}, {{"strides", std::vector<int64_t>{2, 2}}});
+  b.outputs_of_last();
+  check_against_reference(b.g);
+  graph_builder c;
+  auto x2 = c.input("x", {1, 4, 6, 6});
+  c.op("ConvTranspose", {x2, c.random_constant("w", {4, 3, 3, 3})}, {{1, 6, 11, 11}},
+       {{"strides", std::vector<int64_t>{2, 2}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"group", int64_t(2)}});
+  c.outputs_of_last();
+  check_against_reference(c.g);
+}
+
+BOOST_AUTO_TEST_CASE(matmul_and_gemm) {
+  check_against_reference(binary("MatMul", {7, 13}, {13, 9}, {7, 9}, true), -1, 1, 1e-4f);
+  check_against_reference(binary("MatMul", {2, 3, 5, 6}, {2, 3, 6, 4}, {2, 3, 5, 4}, false));
+  check_against_reference(binary("MatMul", {2, 1, 5, 6}, {3, 6, 7}, {2, 3, 5, 7}, false));
+  check_against_reference(binary("MatMul", {6}, {6, 3}, {3}, false));
+  check_against_reference(binary("MatMul", {4, 6}, {6}, {4}, false));
+  for (int ta = 0; ta < 2; ++ta)
+    for (int tb = 0; tb < 2; ++tb) {
+      graph_builder b;
+      auto a = b.input("a", ta ? Shape{6, 5} : Shape{5, 6});
+      auto w = b.random_constant("w", tb ? Shape{7, 6} : Shape{6, 7});
+      auto c = b.random_constant("c", tb ? Shape{7} : Shape{5, 1});
+      b.op("Gemm", {a, w, c}, {{5, 7}},
+           {{"transA", int64_t(ta)}, {"transB", int64_t(tb)}, {"alpha", 0.5f}, {"beta", 2.0f}});
+      b.outputs_of_last();
+      check_against_reference(b.g);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(pooling) {
+  using V = std::vector<int64_t>;
+  auto pool = [](const std::string& t, Shape y, std::map<std::string, graph::AttributeValue> a) {
+    graph_builder b;
+    auto x = b.input("x", {2, 3, 9, 10});
+    b.op(t, {x}, {y}, std::move(a));
+    b.outputs_of_last();
+    return b.g;
+  };
+  check_against_reference(pool("MaxPool", {2, 3, 5, 5}, {{"kernel_shape", V{3, 3}}, {"strides", V{2, 2}}, {"pads", V{1, 1, 1, 1}}}));
+  check_against_reference(pool("AveragePool", {2, 3, 5, 5}, {{"kernel_shape", V{3, 3}}, {"strides", V{2, 2}}, {"pads", V{1, 1, 1, 1}}}));
+  check_against_reference(pool("AveragePool", {2, 3, 5, 5},
+                               {{"kernel_shape", V{3, 3}}, {"strides", V{2, 2}}, {"pads", V{1, 1, 1, 1}}, {"count_include_pad", int64_t(1)}}));
+  check_against_reference(pool("MaxPool", {2, 3, 4, 5}, {{"kernel_shape", V{2, 2}}, {"strides", V{2, 2}}}));
+  check_against_reference(pool("GlobalAveragePool", {2, 3, 1, 1}, {}));
+  check_against_reference(pool("GlobalMaxPool", {2, 3, 1, 1}, {}));
+}
+
+BOOST_AUTO_TEST_CASE(batch_normalization) {
+  graph_builder b;
+  auto x = b.input("x", {2, 5, 3, 4});
+  auto s = b.random_constant("s", {5}), bb = b.random_constant("bb", {5}), m = b.random_constant("m", {5});
+  auto v = b.random_constant("v", {5}, 0.5f, 2.0f);
+  b.op("BatchNormalization", {x, s, bb, m, v}, {{2, 5, 3, 4}}, {{"epsilon", 1e-3f}});
+  b.outputs_of_last();
+  check_against_reference(b.g);
+}
+
+BOOST_AUTO_TEST_CASE(resize) {
+  auto rs = [](std::map<std::string, graph::AttributeValue> a, std::vector<float> scales, Shape y) {
+    graph_builder b;
+    b.g.opset = 13;
+    auto x = b.input("x", {1, 2, 5, 6});
+    Tensor sc(element_type::f32, {4});
+    std::copy(scales.begin(), scales.end(), sc.data<float>());
+    b.op("Resize", {x, graph::no_value, b.constant("scales", sc)}, {y}, std::move(a));
+    b.outputs_of_last();
+    return b.g;
+  };
+  check_against_reference(rs({{"mode", std::string("nearest")}}, {1, 1, 2, 2}, {1, 2, 10, 12}));
+  check_against_reference(rs({{"mode", std::string("nearest")}, {"coordinate_transformation_mode", std::string("asymmetric")},
+                              {"nearest_mode", std::string("floor")}}, {1, 1, 2, 2}, {1, 2, 10, 12}));
+  check_against_reference(rs({{"mode", std::string("linear")}}, {1, 1, 2, 2}, {1, 2, 10, 12}));
+  check_against_reference(rs({{"mode", std::string("linear")}, {"coordinate_transformation_mode", std::string("align_corners")}},
+                             {1, 1, 1.5f, 0.5f}, {1, 2, 7, 3}));
+}
+
+BOOST_AUTO_TEST_CASE(movement_ops) {
+  {
+    graph_builder b;
+    auto x = b.input("x", {2, 3, 4});
+    auto y = b.input("y", {2, 5, 4});
+    b.op("Concat", {x, y, b.random_constant("z", {2, 1, 4})}, {{2, 9, 4}}, {{"axis", int64_t(1)}});
+    b.outputs_of_last();
+    check_against_reference(b.g);
+  }
+  {
+    graph_builder b;
+    auto x = b.input("x", {2, 3, 4, 5});
+    b.op("Transpose", {x}, {{5, 2, 4, 3}}, {{"perm", std::vector<int64_t>{3, 0, 2, 1}}});
+    b.outputs_of_last();
+    check_against_reference(b.g);
+  }
+  {
+    graph_builder b;
+    auto x = b.input("x", {4, 10});
+    b.op("Slice", {x, b.ints("st", {1, -2}), b.ints("en", {3, 0}), b.ints("ax", {0, 1}), b.ints("sp", {1, -3})}, {{2, 3}});
+    b.outputs_of_last();
+    check_against_reference(b.g);
+  }
+  {
+    graph_builder b;
+    auto x = b.input("x", {2, 6});
+    b.op("Split", {x, b.ints("sp", {2, 4})}, {{2, 2}, {2, 4}}, {{"axis", int64_t(1)}});
+    b.outputs_of_last();
+    check_against_reference(b.g);
+  }
+  {
+    graph_builder b;
+    auto x = b.input("x", {3, 1});
+    b.op("Expand", {x, b.ints("shape", {2, 3, 4})}, {{2, 3, 4}});
+    b.outputs_of_last();
+    check_against_reference(b.g);
+  }
+  {
+    graph_builder b;
+    auto x = b.input("x", {2, 3, 4});
+    b.op("Reshape", {x, b.ints("shape", {6, 4})}, {{6, 4}});
+    b.op("Relu", {b.g.ops.back().outputs[0]}, {{6, 4}});
+    b.outputs_of_last();
+    check_against_reference(b.g);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(softmax_and_reduce) {
+  {
+    graph_builder b;
+    auto x = b.input("x", {2, 3, 7});
+    b.op("Softmax", {x}, {{2, 3, 7}}, {{"axis", int64_t(-1)}});
+    b.outputs_of_last();
+    check_against_reference(b.g, -5, 5);
+  }
+  {
+    graph_builder b;
+    auto x = b.input("x", {2, 3, 7});
+    b.op("Softmax", {x}, {{2, 3, 7}}, {{"axis", int64_t(1)}});
+    b.outputs_of_last();
+    check_against_reference(b.g, -5, 5);
+  }
+  {
+    graph_builder b;
+    auto x = b.input("x", {2, 3, 7});
+    b.op("LogSoftmax", {x}, {{2, 3, 7}}, {{"axis", int64_t(2)}});
+    b.outputs_of_last();
+    check_against_reference(b.g, -5, 5);
+  }
+  for (const char* t : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceL2"}) {
+    graph_builder b;
+    auto x = b.input("x", {2, 3, 4, 5});
+    b.op(t, {x}, {{2, 1, 4, 1}}, {{"axes", std::vector<int64_t>{1, 3}}, {"keepdims", int64_t(1)}});
+    b.outputs_of_last();
+    check_against_reference(b.g);
+    graph_builder c;
+    auto y = c.input("x", {2, 3, 4, 5});
+    c.op(t, {y}, {{2, 3, 4}}, {{"axes", std::vector<int64_t>{-1}}, {"keepdims", int64_t(0)}});
+    c.outputs_of_last();
+    check_against_reference(c.g);
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(executables)
+
+BOOST_AUTO_TEST_CASE(multi_op_subgraph_in_one_command_buffer) {
+  // Conv+Relu -> GlobalAveragePool -> Reshape -> Gemm -> Softmax, plus a side output.
+  graph_builder b;
+  auto x = b.input("x", {1, 3, 16, 16});
+  auto& c = b.op("Conv", {x, b.random_constant("w", {8, 3, 3, 3}), b.random_constant("cb", {8})}, {{1, 8, 16, 16}},
+                 {{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"activation", std::string("Relu")}});
+  auto conv_out = c.outputs[0];
+  auto gap = b.op("GlobalAveragePool", {conv_out}, {{1, 8, 1, 1}}).outputs[0];
+  auto flat = b.op("Reshape", {gap, b.ints("s", {1, 8})}, {{1, 8}}).outputs[0];
+  auto fc = b.op("Gemm", {flat, b.random_constant("fw", {8, 5}), b.random_constant("fb", {5})}, {{1, 5}}).outputs[0];
+  auto sm = b.op("Softmax", {fc}, {{1, 5}}, {{"axis", int64_t(-1)}}).outputs[0];
+  b.output(sm);
+  b.output(conv_out);
+  check_against_reference(b.g);
+
+  kernels::compile_config cfg;
+  cfg.profiling = true;
+  auto exe = gpu().compile(b.g, cfg);
+  auto inputs = random_inputs(b.g, -1, 1);
+  std::vector<Tensor> out1, out2;
+  exe->run(inputs, out1);
+  auto clone = exe->clone();
+  clone->run(inputs, out2);
+  BOOST_TEST_REQUIRE(out1.size() == 2u);
+  for (int64_t i = 0; i < out1[0].get_size(); ++i) BOOST_TEST(out1[0].data<float>()[i] == out2[0].data<float>()[i]);
+  auto prof = exe->profile();
+  BOOST_TEST_REQUIRE(prof.size() == b.g.ops.size() + 2);
+  BOOST_TEST(prof.front().node_type == "Upload");
+  BOOST_TEST(prof.back().node_type == "Download");
+  int executed = 0, optimized = 0;
+  for (auto& r : prof) {
+    if (r.state == kernels::op_profile::status::optimized_out) ++optimized;
+    else ++executed;
+  }
+  BOOST_TEST(optimized == 1); // the Reshape aliases its input
+  BOOST_TEST(executed == 6);
+  BOOST_TEST(prof[1].exec_type == "vulkan:conv_oc4");
+}
+
+BOOST_AUTO_TEST_CASE(wrong_input_is_a_named_error) {
+  auto g = unary("Relu");
+  auto exe = gpu().compile(g, {});
+  std::vector<Tensor> out;
+  BOOST_CHECK_EXCEPTION(exe->run({Tensor(element_type::f32, {1, 2})}, out), Exception,
+                        [](const Exception& e) { return std::string(e.what()).find("'x'") != std::string::npos; });
+}
+
+BOOST_AUTO_TEST_CASE(query_says_why_unsupported) {
+  graph_builder b;
+  auto x = b.input("x", {1, 4, 8});
+  b.op("NonMaxSuppression", {x}, {{1, 3}});
+  b.op("Conv", {x, b.random_constant("w", {2, 4, 3})}, {{1, 2, 6}}); // 1-D convolution
+  b.op("Resize", {x, graph::no_value, graph::no_value, b.ints("sizes", {1, 4, 16})}, {{1, 4, 16}}, {{"mode", std::string("cubic")}});
+  auto s0 = gpu().query(b.g, b.g.ops[0]);
+  BOOST_TEST(!s0.supported);
+  BOOST_TEST(s0.reason.find("NonMaxSuppression") != std::string::npos, s0.reason);
+  auto s1 = gpu().query(b.g, b.g.ops[1]);
+  BOOST_TEST(!s1.supported);
+  BOOST_TEST(s1.reason.find("2-D") != std::string::npos, s1.reason);
+  auto s2 = gpu().query(b.g, b.g.ops[2]);
+  BOOST_TEST(!s2.supported);
+  BOOST_TEST(!s2.reason.empty());
+  graph_builder c;
+  auto i = c.input("i", {4}, element_type::i64);
+  auto& op = c.op("Relu", {i}, {{4}});
+  c.g.value(op.outputs[0]).type = element_type::i64;
+  auto s3 = gpu().query(c.g, c.g.ops[0]);
+  BOOST_TEST(!s3.supported);
+  BOOST_TEST(s3.reason.find("i64") != std::string::npos, s3.reason);
+  BOOST_CHECK_THROW(gpu().compile(b.g, {}), Exception);
+}
+
+BOOST_AUTO_TEST_CASE(tensor_larger_than_the_device_allows) {
+  auto& dev = dynamic_cast<kv::vulkan_device&>(gpu());
+  auto before_bytes = dev.context().device_memory().bytes_in_use();
+  auto before_blocks = dev.context().device_memory().block_count();
+  graph_builder b;
+  auto x = b.input("x", {1, 64, 1024, 1024}); // 256 MiB: above lavapipe's 128 MiB storage-buffer range
+  b.op("Relu", {x}, {{1, 64, 1024, 1024}});
+  b.outputs_of_last();
+  auto s = dev.query(b.g, b.g.ops[0]);
+  BOOST_TEST(!s.supported);
+  BOOST_TEST(s.reason.find("larger") != std::string::npos, s.reason);
+  BOOST_CHECK_EXCEPTION(dev.compile(b.g, {}), Exception, [](const Exception& e) {
+    BOOST_TEST_MESSAGE(e.what());
+    return std::string(e.what()).find("'x'") != std::string::npos;
+  });
+  BOOST_TEST(dev.context().device_memory().bytes_in_use() == before_bytes);
+  BOOST_TEST(dev.context().device_memory().block_count() == before_blocks);
+}
+
+BOOST_AUTO_TEST_CASE(memory_returns_to_the_pool) {
+  auto& dev = dynamic_cast<kv::vulkan_device&>(gpu());
+  auto before = dev.context().device_memory().bytes_in_use();
+  {
+    auto exe = gpu().compile(conv({1, 8, 9, 11}, {16, 8, 3, 3}, {1, 16, 9, 11}, {}, true), {});
+    BOOST_TEST(dev.context().device_memory().bytes_in_use() > before);
+  }
+  BOOST_TEST(dev.context().device_memory().bytes_in_use() == before);
+}
+
+BOOST_AUTO_TEST_CASE(throughput_at_ppocr_shapes) {
+  // Reported, not asserted: lavapipe is a CPU driver on a shared 2-core machine.
+  auto measure = [](const graph::Graph& g, double flops, const char* what) {
+    auto exe = gpu().compile(g, {});
+    auto in = random_inputs(g, -1, 1);
+    std::vector<Tensor> out;
+    exe->run(in, out);
+    int n = 10;
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < n; ++i) exe->run(in, out);
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / n;
+    BOOST_TEST_MESSAGE(what << ": " << s * 1e3 << " ms, " << flops / s / 1e9 << " GFLOP/s (incl. upload/download)");
+  };
+  measure(conv({1, 64, 40, 40}, {64, 64, 3, 3}, {1, 64, 40, 40}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}, true),
+          2.0 * 64 * 64 * 9 * 40 * 40, "conv 1x64x40x40 -> 64 3x3");
+  measure(conv({1, 64, 40, 40}, {128, 64, 1, 1}, {1, 128, 40, 40}, {}, true), 2.0 * 64 * 128 * 40 * 40, "conv 1x1 64->128 40x40");
+  measure(binary("MatMul", {40, 120}, {120, 480}, {40, 480}, true), 2.0 * 40 * 120 * 480, "matmul 40x120 x 120x480");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
