@@ -14,14 +14,17 @@ layout(constant_id = 6) const float SCALE_W = 1.0;
 layout(constant_id = 7) const bool LINEAR = false;
 layout(constant_id = 8) const int COORD = 0;    // 0 half_pixel 1 asymmetric 2 align_corners 3 pytorch_half_pixel 4 tf_half_pixel_for_nearest
 layout(constant_id = 9) const int NEAREST = 0;  // 0 round_prefer_floor 1 round_prefer_ceil 2 floor 3 ceil
+// The output length the coordinates use: input * scale, unrounded, when scales are given.
+layout(constant_id = 10) const float LEN_H = 1.0;
+layout(constant_id = 11) const float LEN_W = 1.0;
 
 layout(set = 0, binding = 0) readonly buffer I { float x[]; };
 layout(set = 0, binding = 1) writeonly buffer O { float y[]; };
 
-float source_coord(float o, float scale, int in_len, uint out_len) {
+float source_coord(float o, float scale, int in_len, float out_len) {
   if (COORD == 1) return o / scale;
-  if (COORD == 2) return out_len == 1u ? 0.0 : o * float(in_len - 1) / float(out_len - 1u);
-  if (COORD == 3) return out_len > 1u ? (o + 0.5) / scale - 0.5 : 0.0;
+  if (COORD == 2) return out_len == 1.0 ? 0.0 : o * float(in_len - 1) / (out_len - 1.0);
+  if (COORD == 3) return out_len > 1.0 ? (o + 0.5) / scale - 0.5 : 0.0;
   if (COORD == 4) return (o + 0.5) / scale;
   return (o + 0.5) / scale - 0.5;
 }
@@ -43,8 +46,8 @@ void main() {
   uint oh = r % OH;
   uint nc = r / OH;
   uint base = nc * uint(IH * IW);
-  float ch = source_coord(float(oh), SCALE_H, IH, OH);
-  float cw = source_coord(float(ow), SCALE_W, IW, OW);
+  float ch = source_coord(float(oh), SCALE_H, IH, LEN_H);
+  float cw = source_coord(float(ow), SCALE_W, IW, LEN_W);
   if (!LINEAR) {
     y[id] = x[base + uint(nearest_index(ch, IH) * IW + nearest_index(cw, IW))];
     return;

@@ -63,7 +63,7 @@ void add_pool_rules(rule_table& t) {
         auto mode = op.attr_string("mode", "nearest");
         if (mode != "nearest" && mode != "linear") return "mode '" + mode + "' has no Vulkan shader";
         static const char* coords[] = {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel",
-                                       "tf_half_pixel_for_nearest"};
+                                       "tf_half_pixel_for_nearest", "tf_half_pixel_for_nn"};
         auto ct = op.attr_string("coordinate_transformation_mode", "half_pixel");
         bool ok = false;
         for (auto* c : coords) ok = ok || ct == c;
@@ -73,7 +73,8 @@ void add_pool_rules(rule_table& t) {
           return "nearest_mode '" + nm + "' has no Vulkan shader";
         if (op.attr_int("antialias", 0) != 0) return std::string("antialias has no Vulkan shader");
         if (op.has_attr("axes")) return std::string("the axes attribute has no Vulkan shader");
-        std::size_t scales_at = g.opset < 11 ? 1 : 2;
+        bool legacy = op.input_count() == 2; // Resize-10: (X, scales), asymmetric + floor
+        std::size_t scales_at = legacy ? 1 : 2;
         if (scales_at < op.inputs.size() && op.inputs[scales_at] != graph::no_value && !g.is_constant(op.inputs[scales_at]))
           return std::string("scales must be a constant");
         return std::string();
@@ -82,8 +83,10 @@ void add_pool_rules(rule_table& t) {
         const auto& g = b.graph();
         const auto& op = b.op();
         Shape x = shape_of(g, op.inputs[0]), y = shape_of(g, op.outputs[0]);
-        std::size_t scales_at = g.opset < 11 ? 1 : 2;
+        bool legacy = op.input_count() == 2; // Resize-10: (X, scales), asymmetric + floor
+        std::size_t scales_at = legacy ? 1 : 2;
         float sh = float(y[2]) / float(x[2]), sw = float(y[3]) / float(x[3]);
+        float lh = float(y[2]), lw = float(y[3]);
         // Scales given (and no sizes) are used as given, as ONNX says; otherwise output/input.
         bool sizes = op.inputs.size() > 3 && op.inputs[3] != graph::no_value;
         if (!sizes && scales_at < op.inputs.size() && op.inputs[scales_at] != graph::no_value) {
@@ -91,11 +94,14 @@ void add_pool_rules(rule_table& t) {
           if (sc.size() == 4) {
             sh = sc[2];
             sw = sc[3];
+            lh = float(x[2]) * sh; // ONNX transforms with the unrounded output length
+            lw = float(x[3]) * sw;
           }
         }
-        auto ct = op.attr_string("coordinate_transformation_mode", g.opset < 11 ? "asymmetric" : "half_pixel");
+        auto ct = legacy ? std::string("asymmetric") : op.attr_string("coordinate_transformation_mode", "half_pixel");
         std::map<std::string, uint32_t> coords = {{"half_pixel", 0}, {"asymmetric", 1}, {"align_corners", 2},
-                                                  {"pytorch_half_pixel", 3}, {"tf_half_pixel_for_nearest", 4}};
+                                                  {"pytorch_half_pixel", 3}, {"tf_half_pixel_for_nearest", 4},
+                                                  {"tf_half_pixel_for_nn", 4}};
         std::map<std::string, uint32_t> nearest = {
             {"round_prefer_floor", 0}, {"round_prefer_ceil", 1}, {"floor", 2}, {"ceil", 3}};
         spec_map spec;
@@ -108,7 +114,9 @@ void add_pool_rules(rule_table& t) {
         spec[6] = float_bits(sw);
         spec[7] = op.attr_string("mode", "nearest") == "linear" ? 1 : 0;
         spec[8] = coords.at(ct);
-        spec[9] = nearest.at(op.attr_string("nearest_mode", "round_prefer_floor"));
+        spec[9] = nearest.at(legacy ? std::string("floor") : op.attr_string("nearest_mode", "round_prefer_floor"));
+        spec[10] = float_bits(lh);
+        spec[11] = float_bits(lw);
         b.dispatch("resize", std::move(spec), {b.input(0), b.output(0)}, static_cast<uint64_t>(shape_size(y)));
       }};
 }
