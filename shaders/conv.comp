@@ -32,7 +32,8 @@ layout(constant_id = 15) const uint GROUPS = 1;
 layout(constant_id = 16) const bool HAS_BIAS = false;
 
 layout(set = 0, binding = 0) readonly buffer I { float x[]; };
-#if OCB == 4
+#if OCB >= 4
+#define OCV (OCB / 4)
 layout(set = 0, binding = 1) readonly buffer W { vec4 w[]; };
 #else
 layout(set = 0, binding = 1) readonly buffer W { float w[]; };
@@ -47,20 +48,18 @@ const uint OWBLOCKS = (OW + OWB - 1) / OWB;
 
 void main() {
   uint id = linear_id();
-  if (id >= N * OCBLOCKS * OH * OWBLOCKS) return;
+  if (id >= OH * OWBLOCKS) return;
   uint owb = id % OWBLOCKS;
-  uint r = id / OWBLOCKS;
-  int oh = int(r % OH);
-  r /= OH;
-  uint ocb = r % OCBLOCKS;
-  uint n = r / OCBLOCKS;
+  int oh = int(id / OWBLOCKS);
+  uint ocb = gl_WorkGroupID.z % OCBLOCKS;
+  uint n = gl_WorkGroupID.z / OCBLOCKS;
   int ow0 = int(owb * OWB);
   uint oc0 = ocb * OCB;
   uint g = oc0 / OCG;
 
-#if OCB == 4
-  vec4 acc[OWB];
-  for (int j = 0; j < OWB; ++j) acc[j] = vec4(0.0);
+#if OCB >= 4
+  vec4 acc[OWB * OCV];
+  for (int j = 0; j < OWB * OCV; ++j) acc[j] = vec4(0.0);
 #else
   float acc[OWB];
   for (int j = 0; j < OWB; ++j) acc[j] = 0.0;
@@ -68,8 +67,8 @@ void main() {
 
   for (uint ic = 0; ic < ICG; ++ic) {
     uint xbase = (n * IC + g * ICG + ic) * uint(IH * IW);
-#if OCB == 4
-    uint wbase = (ocb * ICG + ic) * uint(KH * KW);
+#if OCB >= 4
+    uint wbase = (ocb * ICG + ic) * uint(KH * KW) * OCV;
 #else
     uint wbase = (oc0 * ICG + ic) * uint(KH * KW);
 #endif
@@ -84,8 +83,16 @@ void main() {
           int iw = iw0 + j * SW;
           xv[j] = (iw >= 0 && iw < IW) ? x[row + uint(iw)] : 0.0;
         }
-        uint wi = wbase + uint(kh * KW + kw);
-        for (int j = 0; j < OWB; ++j) acc[j] += xv[j] * w[wi];
+#if OCB >= 4
+        uint wi = wbase + uint(kh * KW + kw) * OCV;
+        for (int v = 0; v < OCV; ++v) {
+          vec4 wv = w[wi + v];
+          for (int j = 0; j < OWB; ++j) acc[v * OWB + j] += xv[j] * wv;
+        }
+#else
+        float wv = w[wbase + uint(kh * KW + kw)];
+        for (int j = 0; j < OWB; ++j) acc[j] += xv[j] * wv;
+#endif
       }
     }
   }
@@ -98,8 +105,8 @@ void main() {
     for (int j = 0; j < OWB; ++j) {
       uint ow = uint(ow0 + j);
       if (ow < OW) {
-#if OCB == 4
-        y[obase + ow] = activate(acc[j][q] + b);
+#if OCB >= 4
+        y[obase + ow] = activate(acc[(q / 4) * OWB + j][q % 4] + b);
 #else
         y[obase + ow] = activate(acc[j] + b);
 #endif

@@ -502,7 +502,7 @@ BOOST_AUTO_TEST_CASE(multi_op_subgraph_in_one_command_buffer) {
   }
   BOOST_TEST(optimized == 1); // the Reshape aliases its input
   BOOST_TEST(executed == 6);
-  BOOST_TEST(prof[1].exec_type == "vulkan:conv_oc4");
+  BOOST_TEST(prof[1].exec_type == "vulkan:conv_oc8");
 }
 
 BOOST_AUTO_TEST_CASE(wrong_input_is_a_named_error) {

@@ -71,29 +71,33 @@ void add_conv_rules(rule_table& t) {
                  add_activation(op, spec);
                  buffer_ref x = b.input(0);
                  buffer_ref bias_ref = bias ? b.input(2) : x;
-                 bool blocked = g.is_constant(op.inputs[1]) && (c.groups == 1 || ocg % 4 == 0);
+                 // Channel block: 8 or 4 channels of one group share each input load.
+                 int64_t ob = 1;
+                 if (g.is_constant(op.inputs[1]))
+                   for (int64_t cand : {8, 4})
+                     if (ob == 1 && (c.groups == 1 ? oc >= cand || cand == 4 : ocg % cand == 0)) ob = cand;
                  buffer_ref w;
                  std::string shader;
                  int64_t ocb;
-                 if (blocked) { // reorder to [ceil(OC/4)][ICg][KH][KW][4] so one vec4 load feeds 4 channels
+                 if (ob > 1) { // reorder to [ceil(OC/ob)][ICg][KH][KW][ob]: vec4 weight loads
                    auto src = const_floats(g, op, 1);
-                   int64_t blocks = (oc + 3) / 4;
-                   std::vector<float> r(static_cast<std::size_t>(blocks * icg * kk * 4), 0.0f);
+                   int64_t blocks = (oc + ob - 1) / ob;
+                   std::vector<float> r(static_cast<std::size_t>(blocks * icg * kk * ob), 0.0f);
                    for (int64_t o = 0; o < oc; ++o)
                      for (int64_t i = 0; i < icg; ++i)
                        for (int64_t k = 0; k < kk; ++k)
-                         r[static_cast<std::size_t>((((o / 4) * icg + i) * kk + k) * 4 + o % 4)] =
+                         r[static_cast<std::size_t>((((o / ob) * icg + i) * kk + k) * ob + o % ob)] =
                              src[static_cast<std::size_t>((o * icg + i) * kk + k)];
                    w = b.constant(std::move(r));
-                   shader = "conv_oc4";
+                   shader = ob == 8 ? "conv_oc8" : "conv_oc4";
                    ocb = blocks;
                  } else {
                    w = b.input(1);
                    shader = "conv_oc1";
                    ocb = oc;
                  }
-                 uint64_t inv = static_cast<uint64_t>(c.y[0] * ocb * c.y[2] * ((c.y[3] + 3) / 4));
-                 b.dispatch(shader, std::move(spec), {x, w, bias_ref, b.output(0)}, inv);
+                 uint64_t inv = static_cast<uint64_t>(c.y[2] * ((c.y[3] + 3) / 4));
+                 b.dispatch(shader, std::move(spec), {x, w, bias_ref, b.output(0)}, inv, static_cast<uint32_t>(c.y[0] * ocb));
                }};
 
   t["ConvTranspose"] = {[](const graph::Graph& g, const graph::Op& op) {

@@ -22,7 +22,7 @@ struct dispatch_rec {
   VkPipeline pipeline = VK_NULL_HANDLE;
   uint32_t bindings = 0;
   std::vector<buffer_ref> args;
-  uint32_t gx = 1, gy = 1;
+  uint32_t gx = 1, gy = 1, gz = 1;
 };
 
 struct op_row {
@@ -124,7 +124,8 @@ public:
     uploads_.emplace_back(r, std::move(data));
     return {buffer_ref::kind::constant, static_cast<int>(p_.constants.size() - 1)};
   }
-  void dispatch(const std::string& shader, spec_map spec, std::vector<buffer_ref> args, uint64_t invocations) override {
+  void dispatch(const std::string& shader, spec_map spec, std::vector<buffer_ref> args, uint64_t invocations,
+                uint32_t slices) override {
     dispatch_rec d;
     d.op = op_index_;
     d.shader = shader;
@@ -135,7 +136,9 @@ public:
     uint64_t maxx = p_.ctx->facts().limits.maxComputeWorkGroupCount[0];
     d.gx = static_cast<uint32_t>(std::min(groups, maxx));
     d.gy = static_cast<uint32_t>((groups + d.gx - 1) / d.gx);
-    if (d.gy > p_.ctx->facts().limits.maxComputeWorkGroupCount[1])
+    d.gz = slices;
+    if (d.gy > p_.ctx->facts().limits.maxComputeWorkGroupCount[1] ||
+        d.gz > p_.ctx->facts().limits.maxComputeWorkGroupCount[2])
       throw Exception(graph::describe(op()) + ": too many invocations for one dispatch on " + p_.device_name);
     p_.dispatches.push_back(std::move(d));
     auto& row = p_.rows[static_cast<std::size_t>(op_index_)];
@@ -288,7 +291,7 @@ void vk_executable::record() {
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, d.pipeline);
     vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p_->ctx->pipeline_layout(d.bindings), 0, 1, &sets_[i], 0,
                             nullptr);
-    vkCmdDispatch(cb, d.gx, d.gy, 1);
+    vkCmdDispatch(cb, d.gx, d.gy, d.gz);
     for (int w : writes) dirty.insert(w);
     stamp();
   }
