@@ -73,10 +73,7 @@ void Model::reshape(const std::map<std::string, PartialShape>& shapes) {
     auto port = input(name);
     auto& v = g.value(g.inputs[port.get_index()]);
     if (!shape.rank_known) throw Exception("reshape of input '" + name + "': the new shape needs a rank");
-    if (v.shape.rank_known && v.shape.rank() != shape.rank())
-      throw Exception("reshape of input '" + name + "': rank mismatch: the input has shape " + v.shape.to_string() +
-                      " (rank " + std::to_string(v.shape.rank()) + "), got " + shape.to_string() + " (rank " +
-                      std::to_string(shape.rank()) + ")");
+    // As ov::Model::reshape, a new shape may change the rank; shape inference checks the consumers.
     v.shape = shape;
   }
   // Re-derive every other value from the inputs.

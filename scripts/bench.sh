@@ -31,5 +31,5 @@ for m in "${models[@]}"; do
     -json_stats "$out/${m}_throughput.json"
   node "$root/data/ort-tool/bench.js" "$model" "$shape" --seconds "$t" --out "$out/ort_$m" > "$out/${m}_ort.json"
 done
-[ -x "$root/build/bin/overhead" ] && "$root/build/bin/overhead" | tee "$out/overhead.txt"
+[ -x "$root/build/bin/troupe_overhead" ] && "$root/build/bin/troupe_overhead" CPU | tee "$out/overhead.txt"
 /usr/bin/python3 "$root/scripts/bench_table.py" "$out" "${models[@]}"

@@ -3,6 +3,8 @@
 /// runtime), so a failure here is the oracle's own.
 #include <boost/test/unit_test.hpp>
 
+#include "tests/support/known_failures.hpp"
+
 #include <troupe/exception.hpp>
 
 #include "graph/onnx_reader.hpp"
@@ -143,20 +145,7 @@ BOOST_AUTO_TEST_CASE(cast_round_trips_half_and_saturates) {
 
 namespace {
 
-/// Conformance cases that fail for a known semantic corner, each with the reason.
-const std::map<std::string, std::string> known_failures = {
-    // Dropout in training mode with ratio > 0 draws a random mask (numpy's generator in the
-    // test data): no implementation can reproduce it; the kernel refuses instead of guessing.
-    {"test_training_dropout", "random mask"},
-    {"test_training_dropout_default", "random mask"},
-    {"test_training_dropout_default_mask", "random mask"},
-    {"test_training_dropout_mask", "random mask"},
-    // ONNX 1.12 generated these by truncating float to bfloat16; the kernel rounds to nearest
-    // even, as later ONNX versions specify and as bf16 hardware (and oneDNN) does.
-    {"test_cast_FLOAT_to_BFLOAT16", "test data truncates, kernel rounds to nearest even"},
-    {"test_castlike_FLOAT_to_BFLOAT16", "test data truncates, kernel rounds to nearest even"},
-    {"test_castlike_FLOAT_to_BFLOAT16_expanded", "test data truncates, kernel rounds to nearest even"},
-};
+const auto& known_failures = tests::known_failures();
 
 struct case_outcome {
   enum { passed, failed, skipped } kind = passed;
