@@ -338,6 +338,23 @@ BOOST_AUTO_TEST_CASE(concat_plain) {
   BOOST_TEST(used_onednn(check(b.g), "Concat"));
 }
 
+BOOST_AUTO_TEST_CASE(resize_nearest_and_linear) {
+  builder b;
+  b.g.opset = 11;
+  auto x = b.input({1, 4, 5, 6});
+  auto c = b.op("Conv", {x, b.weights({16, 4, 1, 1})});
+  Tensor scales(element_type::f32, Shape{4});
+  std::vector<float> sv{1, 1, 2, 3};
+  std::copy(sv.begin(), sv.end(), scales.data<float>());
+  auto roi = b.constant(Tensor(element_type::f32, Shape{0}));
+  auto sc = b.constant(scales);
+  b.output(b.op("Resize", {c, roi, sc}, {{"mode", std::string("nearest")},
+                                         {"coordinate_transformation_mode", std::string("asymmetric")},
+                                         {"nearest_mode", std::string("floor")}}));
+  b.output(b.op("Resize", {x, roi, sc}, {{"mode", std::string("linear")}})); // reference
+  BOOST_TEST(used_onednn(check(b.g), "Resize"));
+}
+
 BOOST_AUTO_TEST_CASE(reductions) {
   {
     builder b;
@@ -395,4 +412,105 @@ BOOST_AUTO_TEST_CASE(wrong_input_is_an_error) {
   std::vector<Tensor> out;
   BOOST_CHECK_THROW(exe->run({Tensor(element_type::f32, {1, 5})}, out), Exception);
   BOOST_CHECK_THROW(exe->run({}, out), Exception);
+}
+
+// ---- Real models (PP-OCR), when present: CPU vs a reference-kernel run, plus timings ----
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <chrono>
+#include <filesystem>
+
+#include "graph/onnx_reader.hpp"
+#include "graph/passes.hpp"
+
+namespace {
+
+std::string find_model(const std::string& file) {
+  for (std::string dir : {std::string(TROUPE_DATA_DIR) + "/models", std::string("/tmp/ort/models/gutenye/package/assets")})
+    if (std::filesystem::exists(dir + "/" + file)) return dir + "/" + file;
+  return "";
+}
+
+graph::Graph load_model(const std::string& path, const Shape& input) {
+  graph::Graph g = graph::read_onnx_file(path);
+  g.value(g.inputs.at(0)).shape = PartialShape(input);
+  int64_t opset = g.opset;
+  graph::evaluator eval = [opset](const graph::Op& op, const std::vector<Tensor>& in, std::vector<Tensor>& out) {
+    kernels::reference::evaluate(op, in, out, opset);
+  };
+  graph::infer_shapes(g, &eval);
+  graph::fold_batch_norm(g);
+  graph::fuse_activations(g);
+  return g;
+}
+
+double median_ms(kernels::executable& exe, const std::vector<Tensor>& in, int runs) {
+  std::vector<double> t;
+  std::vector<Tensor> out;
+  for (int i = 0; i < runs; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    exe.run(in, out);
+    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(real_models_match_reference) {
+  struct model { std::string file; Shape input; double tol; };
+  for (const auto& m : std::vector<model>{{"ch_ppocr_mobile_v2.0_cls_infer.onnx", {1, 3, 48, 192}, 1e-3},
+                                          {"ch_PP-OCRv4_det_infer.onnx", {1, 3, 320, 320}, 1e-3},
+                                          {"ch_PP-OCRv4_rec_infer.onnx", {1, 3, 48, 320}, 1e-3}}) {
+    std::string path = find_model(m.file);
+    if (path.empty()) {
+      BOOST_TEST_MESSAGE("skipping " << m.file << ": not found (scripts/fetch_test_data.sh)");
+      continue;
+    }
+    BOOST_TEST_CONTEXT(m.file) {
+      graph::Graph g = load_model(path, m.input);
+      auto dev = kernels::cpu::make_cpu_device();
+      kernels::compile_config cfg;
+      cfg.num_threads = 2;
+      auto exe = dev->compile(g, cfg);
+      std::vector<Tensor> in{random_tensor(m.input, 12345)};
+      std::vector<Tensor> got;
+      exe->run(in, got);
+      auto expect = run_reference(g, in);
+      BOOST_TEST_REQUIRE(got.size() == expect.size());
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        BOOST_TEST_REQUIRE((got[i].get_shape() == expect[i].get_shape()));
+        double worst = 0;
+        for (int64_t j = 0; j < got[i].get_size(); ++j) {
+          double a = got[i].data<float>()[j], e = expect[i].data<float>()[j];
+          worst = std::max(worst, std::abs(a - e) / (1.0 + std::abs(e)));
+        }
+        BOOST_TEST(worst <= m.tol, "output " << i << " worst relative error " << worst);
+      }
+      double ms = median_ms(*exe, in, 30);
+      if (std::getenv("TROUPE_CPU_PROFILE")) {
+        cfg.profiling = true;
+        auto prof_exe = dev->compile(g, cfg);
+        prof_exe->run(in, got);
+        auto prof = prof_exe->profile();
+        std::map<std::string, std::pair<double, int>> by_kind;
+        for (const auto& p : prof) {
+          auto& e = by_kind[p.node_type + " " + p.exec_type];
+          e.first += p.real_time_us;
+          ++e.second;
+        }
+        for (const auto& [k, v] : by_kind) std::printf("  %-50s %4d ops %10.1f us\n", k.c_str(), v.second, v.first);
+        cfg.profiling = false;
+      }
+      cfg.inference_precision = element_type::bf16;
+      auto exe16 = dev->compile(g, cfg);
+      double ms16 = median_ms(*exe16, in, 30);
+      BOOST_TEST_MESSAGE(m.file << " " << to_string(m.input) << " 2 threads: f32 " << ms << " ms, bf16 " << ms16
+                                << " ms");
+    }
+  }
 }

@@ -369,16 +369,23 @@ bool build_binary(plan_builder& b, const Op& op) {
     std::swap(A, Bv);
     std::swap(as, bs);
   }
+  // Keep whichever operand's layout is not plain (a convolution's blocked output), so that
+  // only the other one is reordered.
   memory::desc src0_md;
   if (!float_md(b, A, src0_md) || src0_md.dims() != to_dims(ys)) src0_md = plain_md(ys, dt::f32);
-  memory::desc src1_md = bs == as ? src0_md : plain_md(bs, dt::f32);
-  if (bs == as && src1_md.data_type() != dt::f32) src1_md = memory::desc(to_dims(bs), dt::f32, tag::any);
+  memory::desc src1_md = plain_md(bs, dt::f32);
+  if (bs == as) {
+    memory::desc md1;
+    if (src0_md == b.plain(A) && float_md(b, Bv, md1) && md1.dims() == src0_md.dims()) src0_md = md1;
+    src1_md = src0_md;
+  }
   dnnl::primitive_attr attr;
   if (!make_attr(op, attr)) return false;
   memory::desc dst_md = src0_md;
   dnnl::binary::primitive_desc pd;
   try {
     pd = dnnl::binary::primitive_desc(dnnl::binary::desc(alg, src0_md, src1_md, dst_md), attr, b.p.eng);
+    if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) throw dnnl::error(dnnl_unimplemented, "slow");
   } catch (const dnnl::error&) {
     // Mixed layouts oneDNN rejects: both plain.
     src0_md = plain_md(ys, dt::f32);
@@ -443,11 +450,40 @@ bool build_concat(plan_builder& b, const Op& op) {
     for (std::size_t i = 0; i < srcs.size(); ++i) srcs[i] = b.plain(op.inputs[i]);
   memory::desc dst_md(to_dims(ys), srcs.front().data_type(), tag::any);
   dnnl::concat::primitive_desc pd(dst_md, static_cast<int>(axis), srcs, b.p.eng, plan_builder::base_attr());
+  if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) {
+    // Mixed or misaligned blocked layouts get oneDNN's slow reference concat: go plain.
+    for (std::size_t i = 0; i < srcs.size(); ++i) srcs[i] = b.plain(op.inputs[i]);
+    pd = dnnl::concat::primitive_desc(b.plain(Y), static_cast<int>(axis), srcs, b.p.eng, plan_builder::base_attr());
+  }
   std::vector<binding> args;
   for (std::size_t i = 0; i < op.inputs.size(); ++i)
     args.push_back({DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i), b.input(op.inputs[i], srcs[i]), srcs[i]});
   args.push_back({DNNL_ARG_DST, b.output(Y, pd.dst_desc()), pd.dst_desc()});
   b.add_dnnl(op, pd, dnnl::concat(pd), std::move(args));
+  return true;
+}
+
+bool build_resize(plan_builder& b, const Op& op) {
+  // Only where oneDNN's nearest resampling equals ONNX's: asymmetric + floor with integer
+  // upscale factors on the spatial dims.
+  if (b.g.opset < 11 || op.attr_string("mode", "nearest") != "nearest" ||
+      op.attr_string("coordinate_transformation_mode", "half_pixel") != "asymmetric" ||
+      op.attr_string("nearest_mode", "round_prefer_floor") != "floor")
+    return false;
+  ValueId X = op.inputs[0], Y = op.outputs[0];
+  if (!is_f32(b, X)) return false;
+  Shape xs = b.shape(X), ys = b.shape(Y);
+  if (xs.size() < 3 || xs.size() > 5 || ys.size() != xs.size() || xs[0] != ys[0] || xs[1] != ys[1]) return false;
+  for (std::size_t i = 2; i < xs.size(); ++i)
+    if (xs[i] == 0 || ys[i] % xs[i] != 0) return false;
+  memory::desc src_md;
+  if (!float_md(b, X, src_md)) return false;
+  memory::desc dst_md(to_dims(ys), src_md.data_type(), tag::any);
+  dnnl::resampling_forward::desc d(prop_kind::forward_inference, algorithm::resampling_nearest, src_md, dst_md);
+  dnnl::resampling_forward::primitive_desc pd(d, plan_builder::base_attr(), b.p.eng);
+  std::vector<binding> args{{DNNL_ARG_SRC, b.input(X, pd.src_desc()), pd.src_desc()}};
+  args.push_back({DNNL_ARG_DST, b.output(Y, pd.dst_desc()), pd.dst_desc()});
+  b.add_dnnl(op, pd, dnnl::resampling_forward(pd), std::move(args));
   return true;
 }
 
@@ -532,7 +568,7 @@ const std::set<std::string>& dnnl_types() {
       "Relu", "LeakyRelu", "Elu", "Sigmoid", "Tanh", "Exp", "Log", "Abs", "Sqrt", "Softplus", "HardSwish", "Neg",
       "Reciprocal", "HardSigmoid", "Clip", "Pow", "Add", "Sub", "Mul", "Div", "Max", "Min", "Softmax", "LogSoftmax",
       "Concat", "BatchNormalization", "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
-      "ReduceL2", "ReduceSumSquare"};
+      "ReduceL2", "ReduceSumSquare", "Resize"};
   return s;
 }
 
@@ -553,6 +589,7 @@ bool build_dnnl_op(plan_builder& b, const Op& op) {
   if (t == "Softmax" || t == "LogSoftmax") return build_softmax(b, op);
   if (t == "Concat") return build_concat(b, op);
   if (t == "BatchNormalization") return build_batch_norm(b, op);
+  if (t == "Resize") return build_resize(b, op);
   if (t.rfind("Reduce", 0) == 0) return build_reduce(b, op);
   return build_eltwise(b, op);
 }

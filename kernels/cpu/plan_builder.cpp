@@ -96,6 +96,12 @@ int plan_builder::input(graph::ValueId v, const memory::desc& want, const memory
     if (src_md == want) return home;
   }
   auto attr = base_attr();
+  if (std::getenv("TROUPE_CPU_VERBOSE")) {
+    auto d0 = src_md.dims(), d1 = want.dims();
+    std::fprintf(stderr, "reorder %s: %s ndims %d -> %d size %zu -> %zu\n", val(v).name.c_str(),
+                 to_string(Shape(d0.begin(), d0.end())).c_str(), src_md.data.ndims, want.data.ndims,
+                 src_md.get_size(), want.get_size());
+  }
   dnnl::reorder::primitive_desc pd(p.eng, src_md, p.eng, want, attr);
   int buf;
   if (val(v).constant) {
