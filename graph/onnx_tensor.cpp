@@ -42,6 +42,7 @@ int64_t checked_count(const Shape& s, const std::string& what) {
   int64_t n = 1;
   for (auto d : s) {
     if (d < 0) throw Exception(what + ": negative dimension " + std::to_string(d) + " in " + to_string(s));
+    if (d > limit) throw Exception(what + ": dimension " + std::to_string(d) + " is too large");
     if (d != 0 && n > limit / d) throw Exception(what + ": shape " + to_string(s) + " is too large");
     n *= d;
   }

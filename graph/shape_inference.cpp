@@ -68,6 +68,17 @@ int64_t infer_ctx::axis(int64_t a, int64_t rank) const {
 
 void infer_ctx::fail(const std::string& why) const { throw Exception(describe(op) + ": " + why); }
 
+int64_t checked_elements(const std::vector<int64_t>& dims) {
+  constexpr int64_t limit = int64_t{1} << 62;
+  int64_t n = 1;
+  for (auto d : dims) {
+    if (d < 0) return -1;
+    if (d != 0 && n > limit / d) return -1;
+    n *= d;
+  }
+  return n;
+}
+
 PartialShape dynamic_of_rank(std::size_t rank) { return PartialShape(Shape(rank, -1)); }
 
 PartialShape broadcast(const infer_ctx& c, const PartialShape& a, const PartialShape& b) {
@@ -132,7 +143,7 @@ constexpr int64_t max_folded_elements = int64_t{1} << 24; ///< larger results st
 Tensor fold_shape_op(const Op& op, const PartialShape& in, const value_info& out) {
   Tensor t(element_type::i64, out.shape.to_shape());
   if (op.type == "Size") {
-    *t.data<int64_t>() = shape_size(in.dims);
+    *t.data<int64_t>() = detail::checked_elements(in.dims);
     return t;
   }
   int64_t r = static_cast<int64_t>(in.rank());
@@ -148,10 +159,11 @@ bool foldable(const Graph& g, const Op& op, const std::vector<value_info>& outs)
   for (std::size_t i = 0; i < outs.size(); ++i) {
     if (op.outputs[i] == no_value) continue;
     if (!outs[i].shape.is_static() || element_size(outs[i].type) == 0) return false;
-    if (shape_size(outs[i].shape.dims) > max_folded_elements) return false;
+    int64_t n = detail::checked_elements(outs[i].shape.dims);
+    if (n < 0 || n > max_folded_elements) return false;
   }
   if ((op.type == "Shape" || op.type == "Size") && op.domain.empty() && op.input_count() == 1 &&
-      g.value(op.inputs[0]).shape.is_static())
+      g.value(op.inputs[0]).shape.is_static() && detail::checked_elements(g.value(op.inputs[0]).shape.dims) >= 0)
     return true;
   for (auto v : op.inputs)
     if (v != no_value && !g.is_constant(v)) return false;

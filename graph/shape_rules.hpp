@@ -47,6 +47,8 @@ void add_tensor_rules(rule_table& t);
 
 /// Multidirectional (numpy) broadcasting; fails naming the op on incompatible shapes.
 PartialShape broadcast(const infer_ctx& c, const PartialShape& a, const PartialShape& b);
+/// Elements of static dims, or -1 when a dim is dynamic or the product passes 2^62.
+int64_t checked_elements(const std::vector<int64_t>& dims);
 /// A shape of known rank with every dim dynamic.
 PartialShape dynamic_of_rank(std::size_t rank);
 

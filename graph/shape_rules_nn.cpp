@@ -12,6 +12,9 @@ namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+constexpr int64_t max_attr = int64_t{1} << 20;
+constexpr int64_t max_dim = int64_t{1} << 40;
+
 /// The per-spatial-axis attributes of a windowed op, checked against the spatial rank.
 struct window {
   std::vector<int64_t> kernel, strides, dilations, pads;
@@ -36,6 +39,10 @@ window read_window(const infer_ctx& c, std::size_t spatial, std::vector<int64_t>
   }
   for (auto p : w.pads)
     if (p < 0) c.fail("negative pad " + std::to_string(p));
+  // Bounds keep the size arithmetic below far from int64 overflow on fuzzed models.
+  for (const auto* v : {&w.kernel, &w.strides, &w.dilations, &w.pads})
+    for (auto x : *v)
+      if (x > max_attr) c.fail("window attribute value " + std::to_string(x) + " is too large");
   if (w.auto_pad != "NOTSET" && w.auto_pad != "SAME_UPPER" && w.auto_pad != "SAME_LOWER" && w.auto_pad != "VALID")
     c.fail("unknown auto_pad '" + w.auto_pad + "'");
   return w;
@@ -121,6 +128,8 @@ std::vector<value_info> conv_transpose(const infer_ctx& c) {
   window win = read_window(c, spatial, kdef);
   auto out_pad = c.op.attr_ints("output_padding", std::vector<int64_t>(spatial, 0));
   if (out_pad.size() != spatial) c.fail("output_padding has " + std::to_string(out_pad.size()) + " values");
+  for (auto v : out_pad)
+    if (v < 0 || v > max_attr) c.fail("output_padding value " + std::to_string(v) + " is invalid");
   auto out_shape = c.op.attr_ints("output_shape");
   if (!out_shape.empty() && out_shape.size() != spatial && out_shape.size() != rank)
     c.fail("output_shape has " + std::to_string(out_shape.size()) + " values for " + std::to_string(spatial) + " spatial axes");
@@ -134,7 +143,9 @@ std::vector<value_info> conv_transpose(const infer_ctx& c) {
   }
   for (std::size_t i = 0; i < spatial; ++i) {
     if (!out_shape.empty()) {
-      out.dims[2 + i] = out_shape[out_shape.size() - spatial + i];
+      int64_t v = out_shape[out_shape.size() - spatial + i];
+      if (v < 0 || v > max_dim) c.fail("output_shape value " + std::to_string(v) + " is invalid");
+      out.dims[2 + i] = v;
       continue;
     }
     int64_t in = x.rank_known ? x.dims[2 + i] : -1;
@@ -271,12 +282,14 @@ std::vector<value_info> resize_like(const infer_ctx& c, const std::optional<std:
   for (std::size_t i = 0; i < n; ++i) {
     std::size_t ax = axes.empty() ? i : static_cast<std::size_t>(axes[i]);
     if (have_sizes) {
-      if ((*sizes)[i] < 0) c.fail("negative output size " + std::to_string((*sizes)[i]));
+      if ((*sizes)[i] < 0 || (*sizes)[i] > max_dim) c.fail("output size " + std::to_string((*sizes)[i]) + " is invalid");
       out.dims[ax] = (*sizes)[i];
     } else {
       double s = (*scales)[i];
       if (!(s > 0) || !std::isfinite(s) || s > 1e9) c.fail("scale " + std::to_string(s) + " is not a positive number");
-      out.dims[ax] = x.dims[ax] < 0 ? -1 : static_cast<int64_t>(std::floor(static_cast<double>(x.dims[ax]) * s + 1e-9));
+      double d = std::floor(static_cast<double>(x.dims[ax]) * s + 1e-9);
+      if (d > static_cast<double>(max_dim)) c.fail("scale " + std::to_string(s) + " makes axis " + std::to_string(ax) + " too large");
+      out.dims[ax] = x.dims[ax] < 0 ? -1 : static_cast<int64_t>(d);
     }
   }
   return {{c.type(0), out}};

@@ -127,7 +127,7 @@ std::vector<value_info> reshape(const infer_ctx& c) {
     else if (t != 0 && known > max_dim / t) c.fail("shape " + to_string(*target) + " is too large");
     else known *= t;
   }
-  int64_t total = x.is_static() ? shape_size(x.dims) : -1;
+  int64_t total = x.rank_known ? checked_elements(x.dims) : -1;
   if (infer_at >= 0) {
     if (total >= 0 && all_known) {
       if (known == 0 || total % known != 0)
@@ -146,13 +146,8 @@ std::vector<value_info> flatten(const infer_ctx& c) {
   int64_t a = c.op.attr_int("axis", 1);
   if (a < 0) a += irank(x);
   if (a < 0 || a > irank(x)) c.fail("axis " + std::to_string(c.op.attr_int("axis", 1)) + " is out of range for " + x.to_string());
-  auto prod = [&](std::size_t b, std::size_t e) -> int64_t {
-    int64_t p = 1;
-    for (std::size_t i = b; i < e; ++i) {
-      if (x.dims[i] < 0) return -1;
-      p *= x.dims[i];
-    }
-    return p;
+  auto prod = [&](std::size_t b, std::size_t e) {
+    return checked_elements(std::vector<int64_t>(x.dims.begin() + static_cast<std::ptrdiff_t>(b), x.dims.begin() + static_cast<std::ptrdiff_t>(e)));
   };
   return {{c.type(0), PartialShape{prod(0, static_cast<std::size_t>(a)), prod(static_cast<std::size_t>(a), x.rank())}}};
 }
@@ -233,17 +228,18 @@ std::vector<value_info> transpose(const infer_ctx& c) {
 /// Number of elements Slice takes from a dim of size d.
 int64_t slice_len(const infer_ctx& c, int64_t d, int64_t start, int64_t end, int64_t step) {
   if (step == 0) c.fail("slice step is 0");
+  if (step == std::numeric_limits<int64_t>::min()) step = -max_dim; // keeps -step representable
   if (d < 0) return -1;
   if (start < 0) start += d;
   if (end < 0) end += d;
   if (step > 0) {
     start = std::clamp<int64_t>(start, 0, d);
     end = std::clamp<int64_t>(end, 0, d);
-    return end > start ? (end - start + step - 1) / step : 0;
+    return end > start ? (end - start - 1) / step + 1 : 0;
   }
   start = std::clamp<int64_t>(start, 0, d - 1);
   end = std::clamp<int64_t>(end, -1, d - 1);
-  return start > end ? (start - end - step - 1) / -step : 0;
+  return start > end ? (start - end - 1) / -step + 1 : 0;
 }
 
 std::vector<value_info> slice(const infer_ctx& c) {
@@ -266,6 +262,12 @@ std::vector<value_info> slice(const infer_ctx& c) {
   out.symbols.clear();
   if (!axes) return {{c.type(0), dynamic_of_rank(x.rank())}};
   std::size_t n = starts ? starts->size() : ends ? ends->size() : axes->size();
+  if (axes->empty() && !starts && !ends) {
+    // Default axes with run-time starts and ends: their length says how many leading axes change.
+    int64_t len = length_of_1d(c, 1);
+    if (len < 0 || len > irank(x)) return {{c.type(0), dynamic_of_rank(x.rank())}};
+    n = static_cast<std::size_t>(len);
+  }
   if (axes->empty())
     for (std::size_t i = 0; i < n; ++i) axes->push_back(static_cast<int64_t>(i));
   if ((starts && starts->size() != axes->size()) || (ends && ends->size() != axes->size()) ||
@@ -372,9 +374,10 @@ std::vector<value_info> pad(const infer_ctx& c) {
   for (std::size_t i = 0; i < axes.size(); ++i) {
     auto a = static_cast<std::size_t>(c.axis(axes[i], irank(x)));
     if (x.dims[a] < 0) continue;
-    int64_t d = x.dims[a] + (*pads)[i] + (*pads)[i + axes.size()];
-    if (d < 0 || std::abs((*pads)[i]) > max_dim || std::abs((*pads)[i + axes.size()]) > max_dim)
+    int64_t lo = (*pads)[i], hi = (*pads)[i + axes.size()];
+    if (lo < -max_dim || lo > max_dim || hi < -max_dim || hi > max_dim || x.dims[a] + lo + hi < 0)
       c.fail("pads " + to_string(*pads) + " make axis " + std::to_string(a) + " of " + x.to_string() + " invalid");
+    int64_t d = x.dims[a] + lo + hi;
     out.dims[a] = d;
   }
   return {{c.type(0), out}};
