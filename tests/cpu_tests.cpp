@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <random>
+#include <thread>
 
 #include <troupe/exception.hpp>
 
@@ -402,6 +403,37 @@ BOOST_AUTO_TEST_CASE(bf16_conv_and_matmul) {
   b.output(b.op("Gemm", {f, b.weights({10, 16}), b.weights({10})}, {{"transB", int64_t(1)}}));
   b.output(c);
   check(b.g, 3e-2f, element_type::bf16);
+}
+
+BOOST_AUTO_TEST_CASE(clones_run_concurrently) {
+  // Two streams, each its own clone and thread count, share primitives and weights.
+  builder b;
+  auto x = b.input({1, 8, 16, 16});
+  auto c = b.op("Conv", {x, b.weights({16, 8, 3, 3})}, {{"pads", ints{1, 1, 1, 1}}, {"activation", std::string("Relu")}});
+  b.output(b.op("Add", {c, b.weights({1, 16, 1, 1})}));
+  kernels::compile_config cfg;
+  cfg.num_threads = 1;
+  auto exe = kernels::cpu::make_cpu_device()->compile(b.g, cfg);
+  std::vector<Tensor> in{random_tensor({1, 8, 16, 16}, 3)};
+  auto expect = run_reference(b.g, in);
+  std::vector<std::unique_ptr<kernels::executable>> clones;
+  clones.push_back(exe->clone());
+  clones.push_back(exe->clone());
+  std::vector<double> worst(2, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t)
+    threads.emplace_back([&, t] {
+      std::vector<Tensor> out;
+      for (int r = 0; r < 50; ++r) {
+        clones[static_cast<std::size_t>(t)]->run(in, out);
+        for (int64_t j = 0; j < out[0].get_size(); ++j)
+          worst[static_cast<std::size_t>(t)] = std::max(worst[static_cast<std::size_t>(t)],
+              static_cast<double>(std::abs(out[0].data<float>()[j] - expect[0].data<float>()[j])));
+      }
+    });
+  for (auto& th : threads) th.join();
+  BOOST_TEST(worst[0] < 1e-4);
+  BOOST_TEST(worst[1] < 1e-4);
 }
 
 BOOST_AUTO_TEST_CASE(wrong_input_is_an_error) {

@@ -348,8 +348,10 @@ bool build_eltwise(plan_builder& b, const Op& op) {
 }
 
 bool build_binary(plan_builder& b, const Op& op) {
+  // Variadic Max/Min may have one input (a copy): the reference kernel takes it.
+  if (op.input_count() != 2 || op.inputs[1] == graph::no_value) return false;
   ValueId A = op.inputs[0], Bv = op.inputs[1], Y = op.outputs[0];
-  if (!is_f32(b, A) || !is_f32(b, Bv) || op.input_count() != 2) return false;
+  if (!is_f32(b, A) || !is_f32(b, Bv)) return false;
   const std::string& t = op.type;
   algorithm alg;
   bool commutative = true;
