@@ -5,13 +5,17 @@
 //   OCB=4: weights reordered on the host to [ceil(OC/4)][IC/g][KH][KW][4] (vec4 loads);
 //          needs all 4 channels of a block in one group (groups == 1 or OC/g % 4 == 0).
 //   OCB=1: weights in ONNX layout [OC][IC/g][KH][KW] (depthwise and odd group sizes).
+// Input, weights and output are texel buffers (r32f, or rgba32f for blocked weights): lavapipe
+// turns texel loads/stores into vector gathers/scatters, storage-buffer ones into lane loops.
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 
 #ifndef OCB
 #define OCB 4
 #endif
+#ifndef OWB
 #define OWB 4
+#endif
 
 layout(constant_id = 0) const uint N = 1;
 layout(constant_id = 1) const uint IC = 1;
@@ -31,15 +35,15 @@ layout(constant_id = 14) const int PW = 0;
 layout(constant_id = 15) const uint GROUPS = 1;
 layout(constant_id = 16) const bool HAS_BIAS = false;
 
-layout(set = 0, binding = 0) readonly buffer I { float x[]; };
+layout(set = 0, binding = 0, r32f) readonly uniform imageBuffer X;
 #if OCB >= 4
 #define OCV (OCB / 4)
-layout(set = 0, binding = 1) readonly buffer W { vec4 w[]; };
+layout(set = 0, binding = 1, rgba32f) readonly uniform imageBuffer W;
 #else
-layout(set = 0, binding = 1) readonly buffer W { float w[]; };
+layout(set = 0, binding = 1, r32f) readonly uniform imageBuffer W;
 #endif
 layout(set = 0, binding = 2) readonly buffer Bias { float bias[]; };
-layout(set = 0, binding = 3) writeonly buffer O { float y[]; };
+layout(set = 0, binding = 3, r32f) writeonly uniform imageBuffer Y;
 
 const uint ICG = IC / GROUPS;
 const uint OCG = OC / GROUPS;
@@ -81,16 +85,17 @@ void main() {
         float xv[OWB];
         for (int j = 0; j < OWB; ++j) {
           int iw = iw0 + j * SW;
-          xv[j] = (iw >= 0 && iw < IW) ? x[row + uint(iw)] : 0.0;
+          float v = imageLoad(X, int(row) + iw).x;
+          xv[j] = (iw >= 0 && iw < IW) ? v : 0.0;
         }
 #if OCB >= 4
         uint wi = wbase + uint(kh * KW + kw) * OCV;
         for (int v = 0; v < OCV; ++v) {
-          vec4 wv = w[wi + v];
+          vec4 wv = imageLoad(W, int(wi) + v);
           for (int j = 0; j < OWB; ++j) acc[v * OWB + j] += xv[j] * wv;
         }
 #else
-        float wv = w[wbase + uint(kh * KW + kw)];
+        float wv = imageLoad(W, int(wbase) + kh * KW + kw).x;
         for (int j = 0; j < OWB; ++j) acc[j] += xv[j] * wv;
 #endif
       }
@@ -106,9 +111,9 @@ void main() {
       uint ow = uint(ow0 + j);
       if (ow < OW) {
 #if OCB >= 4
-        y[obase + ow] = activate(acc[(q / 4) * OWB + j][q % 4] + b);
+        imageStore(Y, int(obase + ow), vec4(activate(acc[(q / 4) * OWB + j][q % 4] + b)));
 #else
-        y[obase + ow] = activate(acc[j] + b);
+        imageStore(Y, int(obase + ow), vec4(activate(acc[j] + b)));
 #endif
       }
     }

@@ -332,6 +332,65 @@ BOOST_AUTO_TEST_CASE(matmul_and_gemm) {
     }
 }
 
+/// The shader variant the GPU picked for the graph's first op (profiling row exec_type).
+std::string exec_type_of(const graph::Graph& g) {
+  kernels::compile_config cfg;
+  cfg.profiling = true;
+  auto exe = gpu().compile(g, cfg);
+  std::vector<Tensor> out;
+  exe->run(random_inputs(g, -1, 1), out);
+  auto prof = exe->profile();
+  return prof.size() > 1 ? prof[1].exec_type : std::string();
+}
+
+BOOST_AUTO_TEST_CASE(gemm_variants) {
+  using A = std::map<std::string, graph::AttributeValue>;
+  // 1x1 convolutions as GEMM: 8-row blocks (OC < 32, OC not a multiple of 8), bias + HardSwish
+  auto c1 = conv({1, 12, 6, 10}, {20, 12, 1, 1}, {1, 20, 6, 10}, A{{"activation", std::string("HardSwish")}}, true);
+  check_against_reference(c1, -1, 1, 1e-4f);
+  BOOST_TEST(exec_type_of(c1) == "vulkan:gemm_m8");
+  // 16-row blocks, batch 2, OC not a multiple of 16, HW not a multiple of 64, no bias
+  auto c2 = conv({2, 40, 5, 4}, {36, 40, 1, 1}, {2, 36, 5, 4}, {}, false);
+  check_against_reference(c2, -1, 1, 1e-4f);
+  BOOST_TEST(exec_type_of(c2) == "vulkan:gemm_m16");
+  // non-constant weights
+  check_against_reference(conv({1, 8, 4, 4}, {12, 8, 1, 1}, {1, 12, 4, 4}, {}, true, false));
+  // MatMul with 2-D weights: batch rows flattened; N a multiple of 4, and N = 9 (padded weights)
+  auto m1 = binary("MatMul", {2, 40, 12}, {12, 36}, {2, 40, 36}, true);
+  check_against_reference(m1, -1, 1, 1e-4f);
+  BOOST_TEST(exec_type_of(m1) == "vulkan:gemm_m16");
+  auto m2 = binary("MatMul", {3, 8}, {8, 9}, {3, 9}, true);
+  check_against_reference(m2, -1, 1, 1e-4f);
+  BOOST_TEST(exec_type_of(m2) == "vulkan:gemm_m8");
+  // non-constant right operand, 1-D left operand
+  check_against_reference(binary("MatMul", {5, 16}, {16, 8}, {5, 8}, false));
+  check_against_reference(binary("MatMul", {16}, {16, 12}, {12}, true));
+  // shapes the GEMM layout does not cover keep the generic shader
+  BOOST_TEST(exec_type_of(binary("MatMul", {3, 6}, {6, 5}, {3, 5}, false)) == "vulkan:matmul");
+}
+
+BOOST_AUTO_TEST_CASE(conv_row_variants) {
+  using A = std::map<std::string, graph::AttributeValue>;
+  using V = std::vector<int64_t>;
+  // 3x3 pad 1, 8-channel blocks (OC 12: a partial block), batch 2, bias + Relu, OW not a multiple of 8
+  auto c1 = conv({2, 5, 6, 12}, {12, 5, 3, 3}, {2, 12, 6, 12}, A{{"pads", V{1, 1, 1, 1}}, {"activation", std::string("Relu")}}, true);
+  check_against_reference(c1);
+  BOOST_TEST(exec_type_of(c1) == "vulkan:conv_row_oc8");
+  // depthwise 5x5 pad 2 (segment of 4 texels), HardSwish
+  auto c2 = conv({1, 6, 9, 20}, {6, 1, 5, 5}, {1, 6, 9, 20},
+                 A{{"group", int64_t(6)}, {"pads", V{2, 2, 2, 2}}, {"activation", std::string("HardSwish")}}, true);
+  check_against_reference(c2);
+  BOOST_TEST(exec_type_of(c2) == "vulkan:conv_row_oc1");
+  // 1x3 kernel with pads (0,1) as in SVTR, 4-channel blocks
+  auto c3 = conv({1, 16, 1, 40}, {4, 16, 1, 3}, {1, 4, 1, 40}, A{{"pads", V{0, 1, 0, 1}}}, true);
+  check_against_reference(c3);
+  BOOST_TEST(exec_type_of(c3) == "vulkan:conv_row_oc4");
+  // vertical stride 2, asymmetric pads (none left/top, 2 right/bottom), no bias
+  check_against_reference(conv({1, 3, 9, 8}, {8, 3, 3, 3}, {1, 8, 5, 8}, A{{"pads", V{0, 0, 2, 2}}, {"strides", V{2, 1}}}, false));
+  // dilation 2 with 5 left pad (lead of 2 texels), non-constant weights
+  check_against_reference(conv({1, 2, 7, 16}, {3, 2, 3, 3}, {1, 3, 7, 22}, A{{"pads", V{1, 5, 1, 5}}, {"dilations", V{1, 2}}}, true, false));
+}
+
 BOOST_AUTO_TEST_CASE(pooling) {
   using V = std::vector<int64_t>;
   auto pool = [](const std::string& t, Shape y, std::map<std::string, graph::AttributeValue> a) {
@@ -502,7 +561,7 @@ BOOST_AUTO_TEST_CASE(multi_op_subgraph_in_one_command_buffer) {
   }
   BOOST_TEST(optimized == 1); // the Reshape aliases its input
   BOOST_TEST(executed == 6);
-  BOOST_TEST(prof[1].exec_type == "vulkan:conv_oc8");
+  BOOST_TEST(prof[1].exec_type == "vulkan:conv_row_oc8"); // stride 1, rows of whole texels
 }
 
 BOOST_AUTO_TEST_CASE(wrong_input_is_a_named_error) {

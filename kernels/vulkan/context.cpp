@@ -180,11 +180,11 @@ void gpu_context::submit(VkCommandBuffer cb, VkFence fence) {
 }
 
 namespace {
-std::pair<VkDescriptorSetLayout, VkPipelineLayout> make_layout(VkDevice dev, uint32_t bindings) {
+std::pair<VkDescriptorSetLayout, VkPipelineLayout> make_layout(VkDevice dev, uint32_t bindings, uint32_t texel_mask) {
   std::vector<VkDescriptorSetLayoutBinding> b(bindings);
   for (uint32_t i = 0; i < bindings; ++i) {
     b[i].binding = i;
-    b[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    b[i].descriptorType = (texel_mask >> i) & 1u ? VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
     b[i].descriptorCount = 1;
     b[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
   }
@@ -205,29 +205,34 @@ std::pair<VkDescriptorSetLayout, VkPipelineLayout> make_layout(VkDevice dev, uin
 }
 } // namespace
 
-VkDescriptorSetLayout gpu_context::set_layout(uint32_t bindings) {
+VkDescriptorSetLayout gpu_context::set_layout(uint32_t bindings, uint32_t texel_mask) {
   std::lock_guard lock(pipeline_mutex_);
-  auto it = layouts_.find(bindings);
-  if (it == layouts_.end()) it = layouts_.emplace(bindings, make_layout(device_, bindings)).first;
+  uint64_t key = bindings | uint64_t(texel_mask) << 32;
+  auto it = layouts_.find(key);
+  if (it == layouts_.end()) it = layouts_.emplace(key, make_layout(device_, bindings, texel_mask)).first;
   return it->second.first;
 }
 
-VkPipelineLayout gpu_context::pipeline_layout(uint32_t bindings) {
-  set_layout(bindings);
+VkPipelineLayout gpu_context::pipeline_layout(uint32_t bindings, uint32_t texel_mask) {
+  set_layout(bindings, texel_mask);
   std::lock_guard lock(pipeline_mutex_);
-  return layouts_.at(bindings).second;
+  return layouts_.at(bindings | uint64_t(texel_mask) << 32).second;
 }
 
-VkPipeline gpu_context::pipeline(const std::string& shader, uint32_t bindings, const spec_map& spec) {
+VkPipeline gpu_context::pipeline(const std::string& shader, uint32_t bindings, const spec_map& spec, uint32_t texel_mask) {
   std::string key = shader;
   key.push_back('/');
   key.append(std::to_string(bindings));
+  if (texel_mask) {
+    key.push_back('t');
+    key.append(std::to_string(texel_mask));
+  }
   for (auto& [id, w] : spec) {
     char buf[32];
     std::snprintf(buf, sizeof buf, ":%u=%u", id, w);
     key.append(buf);
   }
-  VkPipelineLayout layout = pipeline_layout(bindings);
+  VkPipelineLayout layout = pipeline_layout(bindings, texel_mask);
   std::lock_guard lock(pipeline_mutex_);
   if (auto it = pipelines_.find(key); it != pipelines_.end()) return it->second;
   auto mod = modules_.find(shader);

@@ -59,11 +59,12 @@ public:
   uint32_t queue_family() const { return queue_family_; }
   /// Submits one command buffer; the queue is shared by every executable of this device.
   void submit(VkCommandBuffer cb, VkFence fence);
-  /// Descriptor layout with `bindings` storage buffers (binding 0..n-1).
-  VkDescriptorSetLayout set_layout(uint32_t bindings);
-  VkPipelineLayout pipeline_layout(uint32_t bindings);
-  /// Created once per (shader, constants), kept for the device's lifetime.
-  VkPipeline pipeline(const std::string& shader, uint32_t bindings, const spec_map& spec);
+  /// Descriptor layout with `bindings` storage buffers (binding 0..n-1); the bindings whose bit
+  /// is set in `texel_mask` are storage texel buffers instead (vectorized loads on CPU drivers).
+  VkDescriptorSetLayout set_layout(uint32_t bindings, uint32_t texel_mask = 0);
+  VkPipelineLayout pipeline_layout(uint32_t bindings, uint32_t texel_mask = 0);
+  /// Created once per (shader, constants, layout), kept for the device's lifetime.
+  VkPipeline pipeline(const std::string& shader, uint32_t bindings, const spec_map& spec, uint32_t texel_mask = 0);
   std::size_t pipeline_count() const;
 
   memory_pool& device_memory() { return *device_pool_; }
@@ -87,7 +88,7 @@ private:
   VkPipelineCache cache_ = VK_NULL_HANDLE;
   std::map<std::string, VkShaderModule> modules_;
   mutable std::mutex pipeline_mutex_;
-  std::map<uint32_t, std::pair<VkDescriptorSetLayout, VkPipelineLayout>> layouts_;
+  std::map<uint64_t, std::pair<VkDescriptorSetLayout, VkPipelineLayout>> layouts_; ///< by bindings | texel_mask << 32
   std::map<std::string, VkPipeline> pipelines_;
   std::shared_ptr<memory_pool> device_pool_;
   std::shared_ptr<memory_pool> staging_pool_;

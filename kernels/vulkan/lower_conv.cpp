@@ -71,6 +71,26 @@ void add_conv_rules(rule_table& t) {
                  add_activation(op, spec);
                  buffer_ref x = b.input(0);
                  buffer_ref bias_ref = bias ? b.input(2) : x;
+                 int64_t hw = c.y[2] * c.y[3];
+                 if (c.k[0] == 1 && c.k[1] == 1 && c.s[0] == 1 && c.s[1] == 1 && c.groups == 1 &&
+                     c.pads == std::array<int64_t, 4>{0, 0, 0, 0} && icg % 4 == 0 && hw % 4 == 0) {
+                   // A 1x1 convolution is a GEMM per image: W [OC][IC] x X [IC][HW].
+                   gemm_args a;
+                   a.a = b.input(1);
+                   a.b = x;
+                   a.bias = bias_ref;
+                   a.y = b.output(0);
+                   a.m = static_cast<uint32_t>(oc);
+                   a.n = static_cast<uint32_t>(hw);
+                   a.k = static_cast<uint32_t>(icg);
+                   a.nt = static_cast<uint32_t>(hw / 4);
+                   a.batch = static_cast<uint32_t>(c.y[0]);
+                   a.sbb = static_cast<uint32_t>(icg * hw / 4);
+                   a.syb = static_cast<uint32_t>(oc * hw);
+                   a.bias_mode = bias ? 1 : 0;
+                   dispatch_gemm(b, a);
+                   return;
+                 }
                  // Channel block: 8 or 4 channels of one group share each input load.
                  int64_t ob = 1;
                  if (g.is_constant(op.inputs[1]))
@@ -96,8 +116,23 @@ void add_conv_rules(rule_table& t) {
                    shader = "conv_oc1";
                    ocb = oc;
                  }
+                 // Horizontal stride 1 and whole-texel input rows: conv_row.comp loads the input
+                 // as rgba32f texels, 8 output columns per invocation (segment <= 6 texels).
+                 constexpr int64_t row_owb = 8, row_maxt = 6;
+                 int64_t lead_off = (c.pads[1] + 3) / 4 * 4 - c.pads[1];
+                 bool row = c.s[1] == 1 && c.x[3] % 4 == 0 &&
+                            (lead_off + row_owb + (c.k[1] - 1) * c.d[1] + 3) / 4 <= row_maxt;
+                 if (row) {
+                   uint64_t inv = static_cast<uint64_t>(c.y[2] * ((c.y[3] + row_owb - 1) / row_owb));
+                   b.dispatch("conv_row_" + shader.substr(5), std::move(spec),
+                              {texels(x, 4), texels(w, ob > 1 ? 4 : 1), bias_ref, texels(b.output(0), 1)}, inv,
+                              static_cast<uint32_t>(c.y[0] * ocb));
+                   return;
+                 }
                  uint64_t inv = static_cast<uint64_t>(c.y[2] * ((c.y[3] + 3) / 4));
-                 b.dispatch(shader, std::move(spec), {x, w, bias_ref, b.output(0)}, inv, static_cast<uint32_t>(c.y[0] * ocb));
+                 b.dispatch(shader, std::move(spec),
+                            {texels(x, 1), texels(w, ob > 1 ? 4 : 1), bias_ref, texels(b.output(0), 1)}, inv,
+                            static_cast<uint32_t>(c.y[0] * ocb));
                }};
 
   t["ConvTranspose"] = {[](const graph::Graph& g, const graph::Op& op) {

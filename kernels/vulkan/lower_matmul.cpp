@@ -77,6 +77,37 @@ uint64_t invocations(const mm_plan& p) {
   return uint64_t(p.batch[0]) * p.batch[1] * p.batch[2] * p.batch[3] * ((p.m + 3) / 4) * ((p.n + 3) / 4);
 }
 
+/// MatMul with a right operand without batch dims (weights) as one GEMM over all rows of A
+/// on shaders/gemm.comp; false when the shapes do not fit its texel layout.
+bool try_gemm(op_builder& b, const mm_plan& p) {
+  const auto& g = b.graph();
+  const auto& op = b.op();
+  if (p.k % 4 != 0 || p.sb != std::array<uint32_t, 4>{0, 0, 0, 0}) return false;
+  uint32_t rows = p.batch[0] * p.batch[1] * p.batch[2] * p.batch[3] * p.m;
+  uint32_t nt = (p.n + 3) / 4;
+  gemm_args a;
+  a.a = b.input(0);
+  if (p.n % 4 == 0) {
+    a.b = b.input(1);
+  } else if (g.is_constant(op.inputs[1])) { // pad the weight rows to whole texels
+    auto src = const_floats(g, op, 1);
+    std::vector<float> padded(std::size_t(p.k) * nt * 4, 0.0f);
+    for (uint32_t k = 0; k < p.k; ++k)
+      for (uint32_t n = 0; n < p.n; ++n) padded[std::size_t(k) * nt * 4 + n] = src[std::size_t(k) * p.n + n];
+    a.b = b.constant(std::move(padded));
+  } else {
+    return false;
+  }
+  a.bias = a.a;
+  a.y = b.output(0);
+  a.m = rows;
+  a.n = p.n;
+  a.k = p.k;
+  a.nt = nt;
+  dispatch_gemm(b, a);
+  return true;
+}
+
 } // namespace
 
 void add_matmul_rules(rule_table& t) {
@@ -92,6 +123,7 @@ void add_matmul_rules(rule_table& t) {
                    const auto& g = b.graph();
                    const auto& op = b.op();
                    auto p = *plan_matmul(shape_of(g, op.inputs[0]), shape_of(g, op.inputs[1]));
+                   if (try_gemm(b, p)) return;
                    spec_map spec = mm_spec(p);
                    add_activation(op, spec);
                    buffer_ref a = b.input(0);

@@ -18,7 +18,16 @@ namespace troupe::kernels::vulkan {
 struct buffer_ref {
   enum class kind { value, constant } k = kind::value;
   int id = 0; ///< value id (aliases resolved later) or index into the program's constants
+  /// 0: a storage buffer. 1 or 4: a storage texel buffer of r32f or rgba32f texels, which CPU
+  /// drivers (lavapipe) load with vector gathers instead of a per-invocation loop.
+  uint8_t texel = 0;
 };
+
+/// `r` bound as a storage texel buffer with `floats` (1 or 4) floats per texel.
+inline buffer_ref texels(buffer_ref r, uint8_t floats) {
+  r.texel = floats;
+  return r;
+}
 
 /// What a lowering rule can do.
 class op_builder {
@@ -65,6 +74,17 @@ std::vector<float> const_floats(const graph::Graph& g, const graph::Op& op, std:
 /// Pads (begin h, begin w, end h, end w) of a 2-D window op from pads/auto_pad and the shapes.
 std::array<int64_t, 4> window_pads(const graph::Op& op, const Shape& in, const Shape& out, const std::vector<int64_t>& kernel,
                                    const std::vector<int64_t>& strides, const std::vector<int64_t>& dilations);
+
+/// One GEMM on shaders/gemm.comp: Y[b] = act(A[b] (M x K) x B[b] (K x N) + bias), A and B
+/// bound as rgba32f texels (K and the B row length `nt` texels are whole texels), Y row-major.
+struct gemm_args {
+  buffer_ref a, b, bias, y;
+  uint32_t m = 1, n = 1, k = 4, nt = 1, batch = 1;
+  uint32_t sab = 0, sbb = 0, syb = 0; ///< batch strides: texels of A and B, floats of Y
+  uint32_t bias_mode = 0;             ///< 0 none, 1 per row, 2 per column
+};
+/// Emits the dispatch (the op's fused activation included).
+void dispatch_gemm(op_builder& b, const gemm_args& g);
 
 using rule_table = std::map<std::string, op_rule>;
 void add_eltwise_rules(rule_table& t);

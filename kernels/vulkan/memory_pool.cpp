@@ -47,7 +47,7 @@ std::unique_ptr<memory_pool::block> memory_pool::new_block(VkDeviceSize size) {
   struct guard { memory_pool* p; block* b; ~guard() { if (b) p->destroy(*b); } } g{this, b.get()};
   VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   bi.size = size;
-  bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_STORAGE_TEXEL_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   vk_check(vkCreateBuffer(device_, &bi, nullptr, &b->buffer), "vkCreateBuffer");
   VkMemoryRequirements req;

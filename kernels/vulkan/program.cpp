@@ -21,6 +21,7 @@ struct dispatch_rec {
   std::string shader;
   VkPipeline pipeline = VK_NULL_HANDLE;
   uint32_t bindings = 0;
+  uint32_t texel_mask = 0; ///< bindings that are storage texel buffers
   std::vector<buffer_ref> args;
   uint32_t gx = 1, gy = 1, gz = 1;
 };
@@ -130,7 +131,9 @@ public:
     d.op = op_index_;
     d.shader = shader;
     d.bindings = static_cast<uint32_t>(args.size());
-    d.pipeline = p_.ctx->pipeline(shader, d.bindings, spec);
+    for (std::size_t a = 0; a < args.size(); ++a)
+      if (args[a].texel) d.texel_mask |= 1u << a;
+    d.pipeline = p_.ctx->pipeline(shader, d.bindings, spec, d.texel_mask);
     d.args = std::move(args);
     uint64_t groups = std::max<uint64_t>(1, (invocations + 63) / 64);
     uint64_t maxx = p_.ctx->facts().limits.maxComputeWorkGroupCount[0];
@@ -178,6 +181,8 @@ private:
   void record();
   void release() {
     VkDevice dev = p_->ctx->device();
+    for (auto v : views_) vkDestroyBufferView(dev, v, nullptr);
+    views_.clear();
     if (qpool_) vkDestroyQueryPool(dev, qpool_, nullptr);
     if (dpool_) vkDestroyDescriptorPool(dev, dpool_, nullptr);
     qpool_ = VK_NULL_HANDLE;
@@ -196,6 +201,7 @@ private:
   VkDescriptorPool dpool_ = VK_NULL_HANDLE;
   VkQueryPool qpool_ = VK_NULL_HANDLE;
   std::vector<VkDescriptorSet> sets_;
+  std::vector<VkBufferView> views_; ///< texel views of texel-buffer bindings
   std::vector<op_profile> profile_;
 };
 
@@ -210,17 +216,21 @@ void vk_executable::build() {
     staging_out_.push_back(p_->root[static_cast<std::size_t>(v)] >= 0
                                ? ctx.staging_memory().allocate(p_->bytes[static_cast<std::size_t>(v)])
                                : nullptr);
-  uint32_t total_bindings = 0;
-  for (auto& d : p_->dispatches) total_bindings += d.bindings;
+  uint32_t total_bindings = 0, total_texels = 0;
+  for (auto& d : p_->dispatches) {
+    total_bindings += d.bindings;
+    for (auto& a : d.args) total_texels += a.texel ? 1 : 0;
+  }
   if (!p_->dispatches.empty()) {
-    VkDescriptorPoolSize ps{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, total_bindings};
+    VkDescriptorPoolSize ps[2] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, std::max(1u, total_bindings - total_texels)},
+                                  {VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER, std::max(1u, total_texels)}};
     VkDescriptorPoolCreateInfo pi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
     pi.maxSets = static_cast<uint32_t>(p_->dispatches.size());
-    pi.poolSizeCount = 1;
-    pi.pPoolSizes = &ps;
+    pi.poolSizeCount = 2;
+    pi.pPoolSizes = ps;
     vk_check(vkCreateDescriptorPool(ctx.device(), &pi, nullptr, &dpool_), "vkCreateDescriptorPool");
     std::vector<VkDescriptorSetLayout> layouts;
-    for (auto& d : p_->dispatches) layouts.push_back(ctx.set_layout(d.bindings));
+    for (auto& d : p_->dispatches) layouts.push_back(ctx.set_layout(d.bindings, d.texel_mask));
     VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
     ai.descriptorPool = dpool_;
     ai.descriptorSetCount = static_cast<uint32_t>(layouts.size());
@@ -229,10 +239,12 @@ void vk_executable::build() {
     vk_check(vkAllocateDescriptorSets(ctx.device(), &ai, sets_.data()), "vkAllocateDescriptorSets");
     std::vector<VkDescriptorBufferInfo> infos(total_bindings);
     std::vector<VkWriteDescriptorSet> writes(total_bindings);
+    views_.reserve(total_texels);
     std::size_t k = 0;
     for (std::size_t i = 0; i < p_->dispatches.size(); ++i)
       for (uint32_t b = 0; b < p_->dispatches[i].bindings; ++b, ++k) {
-        const region& r = buffer_of(p_->dispatches[i].args[b]);
+        const buffer_ref& arg = p_->dispatches[i].args[b];
+        const region& r = buffer_of(arg);
         infos[k] = {r.buffer, r.offset, r.size};
         writes[k] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
         writes[k].dstSet = sets_[i];
@@ -240,6 +252,25 @@ void vk_executable::build() {
         writes[k].descriptorCount = 1;
         writes[k].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
         writes[k].pBufferInfo = &infos[k];
+        if (arg.texel) {
+          // The pool rounds regions up to >= 256 bytes, so a range rounded up to whole texels
+          // stays inside this region; the shaders ignore the padding floats.
+          VkDeviceSize texel = 4ull * arg.texel;
+          VkBufferViewCreateInfo vi{VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO};
+          vi.buffer = r.buffer;
+          vi.format = arg.texel == 4 ? VK_FORMAT_R32G32B32A32_SFLOAT : VK_FORMAT_R32_SFLOAT;
+          vi.offset = r.offset;
+          vi.range = (std::max<VkDeviceSize>(r.size, 1) + texel - 1) / texel * texel;
+          if (vi.range / texel > ctx.facts().limits.maxTexelBufferElements)
+            throw Exception(graph::describe(g.ops[static_cast<std::size_t>(p_->dispatches[i].op)]) + ": binding " +
+                            std::to_string(b) + " has more texels than " + p_->device_name + " allows in a texel buffer");
+          VkBufferView view = VK_NULL_HANDLE;
+          vk_check(vkCreateBufferView(ctx.device(), &vi, nullptr, &view), "vkCreateBufferView");
+          views_.push_back(view);
+          writes[k].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER;
+          writes[k].pBufferInfo = nullptr;
+          writes[k].pTexelBufferView = &views_.back();
+        }
       }
     vkUpdateDescriptorSets(ctx.device(), total_bindings, writes.data(), 0, nullptr);
   }
@@ -289,7 +320,7 @@ void vk_executable::record() {
       dirty.clear();
     }
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, d.pipeline);
-    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p_->ctx->pipeline_layout(d.bindings), 0, 1, &sets_[i], 0,
+    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p_->ctx->pipeline_layout(d.bindings, d.texel_mask), 0, 1, &sets_[i], 0,
                             nullptr);
     vkCmdDispatch(cb, d.gx, d.gy, d.gz);
     for (int w : writes) dirty.insert(w);

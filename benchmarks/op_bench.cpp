@@ -1,0 +1,201 @@
+/// Per-op speed of Conv and MatMul at the real shapes of the PP-OCR models, on every device
+/// (CPU and each Vulkan GPU.N): single-op graphs compiled straight on the devices. For each
+/// case it prints the median op time (device timestamps when the device profiles the op, else
+/// the whole run() including upload/download) and GFLOP/s = 2 * MACs / time.
+/// usage: troupe_op_bench [-n RUNS=15] [-d DEVICE] [FILTER]   (FILTER: substring of the case name)
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <troupe/exception.hpp>
+
+#include "kernels/cpu/cpu_device.hpp"
+#include "kernels/vulkan/vulkan_device.hpp"
+
+using namespace troupe;
+
+namespace {
+
+/// One benchmark case: a single-op graph and its multiply-accumulate count.
+struct bench_case {
+  std::string name;
+  graph::Graph g;
+  double macs = 0;
+};
+
+Tensor random_tensor(const Shape& s, unsigned seed) {
+  Tensor t(element_type::f32, s);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  for (int64_t i = 0; i < t.get_size(); ++i) t.data<float>()[i] = d(rng);
+  return t;
+}
+
+graph::ValueId add_input(graph::Graph& g, const std::string& name, const Shape& s) {
+  auto id = g.add_value({name, element_type::f32, PartialShape(s), std::nullopt});
+  g.inputs.push_back(id);
+  return id;
+}
+
+graph::ValueId add_constant(graph::Graph& g, const std::string& name, const Shape& s, unsigned seed) {
+  return g.add_value({name, element_type::f32, PartialShape(s), random_tensor(s, seed)});
+}
+
+void add_op(graph::Graph& g, const std::string& type, std::vector<graph::ValueId> in, const Shape& out,
+            std::map<std::string, graph::AttributeValue> attrs) {
+  graph::Op o;
+  o.type = type;
+  o.name = type + "_0";
+  o.inputs = std::move(in);
+  o.attrs = std::move(attrs);
+  o.outputs.push_back(g.add_value({"y", element_type::f32, PartialShape(out), std::nullopt}));
+  g.outputs.push_back(o.outputs[0]);
+  g.ops.push_back(std::move(o));
+}
+
+std::string dims(const Shape& s) {
+  std::string r;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (i) r.push_back('x');
+    r.append(std::to_string(s[i]));
+  }
+  return r;
+}
+
+/// Conv with constant weights and bias (as in the models), symmetric pads p.
+bench_case conv(const char* where, Shape x, int64_t oc, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph,
+                int64_t pw, int64_t group) {
+  bench_case c;
+  int64_t oh = (x[2] + 2 * ph - kh) / sh + 1, ow = (x[3] + 2 * pw - kw) / sw + 1;
+  Shape y{x[0], oc, oh, ow};
+  auto xi = add_input(c.g, "x", x);
+  auto wi = add_constant(c.g, "w", {oc, x[1] / group, kh, kw}, 1);
+  auto bi = add_constant(c.g, "b", {oc}, 2);
+  add_op(c.g, "Conv", {xi, wi, bi}, y,
+         {{"kernel_shape", std::vector<int64_t>{kh, kw}},
+          {"strides", std::vector<int64_t>{sh, sw}},
+          {"pads", std::vector<int64_t>{ph, pw, ph, pw}},
+          {"group", group}});
+  c.macs = double(y[0]) * oc * oh * ow * (x[1] / group) * kh * kw;
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%s Conv %s k%lldx%lld%s%s -> %lld", where, dims(x).c_str(), (long long)kh, (long long)kw,
+                sh > 1 || sw > 1 ? (" s" + std::to_string(sh) + "x" + std::to_string(sw)).c_str() : "",
+                group > 1 ? (group == x[1] ? " dw" : " grouped") : "", (long long)oc);
+  c.name = buf;
+  return c;
+}
+
+/// MatMul A x B; B constant (weights) or a second input (attention).
+bench_case matmul(const char* where, Shape a, Shape b, bool const_b) {
+  bench_case c;
+  Shape y = a;
+  y.back() = b.back();
+  auto ai = add_input(c.g, "a", a);
+  auto bi = const_b ? add_constant(c.g, "b", b, 3) : add_input(c.g, "b", b);
+  add_op(c.g, "MatMul", {ai, bi}, y, {});
+  c.macs = 1;
+  for (auto d : y) c.macs *= double(d);
+  c.macs *= double(a.back());
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%s MatMul %s x %s%s", where, dims(a).c_str(), dims(b).c_str(), const_b ? "" : " (both inputs)");
+  c.name = buf;
+  return c;
+}
+
+/// The shapes that dominate the models' FLOPs (found with onnx shape inference on
+/// PP-OCRv4 det at 1x3x320x320 and rec at 1x3x48x320).
+std::vector<bench_case> cases() {
+  std::vector<bench_case> r;
+  r.push_back(conv("det", {1, 96, 80, 80}, 24, 3, 3, 1, 1, 1, 1, 1));     // 47% of det's FLOPs
+  r.push_back(conv("det", {1, 192, 20, 20}, 192, 1, 1, 1, 1, 0, 0, 1));   // det's largest 1x1 (x4)
+  r.push_back(conv("det", {1, 48, 80, 80}, 48, 1, 1, 1, 1, 0, 0, 1));     // a wide 1x1
+  r.push_back(conv("det", {1, 3, 320, 320}, 16, 3, 3, 2, 2, 1, 1, 1));    // the stem
+  r.push_back(conv("det", {1, 192, 20, 20}, 192, 5, 5, 1, 1, 2, 2, 192)); // depthwise 5x5 (x4)
+  r.push_back(conv("rec", {1, 240, 12, 80}, 240, 1, 1, 1, 1, 0, 0, 1));   // 34% of rec's FLOPs
+  r.push_back(conv("rec", {1, 480, 3, 80}, 480, 1, 1, 1, 1, 0, 0, 1));    // (x2)
+  r.push_back(conv("rec", {1, 128, 12, 160}, 128, 1, 1, 1, 1, 0, 0, 1));
+  r.push_back(conv("rec", {1, 240, 12, 80}, 240, 5, 5, 1, 1, 2, 2, 240)); // depthwise 5x5 (x4)
+  r.push_back(conv("rec", {1, 480, 1, 40}, 60, 1, 3, 1, 1, 0, 1, 1));     // SVTR's 1x3 conv
+  r.push_back(conv("rec", {1, 3, 48, 320}, 16, 3, 3, 2, 2, 1, 1, 1));     // the stem
+  r.push_back(matmul("rec", {1, 40, 120}, {120, 360}, true));             // qkv projection
+  r.push_back(matmul("rec", {1, 40, 120}, {120, 240}, true));             // MLP
+  r.push_back(matmul("rec", {1, 40, 240}, {240, 120}, true));
+  r.push_back(matmul("rec", {1, 8, 40, 15}, {1, 8, 15, 40}, false));      // attention q x k^T
+  r.push_back(matmul("rec", {1, 40, 120}, {120, 6625}, true));            // the CTC head
+  return r;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/// Times one case on one device; prints one line.
+void run_case(kernels::device& dev, const bench_case& c, int runs) {
+  auto s = dev.query(c.g, c.g.ops[0]);
+  if (!s.supported) {
+    std::printf("%-6s %-52s unsupported: %s\n", dev.name().c_str(), c.name.c_str(), s.reason.c_str());
+    return;
+  }
+  kernels::compile_config cfg;
+  cfg.profiling = true;
+  auto exe = dev.compile(c.g, cfg);
+  std::vector<Tensor> in, out;
+  unsigned seed = 100;
+  for (auto v : c.g.inputs) in.push_back(random_tensor(c.g.value(v).shape.to_shape(), seed++));
+  for (int i = 0; i < 3; ++i) exe->run(in, out); // warm-up: first-run allocation, pipeline caches
+  std::vector<double> wall, op;
+  for (int i = 0; i < runs; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    exe->run(in, out);
+    wall.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    for (const auto& p : exe->profile())
+      if (p.node_type == "Conv" || p.node_type == "MatMul")
+        if (p.real_time_us > 0) op.push_back(p.real_time_us * 1e-6);
+  }
+  bool have_op = op.size() == wall.size();
+  double t = have_op ? median(op) : median(wall);
+  std::string exec;
+  for (const auto& p : exe->profile())
+    if (p.node_type == "Conv" || p.node_type == "MatMul") exec = p.exec_type;
+  std::printf("%-6s %-52s %8.3f ms %7.2f GFLOP/s   (%s; run() %.3f ms; %s)\n", dev.name().c_str(), c.name.c_str(),
+              t * 1e3, 2.0 * c.macs / t * 1e-9, have_op ? "op time" : "run() time", median(wall) * 1e3, exec.c_str());
+  std::fflush(stdout);
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  int runs = 15;
+  std::string filter, only_device;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "-n") && i + 1 < argc) runs = std::max(1, std::atoi(argv[++i]));
+    else if (!std::strcmp(argv[i], "-d") && i + 1 < argc) only_device = argv[++i];
+    else if (argv[i][0] == '-') {
+      std::fprintf(stderr, "usage: %s [-n RUNS] [-d DEVICE] [FILTER]\n", argv[0]);
+      return 2;
+    } else filter = argv[i];
+  }
+  try {
+    std::vector<std::unique_ptr<kernels::device>> devices;
+    devices.push_back(kernels::cpu::make_cpu_device());
+    for (auto& d : kernels::make_vulkan_devices()) devices.push_back(std::move(d));
+    auto all = cases();
+    for (auto& dev : devices) {
+      if (!only_device.empty() && dev->name() != only_device) continue;
+      for (const auto& c : all)
+        if (filter.empty() || c.name.find(filter) != std::string::npos) run_case(*dev, c, runs);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "troupe_op_bench: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,25 @@
+/// The shared GEMM dispatch (shaders/gemm.comp) behind 1x1 convolutions and MatMul.
+#include "kernels/vulkan/lowering.hpp"
+
+namespace troupe::kernels::vulkan {
+
+void dispatch_gemm(op_builder& b, const gemm_args& g) {
+  // 16 rows per invocation reuse each B load 16 times; small M wastes less with 8.
+  uint32_t mb = g.m >= 32 ? 16 : 8;
+  spec_map spec;
+  spec[0] = g.m;
+  spec[1] = g.n;
+  spec[2] = g.k;
+  spec[3] = g.nt;
+  spec[4] = g.batch;
+  spec[5] = g.sab;
+  spec[6] = g.sbb;
+  spec[7] = g.syb;
+  spec[8] = g.bias_mode;
+  add_activation(b.op(), spec);
+  uint32_t mblocks = (g.m + mb - 1) / mb;
+  b.dispatch(mb == 16 ? "gemm_m16" : "gemm_m8", std::move(spec), {texels(g.a, 4), texels(g.b, 4), g.bias, texels(g.y, 1)},
+             g.nt, g.batch * mblocks);
+}
+
+} // namespace troupe::kernels::vulkan

@@ -1,0 +1,130 @@
+#version 450
+// 2-D convolution (NCHW, groups, pads, dilations, vertical stride) with horizontal stride 1 and
+// IW a multiple of 4: the input is an rgba32f texel buffer, so each invocation loads the input
+// row segment under its OWB output columns once per (ic, kh) as whole texels and reuses it for
+// every kw: one vector gather feeds up to 4 * OCB FMAs (lavapipe turns texel loads into gathers).
+// Weight layouts as in conv.comp (OCB=8/4: [ceil(OC/OCB)][IC/g][KH][KW][OCB] rgba32f texels;
+// OCB=1: ONNX layout as r32f texels). The lowering checks that the segment fits MAXT texels.
+#extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
+
+#ifndef OCB
+#define OCB 8
+#endif
+#ifndef OWB
+#define OWB 8
+#endif
+#define MAXT 6
+
+layout(constant_id = 0) const uint N = 1;
+layout(constant_id = 1) const uint IC = 1;
+layout(constant_id = 2) const int IH = 1;
+layout(constant_id = 3) const int IW = 4;
+layout(constant_id = 4) const uint OC = 1;
+layout(constant_id = 5) const uint OH = 1;
+layout(constant_id = 6) const uint OW = 1;
+layout(constant_id = 7) const int KH = 1;
+layout(constant_id = 8) const int KW = 1;
+layout(constant_id = 9) const int SH = 1;
+layout(constant_id = 10) const int SW = 1; // must be 1
+layout(constant_id = 11) const int DH = 1;
+layout(constant_id = 12) const int DW = 1;
+layout(constant_id = 13) const int PH = 0;
+layout(constant_id = 14) const int PW = 0;
+layout(constant_id = 15) const uint GROUPS = 1;
+layout(constant_id = 16) const bool HAS_BIAS = false;
+
+layout(set = 0, binding = 0, rgba32f) readonly uniform imageBuffer X;
+#if OCB >= 4
+#define OCV (OCB / 4)
+layout(set = 0, binding = 1, rgba32f) readonly uniform imageBuffer W;
+#else
+layout(set = 0, binding = 1, r32f) readonly uniform imageBuffer W;
+#endif
+layout(set = 0, binding = 2) readonly buffer Bias { float bias[]; };
+layout(set = 0, binding = 3, r32f) writeonly uniform imageBuffer Y;
+
+const uint ICG = IC / GROUPS;
+const uint OCG = OC / GROUPS;
+const uint OCBLOCKS = (OC + OCB - 1) / OCB;
+const uint OWBLOCKS = (OW + OWB - 1) / OWB;
+const int IWT = IW / 4;                          // texels per input row
+const int LEAD = (PW + 3) / 4;                   // texels left of column ow0
+const int OFF = LEAD * 4 - PW;                   // floats to skip in the loaded segment
+const int NTX = (OFF + OWB + (KW - 1) * DW + 3) / 4;
+
+void main() {
+  uint id = linear_id();
+  if (id >= OH * OWBLOCKS) return;
+  uint owb = id % OWBLOCKS;
+  int oh = int(id / OWBLOCKS);
+  uint ocb = gl_WorkGroupID.z % OCBLOCKS;
+  uint n = gl_WorkGroupID.z / OCBLOCKS;
+  int ow0 = int(owb * OWB);
+  uint oc0 = ocb * OCB;
+  uint g = oc0 / OCG;
+  int t0 = ow0 / 4 - LEAD; // first texel of the segment, relative to the row
+
+#if OCB >= 4
+  vec4 acc[OWB * OCV];
+  for (int j = 0; j < OWB * OCV; ++j) acc[j] = vec4(0.0);
+#else
+  float acc[OWB];
+  for (int j = 0; j < OWB; ++j) acc[j] = 0.0;
+#endif
+
+  for (uint ic = 0; ic < ICG; ++ic) {
+    int plane = int((n * IC + g * ICG + ic) * uint(IH)) * IWT;
+#if OCB >= 4
+    uint wbase = (ocb * ICG + ic) * uint(KH * KW) * OCV;
+#else
+    uint wbase = (oc0 * ICG + ic) * uint(KH * KW);
+#endif
+    for (int kh = 0; kh < KH; ++kh) {
+      int ih = oh * SH - PH + kh * DH;
+      bool row_ok = ih >= 0 && ih < IH;
+      int row = plane + ih * IWT;
+      float xs[MAXT * 4];
+      for (int q = 0; q < MAXT; ++q) {
+        if (q >= NTX) break;
+        int t = t0 + q;
+        vec4 v = imageLoad(X, row + t);
+        bool ok = row_ok && t >= 0 && t < IWT;
+        v = ok ? v : vec4(0.0);
+        xs[4 * q] = v.x;
+        xs[4 * q + 1] = v.y;
+        xs[4 * q + 2] = v.z;
+        xs[4 * q + 3] = v.w;
+      }
+      for (int kw = 0; kw < KW; ++kw) {
+#if OCB >= 4
+        uint wi = wbase + uint(kh * KW + kw) * OCV;
+        for (int c = 0; c < OCV; ++c) {
+          vec4 wv = imageLoad(W, int(wi) + c);
+          for (int j = 0; j < OWB; ++j) acc[c * OWB + j] += xs[OFF + j + kw * DW] * wv;
+        }
+#else
+        float wv = imageLoad(W, int(wbase) + kh * KW + kw).x;
+        for (int j = 0; j < OWB; ++j) acc[j] += xs[OFF + j + kw * DW] * wv;
+#endif
+      }
+    }
+  }
+
+  for (int q = 0; q < OCB; ++q) {
+    uint oc = oc0 + uint(q);
+    if (oc >= OC) break;
+    float b = HAS_BIAS ? bias[oc] : 0.0;
+    uint obase = ((n * OC + oc) * OH + uint(oh)) * OW;
+    for (int j = 0; j < OWB; ++j) {
+      uint ow = uint(ow0 + j);
+      if (ow < OW) {
+#if OCB >= 4
+        imageStore(Y, int(obase + ow), vec4(activate(acc[(q / 4) * OWB + j][q % 4] + b)));
+#else
+        imageStore(Y, int(obase + ow), vec4(activate(acc[j] + b)));
+#endif
+      }
+    }
+  }
+}

@@ -1,0 +1,70 @@
+#version 450
+// Y[b][m][n] = act(sum_k A[b][m][k] * B[b][k][n] + bias), for 1x1 convolutions (A = weights
+// [OC][IC], B = input [N][IC][HW]) and MatMul with a 2-D right operand (A rows = all batch rows).
+// A and B are rgba32f texel buffers (lavapipe turns texel loads into vector gathers, while a
+// storage-buffer load is a loop over the SIMD lanes): K and B's row length are multiples of 4.
+// Each invocation computes MB rows x 4 columns; the row block comes from gl_WorkGroupID.z, so
+// the A loads are the same for the whole workgroup and adjacent invocations read adjacent B texels.
+#extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
+
+#ifndef MB
+#define MB 8
+#endif
+
+layout(constant_id = 0) const uint M = 1;
+layout(constant_id = 1) const uint N = 1;    // columns stored (<= 4 * NT)
+layout(constant_id = 2) const uint K = 4;    // multiple of 4
+layout(constant_id = 3) const uint NT = 1;   // texels per row of B
+layout(constant_id = 4) const uint BATCH = 1;
+layout(constant_id = 5) const uint SAB = 0;  // batch strides in texels (A, B) and floats (Y)
+layout(constant_id = 6) const uint SBB = 0;
+layout(constant_id = 7) const uint SYB = 0;
+layout(constant_id = 8) const uint BIAS = 0; // 0 none, 1 per row m, 2 per column n
+
+layout(set = 0, binding = 0, rgba32f) readonly uniform imageBuffer A;
+layout(set = 0, binding = 1, rgba32f) readonly uniform imageBuffer B;
+layout(set = 0, binding = 2) readonly buffer Bias { float bias[]; };
+layout(set = 0, binding = 3, r32f) writeonly uniform imageBuffer Y;
+
+const uint KT = K / 4;
+const uint MBLOCKS = (M + MB - 1) / MB;
+
+void main() {
+  uint nt = linear_id();
+  if (nt >= NT) return;
+  uint mb = gl_WorkGroupID.z % MBLOCKS;
+  uint b = gl_WorkGroupID.z / MBLOCKS;
+  uint m0 = mb * MB;
+  int arow[MB];
+  for (int i = 0; i < MB; ++i) arow[i] = int(b * SAB + min(m0 + uint(i), M - 1) * KT);
+  int bcol = int(b * SBB + nt);
+
+  vec4 acc[MB];
+  for (int i = 0; i < MB; ++i) acc[i] = vec4(0.0);
+  for (uint kt = 0; kt < KT; ++kt) {
+    int br = bcol + int(kt * 4 * NT);
+    vec4 b0 = imageLoad(B, br);
+    vec4 b1 = imageLoad(B, br + int(NT));
+    vec4 b2 = imageLoad(B, br + int(2 * NT));
+    vec4 b3 = imageLoad(B, br + int(3 * NT));
+    for (int i = 0; i < MB; ++i) {
+      vec4 a = imageLoad(A, arow[i] + int(kt));
+      acc[i] += a.x * b0 + a.y * b1 + a.z * b2 + a.w * b3;
+    }
+  }
+
+  uint n0 = nt * 4;
+  for (int i = 0; i < MB; ++i) {
+    uint m = m0 + uint(i);
+    if (m >= M) break;
+    int ybase = int(b * SYB + m * N + n0);
+    for (int j = 0; j < 4; ++j) {
+      if (n0 + uint(j) >= N) break;
+      float v = acc[i][j];
+      if (BIAS == 1) v += bias[m];
+      if (BIAS == 2) v += bias[n0 + uint(j)];
+      imageStore(Y, ybase + j, vec4(activate(v)));
+    }
+  }
+}
