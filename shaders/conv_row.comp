@@ -7,6 +7,7 @@
 // OCB=1: ONNX layout as r32f texels). The lowering checks that the segment fits MAXT texels.
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
+#extension GL_EXT_control_flow_attributes : require
 
 #ifndef OCB
 #define OCB 8
@@ -67,10 +68,10 @@ void main() {
 
 #if OCB >= 4
   vec4 acc[OWB * OCV];
-  for (int j = 0; j < OWB * OCV; ++j) acc[j] = vec4(0.0);
+  [[unroll]] for (int j = 0; j < OWB * OCV; ++j) acc[j] = vec4(0.0);
 #else
   float acc[OWB];
-  for (int j = 0; j < OWB; ++j) acc[j] = 0.0;
+  [[unroll]] for (int j = 0; j < OWB; ++j) acc[j] = 0.0;
 #endif
 
   for (uint ic = 0; ic < ICG; ++ic) {
@@ -85,7 +86,7 @@ void main() {
       bool row_ok = ih >= 0 && ih < IH;
       int row = plane + ih * IWT;
       float xs[MAXT * 4];
-      for (int q = 0; q < MAXT; ++q) {
+      [[unroll]] for (int q = 0; q < MAXT; ++q) {
         if (q >= NTX) break;
         int t = t0 + q;
         vec4 v = imageLoad(X, row + t);
@@ -96,16 +97,16 @@ void main() {
         xs[4 * q + 2] = v.z;
         xs[4 * q + 3] = v.w;
       }
-      for (int kw = 0; kw < KW; ++kw) {
+      [[unroll]] for (int kw = 0; kw < KW; ++kw) {
 #if OCB >= 4
         uint wi = wbase + uint(kh * KW + kw) * OCV;
-        for (int c = 0; c < OCV; ++c) {
+        [[unroll]] for (int c = 0; c < OCV; ++c) {
           vec4 wv = imageLoad(W, int(wi) + c);
-          for (int j = 0; j < OWB; ++j) acc[c * OWB + j] += xs[OFF + j + kw * DW] * wv;
+          [[unroll]] for (int j = 0; j < OWB; ++j) acc[c * OWB + j] += xs[OFF + j + kw * DW] * wv;
         }
 #else
         float wv = imageLoad(W, int(wbase) + kh * KW + kw).x;
-        for (int j = 0; j < OWB; ++j) acc[j] += xs[OFF + j + kw * DW] * wv;
+        [[unroll]] for (int j = 0; j < OWB; ++j) acc[j] += xs[OFF + j + kw * DW] * wv;
 #endif
       }
     }
@@ -116,7 +117,7 @@ void main() {
     if (oc >= OC) break;
     float b = HAS_BIAS ? bias[oc] : 0.0;
     uint obase = ((n * OC + oc) * OH + uint(oh)) * OW;
-    for (int j = 0; j < OWB; ++j) {
+    [[unroll]] for (int j = 0; j < OWB; ++j) {
       uint ow = uint(ow0 + j);
       if (ow < OW) {
 #if OCB >= 4

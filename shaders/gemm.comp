@@ -7,6 +7,7 @@
 // the A loads are the same for the whole workgroup and adjacent invocations read adjacent B texels.
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
+#extension GL_EXT_control_flow_attributes : require
 
 #ifndef MB
 #define MB 8
@@ -37,18 +38,18 @@ void main() {
   uint b = gl_WorkGroupID.z / MBLOCKS;
   uint m0 = mb * MB;
   int arow[MB];
-  for (int i = 0; i < MB; ++i) arow[i] = int(b * SAB + min(m0 + uint(i), M - 1) * KT);
+  [[unroll]] for (int i = 0; i < MB; ++i) arow[i] = int(b * SAB + min(m0 + uint(i), M - 1) * KT);
   int bcol = int(b * SBB + nt);
 
   vec4 acc[MB];
-  for (int i = 0; i < MB; ++i) acc[i] = vec4(0.0);
+  [[unroll]] for (int i = 0; i < MB; ++i) acc[i] = vec4(0.0);
   for (uint kt = 0; kt < KT; ++kt) {
     int br = bcol + int(kt * 4 * NT);
     vec4 b0 = imageLoad(B, br);
     vec4 b1 = imageLoad(B, br + int(NT));
     vec4 b2 = imageLoad(B, br + int(2 * NT));
     vec4 b3 = imageLoad(B, br + int(3 * NT));
-    for (int i = 0; i < MB; ++i) {
+    [[unroll]] for (int i = 0; i < MB; ++i) {
       vec4 a = imageLoad(A, arow[i] + int(kt));
       acc[i] += a.x * b0 + a.y * b1 + a.z * b2 + a.w * b3;
     }

@@ -349,8 +349,8 @@ BOOST_AUTO_TEST_CASE(gemm_variants) {
   auto c1 = conv({1, 12, 6, 10}, {20, 12, 1, 1}, {1, 20, 6, 10}, A{{"activation", std::string("HardSwish")}}, true);
   check_against_reference(c1, -1, 1, 1e-4f);
   BOOST_TEST(exec_type_of(c1) == "vulkan:gemm_m8");
-  // 16-row blocks, batch 2, OC not a multiple of 16, HW not a multiple of 64, no bias
-  auto c2 = conv({2, 40, 5, 4}, {36, 40, 1, 1}, {2, 36, 5, 4}, {}, false);
+  // 16-row blocks (OC >= 64, a multiple of 16), batch 2, HW not a multiple of 64, no bias
+  auto c2 = conv({2, 40, 5, 4}, {64, 40, 1, 1}, {2, 64, 5, 4}, {}, false);
   check_against_reference(c2, -1, 1, 1e-4f);
   BOOST_TEST(exec_type_of(c2) == "vulkan:gemm_m16");
   // non-constant weights
@@ -372,23 +372,28 @@ BOOST_AUTO_TEST_CASE(gemm_variants) {
 BOOST_AUTO_TEST_CASE(conv_row_variants) {
   using A = std::map<std::string, graph::AttributeValue>;
   using V = std::vector<int64_t>;
+  // (shapes with >= 64 output blocks per channel block: smaller maps keep conv.comp)
   // 3x3 pad 1, 8-channel blocks (OC 12: a partial block), batch 2, bias + Relu, OW not a multiple of 8
-  auto c1 = conv({2, 5, 6, 12}, {12, 5, 3, 3}, {2, 12, 6, 12}, A{{"pads", V{1, 1, 1, 1}}, {"activation", std::string("Relu")}}, true);
+  auto c1 = conv({2, 5, 22, 12}, {12, 5, 3, 3}, {2, 12, 22, 12}, A{{"pads", V{1, 1, 1, 1}}, {"activation", std::string("Relu")}}, true);
   check_against_reference(c1);
   BOOST_TEST(exec_type_of(c1) == "vulkan:conv_row_oc8");
   // depthwise 5x5 pad 2 (segment of 4 texels), HardSwish
-  auto c2 = conv({1, 6, 9, 20}, {6, 1, 5, 5}, {1, 6, 9, 20},
+  auto c2 = conv({1, 6, 24, 20}, {6, 1, 5, 5}, {1, 6, 24, 20},
                  A{{"group", int64_t(6)}, {"pads", V{2, 2, 2, 2}}, {"activation", std::string("HardSwish")}}, true);
   check_against_reference(c2);
   BOOST_TEST(exec_type_of(c2) == "vulkan:conv_row_oc1");
   // 1x3 kernel with pads (0,1) as in SVTR, 4-channel blocks
-  auto c3 = conv({1, 16, 1, 40}, {4, 16, 1, 3}, {1, 4, 1, 40}, A{{"pads", V{0, 1, 0, 1}}}, true);
+  auto c3 = conv({1, 16, 13, 40}, {4, 16, 1, 3}, {1, 4, 13, 40}, A{{"pads", V{0, 1, 0, 1}}}, true);
   check_against_reference(c3);
   BOOST_TEST(exec_type_of(c3) == "vulkan:conv_row_oc4");
   // vertical stride 2, asymmetric pads (none left/top, 2 right/bottom), no bias
-  check_against_reference(conv({1, 3, 9, 8}, {8, 3, 3, 3}, {1, 8, 5, 8}, A{{"pads", V{0, 0, 2, 2}}, {"strides", V{2, 1}}}, false));
+  auto c4 = conv({1, 3, 129, 8}, {8, 3, 3, 3}, {1, 8, 65, 8}, A{{"pads", V{0, 0, 2, 2}}, {"strides", V{2, 1}}}, false);
+  check_against_reference(c4);
+  BOOST_TEST(exec_type_of(c4) == "vulkan:conv_row_oc8");
   // dilation 2 with 5 left pad (lead of 2 texels), non-constant weights
-  check_against_reference(conv({1, 2, 7, 16}, {3, 2, 3, 3}, {1, 3, 7, 22}, A{{"pads", V{1, 5, 1, 5}}, {"dilations", V{1, 2}}}, true, false));
+  auto c5 = conv({1, 2, 25, 16}, {3, 2, 3, 3}, {1, 3, 25, 22}, A{{"pads", V{1, 5, 1, 5}}, {"dilations", V{1, 2}}}, true, false);
+  check_against_reference(c5);
+  BOOST_TEST(exec_type_of(c5) == "vulkan:conv_row_oc1");
 }
 
 BOOST_AUTO_TEST_CASE(pooling) {

@@ -117,10 +117,12 @@ void add_conv_rules(rule_table& t) {
                    ocb = oc;
                  }
                  // Horizontal stride 1 and whole-texel input rows: conv_row.comp loads the input
-                 // as rgba32f texels, 8 output columns per invocation (segment <= 6 texels).
-                 constexpr int64_t row_owb = 8, row_maxt = 6;
+                 // as rgba32f texels, 4 or 8 output columns per invocation (segment <= 6 texels).
+                 constexpr int64_t row_maxt = 6;
+                 int64_t row_owb = ob == 8 ? 4 : 8; // 8x8 accumulators spill on lavapipe
                  int64_t lead_off = (c.pads[1] + 3) / 4 * 4 - c.pads[1];
-                 bool row = c.s[1] == 1 && c.x[3] % 4 == 0 &&
+                 // (and enough output blocks to fill a workgroup of 64: tiny maps keep 4 columns)
+                 bool row = c.s[1] == 1 && c.x[3] % 4 == 0 && c.y[2] * ((c.y[3] + row_owb - 1) / row_owb) >= 64 &&
                             (lead_off + row_owb + (c.k[1] - 1) * c.d[1] + 3) / 4 <= row_maxt;
                  if (row) {
                    uint64_t inv = static_cast<uint64_t>(c.y[2] * ((c.y[3] + row_owb - 1) / row_owb));
