@@ -2,6 +2,7 @@
 #include <troupe/exception.hpp>
 
 #include <algorithm>
+#include <mutex>
 #include <set>
 
 #include "actors/subgraph_actor.hpp"
@@ -17,8 +18,23 @@
 #include "kernels/cpu/cpu_device.hpp"
 #define TROUPE_HAVE_CPU 1
 #endif
+#ifdef TROUPE_HAVE_VULKAN
+#include "kernels/vulkan/vulkan_device.hpp"
+#endif
 
 namespace troupe {
+
+namespace {
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string all;
+  for (const auto& n : v) all += (all.empty() ? "" : ", ") + n;
+  return all;
+}
+
+bool names_gpu(const std::string& device) { return device == "GPU" || device.rfind("GPU.", 0) == 0; }
+
+} // namespace
 
 struct Core::Impl {
   struct device_entry {
@@ -26,9 +42,20 @@ struct Core::Impl {
     bool listed = true; ///< in available_devices()
     AnyMap defaults;    ///< set_property values compile_model starts from
   };
+  /// A device name resolved to its entry ("GPU" -> "GPU.0").
+  struct found {
+    std::string name;
+    device_entry& entry;
+  };
   std::shared_ptr<engine> eng = make_engine();
   std::map<std::string, device_entry> devices;
-  std::vector<std::string> order;
+  std::vector<std::string> order; ///< CPU, GPU.0, GPU.1, ..., REFERENCE
+
+  /// Vulkan is enumerated on the first use of a GPU name or of the device list, not here:
+  /// opening every device loads its shaders, which CPU-only use should not pay for.
+  bool gpus_enumerated = false;
+  std::string no_gpu_reason; ///< why there is no GPU, once enumerated and none found
+  mutable std::mutex mutex;  ///< guards the lazy enumeration and the device table
 
   Impl() {
 #ifdef TROUPE_HAVE_CPU
@@ -39,29 +66,71 @@ struct Core::Impl {
 
   void add(const std::string& name, std::shared_ptr<kernels::device> dev, bool listed) {
     devices[name] = device_entry{std::move(dev), listed, {}};
-    order.push_back(name);
+    // Unlisted devices (REFERENCE) stay last.
+    auto at = order.end();
+    if (listed)
+      at = std::find_if(order.begin(), order.end(), [&](const std::string& n) { return !devices.at(n).listed; });
+    order.insert(at, name);
   }
 
-  std::vector<std::string> listed() const {
+  /// Called with `mutex` held.
+  void enumerate_gpus() {
+    if (gpus_enumerated) return;
+    gpus_enumerated = true;
+#ifdef TROUPE_HAVE_VULKAN
+    std::vector<std::unique_ptr<kernels::device>> gpus;
+    try {
+      gpus = kernels::vulkan::make_vulkan_devices();
+    } catch (const std::exception& e) {
+      // A device that fails to open (e.g. a shader its driver rejects) leaves no GPU at all;
+      // the CPU keeps working and compile_model("GPU") says why.
+      no_gpu_reason = std::string("a Vulkan device failed to open: ") + e.what();
+      return;
+    }
+    if (gpus.empty()) no_gpu_reason = "no Vulkan device found";
+    for (auto& g : gpus) {
+      auto name = g->name();
+      add(name, std::shared_ptr<kernels::device>(std::move(g)), true);
+    }
+#else
+    no_gpu_reason = "this build of troupe has no Vulkan support";
+#endif
+  }
+
+  std::vector<std::string> listed() {
+    std::lock_guard lock(mutex);
+    enumerate_gpus();
+    return listed_locked();
+  }
+
+  std::vector<std::string> listed_locked() const {
     std::vector<std::string> r;
     for (const auto& n : order)
       if (devices.at(n).listed) r.push_back(n);
     return r;
   }
 
-  device_entry& find(const std::string& device) {
+  found find(const std::string& device) {
     for (const char* virt : {"HETERO", "MULTI", "AUTO", "BATCH"}) {
       std::string v = virt;
       if (device == v || device.rfind(v + ":", 0) == 0)
         throw Exception("device '" + device + "': the " + v + " device is not supported yet");
     }
-    auto it = devices.find(device);
-    if (it == devices.end()) {
-      std::string all;
-      for (const auto& n : order) all += (all.empty() ? "" : ", ") + n;
-      throw Exception("unknown device '" + device + "'; available devices: " + all);
+    std::lock_guard lock(mutex);
+    std::string name = device;
+    if (names_gpu(device)) {
+      enumerate_gpus();
+      if (!no_gpu_reason.empty())
+        throw Exception("device '" + device + "' is not available: " + no_gpu_reason +
+                        "; available devices: " + joined(listed_locked()));
+      if (device == "GPU") name = "GPU.0"; // as OpenVINO: "GPU" is the first GPU
     }
-    return it->second;
+    auto it = devices.find(name);
+    if (it == devices.end()) {
+      if (!names_gpu(device)) enumerate_gpus(); // so the list below is complete
+      throw Exception("unknown device '" + device + "'; available devices: " + joined(order));
+    }
+    return {name, it->second};
   }
 };
 
@@ -84,7 +153,7 @@ CompiledModel Core::compile_model(const std::string& path, const std::string& de
 }
 
 CompiledModel Core::compile_model(const Model& model, const std::string& device, const AnyMap& properties) {
-  auto& entry = impl_->find(device);
+  auto [name, entry] = impl_->find(device);
   AnyMap merged = entry.defaults;
   for (const auto& [k, v] : properties) {
     validate_property(device, *entry.dev, k, v);
@@ -92,8 +161,8 @@ CompiledModel Core::compile_model(const Model& model, const std::string& device,
   }
   auto cm = std::make_shared<CompiledModel::Impl>();
   cm->eng = impl_->eng;
-  cm->device = device;
-  cm->config = resolve_config(merged);
+  cm->device = name;
+  cm->config = resolve_config(merged, *entry.dev);
   const graph::Graph& src = model.impl()->graph;
   cm->inputs = graph_inputs(src);
   cm->outputs = graph_outputs(src);
@@ -124,7 +193,7 @@ CompiledModel Core::compile_model(const Model& model, const std::string& device,
 
 std::map<std::string, std::string> Core::query_model(const Model& model, const std::string& device,
                                                      const AnyMap& properties) const {
-  auto& entry = impl_->find(device);
+  auto [name, entry] = impl_->find(device);
   for (const auto& [k, v] : properties) validate_property(device, *entry.dev, k, v);
   const graph::Graph& src = model.impl()->graph;
   graph::Graph g = src;
@@ -133,6 +202,7 @@ std::map<std::string, std::string> Core::query_model(const Model& model, const s
   if (all_static) optimize_graph(g);
   std::map<std::string, std::string> r;
   std::set<std::string> kept;
+  // Each op as the device's own query answers it: what compile_model would accept.
   for (const auto& op : g.ops) {
     kept.insert(op.name);
     if (entry.dev->query(g, op).supported) r[op.name] = device;
@@ -144,34 +214,40 @@ std::map<std::string, std::string> Core::query_model(const Model& model, const s
 }
 
 void Core::set_property(const std::string& device, const AnyMap& properties) {
-  auto& entry = impl_->find(device);
+  auto [name, entry] = impl_->find(device);
   for (const auto& [k, v] : properties) validate_property(device, *entry.dev, k, v);
   for (const auto& [k, v] : properties) entry.defaults[k] = v;
 }
 
 Any Core::get_property(const std::string& device, const std::string& name) const {
-  auto& entry = impl_->find(device);
-  auto info = entry.dev->info();
-  if (name == "AVAILABLE_DEVICES") return Any(std::vector<std::string>{device});
-  if (name == "FULL_DEVICE_NAME") return Any(info.count(name) ? info[name] : device);
+  auto [canonical, entry] = impl_->find(device);
+  const auto& dev = *entry.dev;
+  auto info = dev.info();
+  const auto& writable = writable_properties(dev);
+  if (name == "AVAILABLE_DEVICES") return Any(std::vector<std::string>{canonical});
+  if (name == "FULL_DEVICE_NAME") return Any(info.count(name) ? info[name] : canonical);
   if (name == "OPTIMIZATION_CAPABILITIES") return Any(info.count(name) ? info[name] : std::string("FP32"));
   if (name == "SUPPORTED_PROPERTIES") {
-    std::vector<std::string> all = readonly_properties();
-    for (const auto& p : writable_properties()) all.push_back(p);
+    std::vector<std::string> all = readonly_properties(dev);
+    all.insert(all.end(), writable.begin(), writable.end());
     return Any(all);
   }
-  auto it = entry.defaults.find(name);
-  if (it != entry.defaults.end()) return it->second;
-  if (name == "PERFORMANCE_HINT") return Any("LATENCY");
-  if (name == "INFERENCE_PRECISION_HINT") return Any("f32");
-  if (name == "PERF_COUNT") return Any(false);
-  if (name == "NUM_STREAMS") return Any(1);
-  if (name == "INFERENCE_NUM_THREADS") return Any(0);
-  if (name == "PERFORMANCE_HINT_NUM_REQUESTS") return Any(0);
-  std::string all;
-  for (const auto& p : readonly_properties()) all += (all.empty() ? "" : ", ") + p;
-  for (const auto& p : writable_properties()) all += ", " + p;
-  throw Exception("device " + device + " has no property '" + name + "'; its properties: " + all);
+  if (auto it = info.find(name); it != info.end()) return Any(it->second);
+  if (std::find(writable.begin(), writable.end(), name) != writable.end()) {
+    auto it = entry.defaults.find(name);
+    if (it != entry.defaults.end()) return it->second;
+    if (name == "PERFORMANCE_HINT") return Any("LATENCY");
+    if (name == "INFERENCE_PRECISION_HINT") return Any("f32");
+    if (name == "PERF_COUNT") return Any(false);
+    if (name == "NUM_STREAMS") return Any(1);
+    if (name == "INFERENCE_NUM_THREADS") return Any(0);
+    if (name == "PERFORMANCE_HINT_NUM_REQUESTS") return Any(0);
+  }
+  std::vector<std::string> all = readonly_properties(dev);
+  all.insert(all.end(), writable.begin(), writable.end());
+  std::string list;
+  for (const auto& p : all) list += (list.empty() ? "" : ", ") + p;
+  throw Exception("device " + device + " has no property '" + name + "'; its properties: " + list);
 }
 
 } // namespace troupe

@@ -29,18 +29,45 @@ bool cpu_has_bf16(const kernels::device& dev) {
   return it != info.end() && it->second.find("BF16") != std::string::npos;
 }
 
-} // namespace
-
-const std::vector<std::string>& writable_properties() {
-  static const std::vector<std::string> p{"INFERENCE_NUM_THREADS", "NUM_STREAMS", "INFERENCE_PRECISION_HINT",
-                                          "PERF_COUNT", "PERFORMANCE_HINT", "PERFORMANCE_HINT_NUM_REQUESTS"};
-  return p;
-}
-
-const std::vector<std::string>& readonly_properties() {
+const std::vector<std::string>& common_readonly() {
   static const std::vector<std::string> p{"AVAILABLE_DEVICES", "FULL_DEVICE_NAME", "SUPPORTED_PROPERTIES",
                                           "OPTIMIZATION_CAPABILITIES"};
   return p;
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string all;
+  for (const auto& p : v) all += (all.empty() ? "" : ", ") + p;
+  return all;
+}
+
+/// Streams a GPU runs under THROUGHPUT / NUM_STREAMS=AUTO: one records and submits while the
+/// other's command buffer executes (OpenVINO's GPU plugin also picks 2).
+constexpr int gpu_throughput_streams = 2;
+
+} // namespace
+
+device_kind kind_of(const kernels::device& dev) {
+  const auto n = dev.name();
+  if (n.rfind("GPU", 0) == 0) return device_kind::gpu;
+  if (n == "REFERENCE") return device_kind::reference;
+  return device_kind::cpu;
+}
+
+const std::vector<std::string>& writable_properties(const kernels::device& dev) {
+  static const std::vector<std::string> cpu{"INFERENCE_NUM_THREADS", "NUM_STREAMS", "INFERENCE_PRECISION_HINT",
+                                            "PERF_COUNT", "PERFORMANCE_HINT", "PERFORMANCE_HINT_NUM_REQUESTS"};
+  // The GPU's work runs in shaders: there is no host thread count to set.
+  static const std::vector<std::string> gpu{"NUM_STREAMS", "INFERENCE_PRECISION_HINT", "PERF_COUNT",
+                                            "PERFORMANCE_HINT", "PERFORMANCE_HINT_NUM_REQUESTS"};
+  return kind_of(dev) == device_kind::gpu ? gpu : cpu;
+}
+
+std::vector<std::string> readonly_properties(const kernels::device& dev) {
+  std::vector<std::string> r = common_readonly();
+  for (const auto& [k, v] : dev.info())
+    if (std::find(r.begin(), r.end(), k) == r.end()) r.push_back(k);
+  return r;
 }
 
 int core_count() {
@@ -49,9 +76,13 @@ int core_count() {
 }
 
 void validate_property(const std::string& d, const kernels::device& dev, const std::string& name, const Any& v) {
-  const auto& ro = readonly_properties();
+  const auto ro = readonly_properties(dev);
   if (std::find(ro.begin(), ro.end(), name) != ro.end())
     throw Exception("property " + name + " of device " + d + " is read-only");
+  const auto& rw = writable_properties(dev);
+  if (std::find(rw.begin(), rw.end(), name) == rw.end())
+    throw Exception("device " + d + " has no property '" + name + "'; its properties: " + joined(rw));
+  const auto kind = kind_of(dev);
   int n = 0;
   if (name == "INFERENCE_NUM_THREADS") {
     if (!parse_int(v, n) || n < 0) bad_value(d, name, v, "an integer >= 0 (0 = all cores)");
@@ -60,12 +91,16 @@ void validate_property(const std::string& d, const kernels::device& dev, const s
   } else if (name == "INFERENCE_PRECISION_HINT") {
     const auto& s = v.as_string();
     if (s == "f32" || s == "float32") return;
+    const bool bf16 = kind == device_kind::cpu && cpu_has_bf16(dev);
     if (s == "bf16" || s == "bfloat16") {
-      if (dev.name() == "CPU" && cpu_has_bf16(dev)) return;
+      if (bf16) return;
       throw Exception("bad value '" + s + "' for property " + name + " of device " + d + ": this " + d +
-                      " has no bf16 support; allowed: f32" + (dev.name() == "CPU" ? "" : ""));
+                      " has no bf16 support; allowed: f32");
     }
-    bad_value(d, name, v, dev.name() == "CPU" && cpu_has_bf16(dev) ? "f32, bf16" : "f32");
+    if (kind == device_kind::gpu && (s == "f16" || s == "float16"))
+      throw Exception("bad value '" + s + "' for property " + name + " of device " + d +
+                      ": the GPU shaders compute in f32 only (no f16 variants yet); allowed: f32");
+    bad_value(d, name, v, bf16 ? "f32, bf16" : "f32");
   } else if (name == "PERF_COUNT") {
     const auto& s = v.as_string();
     if (s != "YES" && s != "NO" && s != "true" && s != "false") bad_value(d, name, v, "YES, NO, true, false");
@@ -74,34 +109,33 @@ void validate_property(const std::string& d, const kernels::device& dev, const s
     if (s != "LATENCY" && s != "THROUGHPUT") bad_value(d, name, v, "LATENCY, THROUGHPUT");
   } else if (name == "PERFORMANCE_HINT_NUM_REQUESTS") {
     if (!parse_int(v, n) || n < 0) bad_value(d, name, v, "an integer >= 0 (0 = no limit)");
-  } else {
-    std::string all;
-    for (const auto& p : writable_properties()) all += (all.empty() ? "" : ", ") + p;
-    throw Exception("device " + d + " has no property '" + name + "'; its properties: " + all);
   }
 }
 
-resolved_config resolve_config(const AnyMap& props) {
+resolved_config resolve_config(const AnyMap& props, const kernels::device& dev) {
   resolved_config r;
   auto get = [&](const char* k) -> const Any* {
     auto it = props.find(k);
     return it == props.end() ? nullptr : &it->second;
   };
+  const bool gpu = kind_of(dev) == device_kind::gpu;
   if (auto* v = get("PERFORMANCE_HINT")) r.hint = v->as_string();
   int cores = core_count();
-  // OpenVINO: LATENCY = one stream over all cores; THROUGHPUT = one 1-thread stream per core.
+  // OpenVINO: LATENCY = one stream over all cores; THROUGHPUT = one 1-thread stream per core
+  // (a GPU: two streams, whose host side is one thread each).
+  const int auto_streams = gpu ? gpu_throughput_streams : cores;
   if (r.hint == "THROUGHPUT") {
-    r.streams = cores;
+    r.streams = auto_streams;
     r.threads_per_stream = 1;
     if (auto* v = get("PERFORMANCE_HINT_NUM_REQUESTS"); v && v->as<int>() > 0)
       r.streams = std::min(r.streams, v->as<int>());
   } else {
     r.streams = 1;
-    r.threads_per_stream = cores;
+    r.threads_per_stream = gpu ? 1 : cores;
   }
   bool explicit_threads = false;
   if (auto* v = get("NUM_STREAMS")) {
-    if (v->as_string() == "AUTO") r.streams = cores;
+    if (v->as_string() == "AUTO") r.streams = auto_streams;
     else r.streams = v->as<int>();
   }
   if (auto* v = get("INFERENCE_NUM_THREADS"); v && v->as<int>() > 0) {
@@ -109,7 +143,7 @@ resolved_config resolve_config(const AnyMap& props) {
     r.threads_per_stream = std::max(1, v->as<int>() / r.streams);
     explicit_threads = true;
   }
-  if (!explicit_threads && get("NUM_STREAMS")) r.threads_per_stream = std::max(1, cores / r.streams);
+  if (!explicit_threads && get("NUM_STREAMS")) r.threads_per_stream = gpu ? 1 : std::max(1, cores / r.streams);
   if (auto* v = get("PERF_COUNT")) r.profiling = v->as<bool>();
   if (auto* v = get("INFERENCE_PRECISION_HINT")) r.precision = v->as<element_type>();
   r.compile.num_threads = r.threads_per_stream;

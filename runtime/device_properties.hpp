@@ -1,6 +1,7 @@
 #pragma once
 /// The properties a device accepts, their validation (errors name property, device, value and
 /// the allowed values) and their resolution into streams/threads with OpenVINO's semantics.
+/// Each device kind has its own set: a GPU has no INFERENCE_NUM_THREADS, a CPU no SUBGROUP_SIZE.
 #include <string>
 #include <vector>
 
@@ -10,10 +11,14 @@
 
 namespace troupe {
 
-/// Read-write properties, validated by `validate_property`.
-const std::vector<std::string>& writable_properties();
-/// Read-only facts answered by Core::get_property.
-const std::vector<std::string>& readonly_properties();
+/// What kind of device a kernels::device is (by its name: "CPU", "GPU.N", "REFERENCE").
+enum class device_kind { cpu, gpu, reference };
+device_kind kind_of(const kernels::device& dev);
+
+/// Read-write properties of this device, validated by `validate_property`.
+const std::vector<std::string>& writable_properties(const kernels::device& dev);
+/// Read-only facts answered by Core::get_property: the common ones plus the device's info() keys.
+std::vector<std::string> readonly_properties(const kernels::device& dev);
 
 /// Throws naming the property and the device when `name` is unknown or read-only, and the
 /// value and allowed values when the value is bad.
@@ -30,8 +35,8 @@ struct resolved_config {
   kernels::compile_config compile;
 };
 
-/// `props` already validated (device defaults merged with the call's own).
-resolved_config resolve_config(const AnyMap& props);
+/// `props` already validated (device defaults merged with the call's own) for `dev`.
+resolved_config resolve_config(const AnyMap& props, const kernels::device& dev);
 
 /// Hardware threads this process may use.
 int core_count();

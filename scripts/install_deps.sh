@@ -14,3 +14,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+# The GPU tests run on lavapipe (mesa-vulkan-drivers): scripts/test.sh copies its ICD file twice.
+if ! ls /usr/share/vulkan/icd.d/lvp_icd.*.json >/dev/null 2>&1; then
+  echo "install_deps: lavapipe's ICD file (/usr/share/vulkan/icd.d/lvp_icd.*.json) is missing" >&2
+  exit 1
+fi

@@ -1,0 +1,504 @@
+/// The GPU devices through the public API: enumeration (lazy, cached per Core, two copies of
+/// one ICD are GPU.0 and GPU.1, no Vulkan is a clear error), "GPU" = "GPU.0", properties kept
+/// per device, PP-OCR models on GPU against onnxruntime and the CPU, profiling rows, streams,
+/// an op the GPU lacks, and the troupe command on GPU. In CI (CI=true or TROUPE_REQUIRE_GPU=1) a missing GPU is a failure;
+/// elsewhere the GPU cases are skipped with the reason.
+#include <boost/test/unit_test.hpp>
+#include <boost/test/tools/assertion_result.hpp>
+
+#include <troupe/troupe.hpp>
+
+#include "benchmarks/tiny_onnx.hpp"
+#include "tests/support/tensor_compare.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+
+namespace fs = std::filesystem;
+namespace utf = boost::unit_test;
+using namespace troupe;
+
+namespace {
+
+const fs::path lavapipe_icd = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
+
+/// Sets an environment variable for one scope (the Vulkan loader reads it at vkCreateInstance).
+struct scoped_env {
+  std::string name;
+  std::optional<std::string> old;
+  scoped_env(std::string n, const std::string& v) : name(std::move(n)) {
+    if (const char* o = std::getenv(name.c_str())) old = o;
+    setenv(name.c_str(), v.c_str(), 1);
+  }
+  ~scoped_env() {
+    if (old) setenv(name.c_str(), old->c_str(), 1);
+    else unsetenv(name.c_str());
+  }
+};
+
+/// Points the loader at these ICD files only (both the current and the legacy variable).
+struct scoped_icds {
+  scoped_env files, legacy;
+  explicit scoped_icds(const std::string& list) : files("VK_DRIVER_FILES", list), legacy("VK_ICD_FILENAMES", list) {}
+};
+
+bool gpu_required() {
+  auto set = [](const char* n, const char* v) {
+    const char* e = std::getenv(n);
+    return e && std::string(e) == v;
+  };
+  return set("CI", "true") || set("TROUPE_REQUIRE_GPU", "1");
+}
+
+std::vector<std::string> gpus_of(const Core& core) {
+  std::vector<std::string> r;
+  for (const auto& d : core.available_devices())
+    if (d.rfind("GPU", 0) == 0) r.push_back(d);
+  return r;
+}
+
+/// Runs the case when a GPU exists, or when one is required (it then fails, never skips).
+struct gpu_present {
+  boost::test_tools::assertion_result operator()(utf::test_unit_id) const {
+    static const bool have = [] {
+      Core core;
+      return !gpus_of(core).empty();
+    }();
+    if (have) return true;
+    if (gpu_required()) return true; // runs and fails in require_gpu()
+    boost::test_tools::assertion_result r(false);
+    r.message() << "no Vulkan device here (install mesa-vulkan-drivers for lavapipe); "
+                   "set CI=true or TROUPE_REQUIRE_GPU=1 to make this a failure";
+    return r;
+  }
+};
+
+void require_gpu(const Core& core) {
+  BOOST_REQUIRE_MESSAGE(!gpus_of(core).empty(),
+                        "no Vulkan device: lavapipe (mesa-vulkan-drivers) must be installed, and VK_DRIVER_FILES "
+                        "(if set) must name its ICD file");
+}
+
+/// Two copies of lavapipe's ICD in a temporary folder: two Vulkan devices.
+struct two_icd_copies {
+  fs::path dir = fs::temp_directory_path() / ("troupe_gpu_icd_" + std::to_string(getpid()));
+  two_icd_copies() {
+    fs::create_directories(dir);
+    fs::copy_file(lavapipe_icd, dir / "lvp0.json", fs::copy_options::overwrite_existing);
+    fs::copy_file(lavapipe_icd, dir / "lvp1.json", fs::copy_options::overwrite_existing);
+  }
+  ~two_icd_copies() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  std::string list() const { return (dir / "lvp0.json").string() + ":" + (dir / "lvp1.json").string(); }
+};
+
+void expect_error(const std::function<void()>& f, const std::vector<std::string>& pieces) {
+  try {
+    f();
+    BOOST_ERROR("no error; expected one naming: " << pieces.front());
+  } catch (const Exception& e) {
+    const std::string msg = e.what();
+    for (const auto& p : pieces) BOOST_TEST(msg.find(p) != std::string::npos, "'" << msg << "' lacks '" << p << "'");
+  }
+}
+
+std::string temp_file(const std::string& name) {
+  return (fs::temp_directory_path() / ("troupe_gpu_" + std::to_string(getpid()) + "_" + name)).string();
+}
+
+/// y = relu(a + b) over [1, n].
+std::string add_relu_model(int64_t n = 64) {
+  tiny_onnx::model_builder b;
+  b.input("a", {1, n}).input("b", {1, n}).output("y", {1, n});
+  b.node("Add", {"a", "b"}, {"s"}, "add").node("Relu", {"s"}, {"y"}, "relu");
+  return b.write(temp_file("add_relu.onnx"));
+}
+
+Tensor ramp(const Shape& s, float scale, float offset) {
+  Tensor t(element_type::f32, s);
+  for (int64_t i = 0; i < t.get_size(); ++i)
+    t.data<float>()[i] = scale * static_cast<float>(i % 97) + offset;
+  return t;
+}
+
+// ---- PP-OCR models -------------------------------------------------------------------------
+
+struct model_case {
+  std::string model; ///< file in data/models without .onnx
+  Shape shape;
+  std::string tag;
+};
+
+const model_case cls{"ch_ppocr_mobile_v2.0_cls_infer", {1, 3, 48, 192}, "1x3x48x192"};
+const model_case rec{"ch_PP-OCRv4_rec_infer", {1, 3, 48, 320}, "1x3x48x320"};
+const model_case det320{"ch_PP-OCRv4_det_presigmoid", {1, 3, 320, 320}, "1x3x320x320"};
+
+fs::path ref_dir(const model_case& c) { return fs::path(TROUPE_DATA_DIR) / "ort" / (c.model + "_" + c.tag); }
+
+std::vector<float> ref_output(const model_case& c) {
+  for (const auto& e : fs::directory_iterator(ref_dir(c)))
+    if (e.path().filename().string().rfind("output_", 0) == 0) return tests::read_f32_file(e.path().string());
+  throw Exception("no reference output in " + ref_dir(c).string());
+}
+
+/// The model's only output on `device` for the seeded input onnxruntime saw.
+std::vector<float> run_model(Core& core, const model_case& c, const std::string& device, const AnyMap& props = {}) {
+  BOOST_REQUIRE_MESSAGE(fs::exists(ref_dir(c) / "meta.json"),
+                        "missing " << ref_dir(c) << ": run scripts/fetch_test_data.sh (the test data is part of the tests)");
+  Model model = core.read_model((fs::path(TROUPE_DATA_DIR) / "models" / (c.model + ".onnx")).string());
+  model.reshape({{model.input().get_any_name(), PartialShape(c.shape)}});
+  CompiledModel compiled = core.compile_model(model, device, props);
+  InferRequest request = compiled.create_infer_request();
+  auto input = tests::read_f32_file((ref_dir(c) / "input_x.f32").string());
+  Tensor x(element_type::f32, c.shape);
+  BOOST_REQUIRE_EQUAL(static_cast<int64_t>(input.size()), x.get_size());
+  std::memcpy(x.data(), input.data(), input.size() * sizeof(float));
+  request.set_input_tensor(x);
+  request.infer();
+  Tensor out = request.get_output_tensor();
+  BOOST_REQUIRE(out.get_element_type() == element_type::f32);
+  return {out.data<float>(), out.data<float>() + out.get_size()};
+}
+
+/// The troupe command (beside this test) with `args`: exit code and stdout+stderr.
+std::pair<int, std::string> troupe_cli(const std::string& args) {
+  std::string cmd = (fs::read_symlink("/proc/self/exe").parent_path() / "troupe").string() + " " + args + " 2>&1";
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  BOOST_REQUIRE(p);
+  std::array<char, 4096> buf;
+  std::size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+/// GPU output vs onnxruntime and vs the CPU device, at the model tests' tolerance.
+void check_model_on_gpu(const model_case& c) {
+  Core core;
+  require_gpu(core);
+  auto gpu = run_model(core, c, "GPU");
+  auto vs_ort = tests::compare_scaled(gpu, ref_output(c), 1e-4, 1e-5);
+  std::cout << c.model << " " << c.tag << " on GPU vs onnxruntime: " << vs_ort.message << "\n";
+  BOOST_TEST(vs_ort.ok, c.model << " " << c.tag << " on GPU vs onnxruntime: " << vs_ort.message);
+  auto cpu = run_model(core, c, "CPU");
+  auto vs_cpu = tests::compare_scaled(gpu, cpu, 1e-4, 1e-5);
+  std::cout << c.model << " " << c.tag << " on GPU vs CPU: " << vs_cpu.message << "\n";
+  BOOST_TEST(vs_cpu.ok, c.model << " " << c.tag << " on GPU vs CPU: " << vs_cpu.message);
+}
+
+} // namespace
+
+// ---- enumeration ---------------------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(available_devices_lists_gpus_with_their_properties, *utf::precondition(gpu_present())) {
+  Core core;
+  require_gpu(core);
+  auto devs = core.available_devices();
+  BOOST_TEST(devs.front() == "CPU");
+  auto gpus = gpus_of(core);
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    // GPU.0, GPU.1, ... in order, right after the CPU.
+    BOOST_TEST(gpus[i] == "GPU." + std::to_string(i));
+    BOOST_TEST(devs[i + 1] == gpus[i]);
+    const auto& d = gpus[i];
+    BOOST_TEST(!core.get_property(d, "FULL_DEVICE_NAME").as_string().empty());
+    auto type = core.get_property(d, "DEVICE_TYPE").as_string();
+    BOOST_TEST((type == "discrete" || type == "integrated" || type == "virtual" || type == "cpu" || type == "other"),
+               type);
+    BOOST_TEST(core.get_property(d, "GPU_DEVICE_TOTAL_MEM_SIZE").as<int64_t>() > 0);
+    BOOST_TEST(core.get_property(d, "SUBGROUP_SIZE").as<int>() > 0);
+    auto fp16 = core.get_property(d, "FP16_SUPPORTED").as_string();
+    BOOST_TEST((fp16 == "YES" || fp16 == "NO"), fp16);
+    BOOST_TEST(core.get_property(d, "DEVICE_UUID").as_string().size() == 32u);
+    BOOST_TEST(core.get_property(d, "AVAILABLE_DEVICES").as_string() == d);
+    BOOST_TEST(core.get_property(d, "INFERENCE_PRECISION_HINT").as_string() == "f32");
+    auto props = core.get_property(d, "SUPPORTED_PROPERTIES").as<std::vector<std::string>>();
+    for (const char* p : {"FULL_DEVICE_NAME", "DEVICE_TYPE", "GPU_DEVICE_TOTAL_MEM_SIZE", "SUBGROUP_SIZE",
+                          "FP16_SUPPORTED", "PERF_COUNT", "PERFORMANCE_HINT", "NUM_STREAMS", "INFERENCE_PRECISION_HINT"})
+      BOOST_TEST(std::count(props.begin(), props.end(), p) == 1, d << " lacks " << p);
+    // Each listed property answers.
+    for (const auto& p : props) BOOST_CHECK_NO_THROW(core.get_property(d, p));
+    BOOST_TEST(std::count(props.begin(), props.end(), "INFERENCE_NUM_THREADS") == 0);
+  }
+  // The CPU has no GPU facts.
+  expect_error([&] { core.get_property("CPU", "SUBGROUP_SIZE"); }, {"SUBGROUP_SIZE", "CPU"});
+}
+
+BOOST_AUTO_TEST_CASE(gpu_alone_means_gpu0, *utf::precondition(gpu_present())) {
+  Core core;
+  require_gpu(core);
+  BOOST_TEST(core.get_property("GPU", "AVAILABLE_DEVICES").as_string() == "GPU.0");
+  BOOST_TEST(core.get_property("GPU", "DEVICE_INDEX").as_string() == core.get_property("GPU.0", "DEVICE_INDEX").as_string());
+  // A property set through "GPU" is GPU.0's.
+  core.set_property("GPU", {{"PERFORMANCE_HINT", "THROUGHPUT"}});
+  BOOST_TEST(core.get_property("GPU.0", "PERFORMANCE_HINT").as_string() == "THROUGHPUT");
+  auto model = core.read_model(add_relu_model());
+  auto compiled = core.compile_model(model, "GPU");
+  BOOST_TEST(compiled.get_property("EXECUTION_DEVICES").as_string() == "GPU.0");
+  BOOST_TEST(compiled.get_property("PERFORMANCE_HINT").as_string() == "THROUGHPUT");
+  auto req = compiled.create_infer_request();
+  Tensor a = ramp({1, 64}, 1, -40), b = ramp({1, 64}, 0.5f, 3);
+  req.set_input_tensor(0, a);
+  req.set_input_tensor(1, b);
+  req.infer();
+  auto y = req.get_output_tensor();
+  for (int i = 0; i < 64; ++i)
+    BOOST_TEST(y.data<float>()[i] == std::max(0.0f, a.data<float>()[i] + b.data<float>()[i]));
+}
+
+BOOST_AUTO_TEST_CASE(enumeration_is_lazy_and_cached_per_core, *utf::precondition(gpu_present())) {
+  std::optional<Core> core;
+  core.emplace(); // no Vulkan yet: the constructor must not enumerate
+  {
+    scoped_icds none("/nonexistent/troupe_no_such_icd.json");
+    BOOST_TEST(gpus_of(*core).empty()); // enumerated now, with no ICD
+  }
+  // Cached: the ICDs are back, but this Core already knows it has no GPU.
+  BOOST_TEST(gpus_of(*core).empty());
+  Core fresh;
+  BOOST_TEST(!gpus_of(fresh).empty());
+}
+
+BOOST_AUTO_TEST_CASE(no_vulkan_means_cpu_only_and_a_clear_error) {
+  scoped_icds none("/nonexistent/troupe_no_such_icd.json");
+  Core core;
+  auto devs = core.available_devices();
+  BOOST_TEST(devs == std::vector<std::string>{"CPU"});
+  auto model = core.read_model(add_relu_model());
+  expect_error([&] { core.compile_model(model, "GPU"); },
+               {"device 'GPU' is not available: no Vulkan device found; available devices: CPU"});
+  expect_error([&] { core.compile_model(model, "GPU.1"); }, {"device 'GPU.1' is not available", "no Vulkan device"});
+  expect_error([&] { core.query_model(model, "GPU"); }, {"device 'GPU' is not available"});
+  expect_error([&] { core.get_property("GPU", "FULL_DEVICE_NAME"); }, {"device 'GPU' is not available"});
+  // The CPU is unaffected.
+  auto req = core.compile_model(model, "CPU").create_infer_request();
+  req.set_input_tensor(0, ramp({1, 64}, 1, 0));
+  req.set_input_tensor(1, ramp({1, 64}, 1, 0));
+  req.infer();
+  BOOST_TEST(req.get_output_tensor().data<float>()[3] == 6.0f);
+}
+
+BOOST_AUTO_TEST_CASE(unknown_gpu_index_names_the_devices, *utf::precondition(gpu_present())) {
+  Core core;
+  require_gpu(core);
+  auto model = core.read_model(add_relu_model());
+  expect_error([&] { core.compile_model(model, "GPU.99"); }, {"unknown device 'GPU.99'", "GPU.0", "CPU"});
+  expect_error([&] { core.compile_model(model, "GPU.x"); }, {"unknown device 'GPU.x'"});
+}
+
+// ---- properties ----------------------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(gpu_properties_are_validated_and_kept_per_device, *utf::precondition(gpu_present())) {
+  Core core;
+  require_gpu(core);
+  auto model = core.read_model(add_relu_model());
+  expect_error([&] { core.compile_model(model, "GPU", {inference_precision(element_type::f16)}); },
+               {"INFERENCE_PRECISION_HINT", "'f16'", "GPU", "f32"});
+  expect_error([&] { core.compile_model(model, "GPU", {inference_precision(element_type::bf16)}); },
+               {"INFERENCE_PRECISION_HINT", "'bf16'", "GPU"});
+  expect_error([&] { core.compile_model(model, "GPU", {{"INFERENCE_NUM_THREADS", "2"}}); },
+               {"INFERENCE_NUM_THREADS", "GPU"});
+  expect_error([&] { core.set_property("GPU.0", {{"NO_SUCH", "1"}}); }, {"NO_SUCH", "GPU.0"});
+  expect_error([&] { core.set_property("GPU", {{"SUBGROUP_SIZE", "8"}}); }, {"SUBGROUP_SIZE", "read-only"});
+  expect_error([&] { core.compile_model(model, "GPU", {{"NUM_STREAMS", "0"}}); }, {"NUM_STREAMS", "'0'", "GPU"});
+
+  // Set for one device, seen by no other.
+  core.set_property("CPU", {{"INFERENCE_NUM_THREADS", "1"}, {"PERF_COUNT", "YES"}});
+  core.set_property("GPU.0", {{"NUM_STREAMS", "2"}});
+  BOOST_TEST(core.get_property("CPU", "NUM_STREAMS").as<int>() == 1);
+  BOOST_TEST(core.get_property("GPU.0", "PERF_COUNT").as<bool>() == false);
+  auto on_gpu = core.compile_model(model, "GPU");
+  BOOST_TEST(on_gpu.get_property("NUM_STREAMS").as<int>() == 2);
+  BOOST_TEST(on_gpu.get_property("PERF_COUNT").as<bool>() == false);
+  auto on_cpu = core.compile_model(model, "CPU");
+  BOOST_TEST(on_cpu.get_property("NUM_STREAMS").as<int>() == 1);
+  BOOST_TEST(on_cpu.get_property("PERF_COUNT").as<bool>() == true);
+  if (gpus_of(core).size() > 1) {
+    BOOST_TEST(core.get_property("GPU.1", "NUM_STREAMS").as<int>() == 1);
+    BOOST_TEST(core.compile_model(model, "GPU.1").get_property("NUM_STREAMS").as<int>() == 1);
+  }
+  // The hint picks streams the GPU way.
+  auto tput = core.compile_model(model, "GPU.0", {performance_hint("THROUGHPUT"), {"NUM_STREAMS", "AUTO"}});
+  BOOST_TEST(tput.get_property("NUM_STREAMS").as<int>() == 2);
+  BOOST_TEST(tput.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS").as<int>() == 2);
+}
+
+BOOST_AUTO_TEST_CASE(streams_run_requests_in_parallel_with_right_results, *utf::precondition(gpu_present())) {
+  Core core;
+  require_gpu(core);
+  auto model = core.read_model(add_relu_model(4096));
+  auto compiled = core.compile_model(model, "GPU", {num_streams(3)});
+  BOOST_TEST(compiled.get_property("NUM_STREAMS").as<int>() == 3);
+  std::vector<InferRequest> reqs;
+  for (int r = 0; r < 6; ++r) {
+    reqs.push_back(compiled.create_infer_request());
+    reqs.back().set_input_tensor(0, ramp({1, 4096}, 1, static_cast<float>(-r * 10)));
+    reqs.back().set_input_tensor(1, ramp({1, 4096}, 0.25f, 1));
+  }
+  for (int round = 0; round < 5; ++round) {
+    for (auto& r : reqs) r.start_async();
+    for (auto& r : reqs) r.wait();
+    for (int r = 0; r < 6; ++r) {
+      const float* a = reqs[static_cast<std::size_t>(r)].get_input_tensor(0).data<float>();
+      const float* b = reqs[static_cast<std::size_t>(r)].get_input_tensor(1).data<float>();
+      const float* y = reqs[static_cast<std::size_t>(r)].get_output_tensor().data<float>();
+      int bad = 0;
+      for (int i = 0; i < 4096; ++i) bad += y[i] != std::max(0.0f, a[i] + b[i]);
+      BOOST_TEST(bad == 0, "request " << r << " round " << round);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(profiling_has_upload_and_download_rows, *utf::precondition(gpu_present())) {
+  Core core;
+  require_gpu(core);
+  auto model = core.read_model(add_relu_model());
+  auto compiled = core.compile_model(model, "GPU", {enable_profiling(true)});
+  auto req = compiled.create_infer_request();
+  req.set_input_tensor(0, ramp({1, 64}, 1, 0));
+  req.set_input_tensor(1, ramp({1, 64}, 1, 0));
+  req.infer();
+  auto rows = req.get_profiling_info();
+  auto has_type = [&](const std::string& t) {
+    return std::any_of(rows.begin(), rows.end(), [&](const ProfilingInfo& p) { return p.node_type == t; });
+  };
+  BOOST_TEST(has_type("Upload"));
+  BOOST_TEST(has_type("Download"));
+  BOOST_TEST(has_type("Add"));
+  for (const auto& r : rows) std::cout << "  " << r.node_name << " " << r.node_type << " " << r.exec_type << " "
+                                       << r.real_time.count() << " us\n";
+  // Without PERF_COUNT: no counters, and the error says why.
+  auto plain = core.compile_model(model, "GPU").create_infer_request();
+  plain.set_input_tensor(0, ramp({1, 64}, 1, 0));
+  plain.set_input_tensor(1, ramp({1, 64}, 1, 0));
+  plain.infer();
+  expect_error([&] { plain.get_profiling_info(); }, {"PERF_COUNT"});
+}
+
+// ---- ops the GPU lacks ---------------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(an_op_the_gpu_lacks_names_op_node_and_device, *utf::precondition(gpu_present())) {
+  Core core;
+  require_gpu(core);
+  // values, indices = TopK(relu(a), k=2): Relu runs on the GPU, TopK has no shader.
+  tiny_onnx::model_builder b;
+  b.input("a", {2, 5}).output("values", {2, 2}).output("indices", {2, 2}, onnx::TensorProto::INT64);
+  auto* k = b.graph->add_initializer();
+  k->set_name("k");
+  k->set_data_type(onnx::TensorProto::INT64);
+  k->add_dims(1);
+  k->add_int64_data(2);
+  b.node("Relu", {"a"}, {"r"}, "relu").node("TopK", {"r", "k"}, {"values", "indices"}, "my_topk");
+  auto model = core.read_model(b.write(temp_file("topk.onnx")));
+  auto q = core.query_model(model, "GPU");
+  BOOST_TEST(q.count("relu") == 1);
+  BOOST_TEST(q.count("my_topk") == 0);
+  expect_error([&] { core.compile_model(model, "GPU"); }, {"TopK", "my_topk", "GPU.0"});
+  // The CPU runs it: the refusal is the GPU's, not the model's.
+  BOOST_CHECK_NO_THROW(core.compile_model(model, "CPU"));
+
+  // NonZero too (data-dependent output shape).
+  tiny_onnx::model_builder nz;
+  nz.input("x", {2, 3}).output("idx", {2, -1}, onnx::TensorProto::INT64);
+  nz.node("NonZero", {"x"}, {"idx"}, "my_nonzero");
+  auto nz_model = core.read_model(nz.write(temp_file("nonzero.onnx")));
+  BOOST_TEST(core.query_model(nz_model, "GPU.0").count("my_nonzero") == 0);
+  expect_error([&] { core.compile_model(nz_model, "GPU.0"); }, {"NonZero", "my_nonzero", "GPU.0"});
+}
+
+BOOST_AUTO_TEST_CASE(query_model_agrees_with_compile, *utf::precondition(gpu_present())) {
+  Core core;
+  require_gpu(core);
+  auto model = core.read_model((fs::path(TROUPE_DATA_DIR) / "models" / (cls.model + ".onnx")).string());
+  model.reshape({{model.input().get_any_name(), PartialShape(cls.shape)}});
+  auto q = core.query_model(model, "GPU");
+  // Everything in cls runs on the GPU (compile_model below would throw otherwise).
+  BOOST_TEST(q.size() == model.get_ops().size());
+  for (const auto& [op, dev] : q) BOOST_TEST(dev == "GPU");
+  BOOST_CHECK_NO_THROW(core.compile_model(model, "GPU"));
+}
+
+// ---- real models ---------------------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(cls_on_gpu, *utf::precondition(gpu_present())) { check_model_on_gpu(cls); }
+BOOST_AUTO_TEST_CASE(rec_on_gpu, *utf::precondition(gpu_present())) { check_model_on_gpu(rec); }
+BOOST_AUTO_TEST_CASE(det320_on_gpu, *utf::precondition(gpu_present())) { check_model_on_gpu(det320); }
+
+BOOST_AUTO_TEST_CASE(two_gpus_each_run_cls, *utf::precondition(gpu_present())) {
+  // Use the environment's ICDs when they give two devices (scripts/test.sh does); otherwise two
+  // copies of lavapipe's ICD made here.
+  std::optional<two_icd_copies> copies;
+  std::optional<scoped_icds> env;
+  {
+    Core probe;
+    require_gpu(probe);
+    if (gpus_of(probe).size() < 2) {
+      BOOST_TEST_REQUIRE(fs::exists(lavapipe_icd), "lavapipe's ICD file is missing: install mesa-vulkan-drivers");
+      copies.emplace();
+      env.emplace(copies->list());
+    }
+  }
+  Core core;
+  auto gpus = gpus_of(core);
+  BOOST_TEST_REQUIRE(gpus.size() >= 2u);
+  // Identical drivers are told apart by index.
+  BOOST_TEST(core.get_property("GPU.0", "DEVICE_INDEX").as_string() !=
+             core.get_property("GPU.1", "DEVICE_INDEX").as_string());
+  auto ref = ref_output(cls);
+  auto out0 = run_model(core, cls, "GPU.0");
+  auto out1 = run_model(core, cls, "GPU.1");
+  for (const auto* out : {&out0, &out1}) {
+    auto c = tests::compare_scaled(*out, ref, 1e-4, 1e-5);
+    BOOST_TEST(c.ok, "cls on GPU." << (out == &out0 ? 0 : 1) << " vs onnxruntime: " << c.message);
+  }
+  auto between = tests::compare_scaled(out0, out1, 1e-4, 1e-5);
+  std::cout << "cls GPU.0 vs GPU.1: " << (out0 == out1 ? "bit-identical" : between.message) << "\n";
+  BOOST_TEST(between.ok, "GPU.0 vs GPU.1: " << between.message);
+}
+
+// ---- the troupe command --------------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(cli_devices_run_bench_query_on_gpu, *utf::precondition(gpu_present())) {
+  Core core;
+  require_gpu(core);
+  auto [code, out] = troupe_cli("devices");
+  BOOST_TEST(code == 0, out);
+  for (const char* s : {"CPU\n", "GPU.0\n", "SUBGROUP_SIZE", "FP16_SUPPORTED", "GPU_DEVICE_TOTAL_MEM_SIZE", "DEVICE_TYPE"})
+    BOOST_TEST(out.find(s) != std::string::npos, "troupe devices lacks '" << s << "':\n" << out);
+
+  const auto model = (fs::path(TROUPE_DATA_DIR) / "models" / (cls.model + ".onnx")).string();
+  const auto dir = temp_file("cli_out");
+  std::tie(code, out) = troupe_cli("run -m " + model + " -d GPU -shape x[1,3,48,192] -o " + dir);
+  BOOST_TEST(code == 0, out);
+  BOOST_TEST(fs::exists(fs::path(dir) / "outputs.json"), out);
+  fs::remove_all(dir);
+
+  std::tie(code, out) = troupe_cli("bench -m " + model + " -d GPU.0 -shape x[1,3,48,192] -niter 3 -pc");
+  BOOST_TEST(code == 0, out);
+  BOOST_TEST(out.find("Upload") != std::string::npos, out);
+  BOOST_TEST(out.find("Download") != std::string::npos, out);
+  BOOST_TEST(out.find("throughput") != std::string::npos, out);
+
+  std::tie(code, out) = troupe_cli("bench -m " + model + " -d GPU -shape x[1,3,48,192] -niter 4 -hint throughput");
+  BOOST_TEST(code == 0, out);
+  BOOST_TEST(out.find("2 streams") != std::string::npos, out);
+
+  std::tie(code, out) = troupe_cli("query -m " + model + " -d GPU -shape x[1,3,48,192]");
+  BOOST_TEST(code == 0, out);
+  BOOST_TEST(out.find("supported by GPU") != std::string::npos, out);
+
+  std::tie(code, out) = troupe_cli("bench -m " + model + " -d GPU -shape x[1,3,48,192] -niter 1 -ip f16");
+  BOOST_TEST(code != 0, out);
+  BOOST_TEST(out.find("INFERENCE_PRECISION_HINT") != std::string::npos, out);
+}
