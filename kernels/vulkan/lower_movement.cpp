@@ -47,6 +47,24 @@ std::string check_words(const graph::Graph& g, const graph::Op& op) {
 
 int64_t norm_axis(int64_t a, std::size_t rank) { return a < 0 ? a + static_cast<int64_t>(rank) : a; }
 
+/// Dropout is an identity only in inference mode or with ratio 0; training mode with a ratio
+/// draws a random mask, which no device can reproduce (the reference refuses it too).
+std::string dropout_check(const graph::Graph& g, const graph::Op& op) {
+  if (op.type != "Dropout" || op.inputs.size() < 3 || op.inputs[2] == graph::no_value) return "";
+  const auto& mode = g.value(op.inputs[2]);
+  if (!mode.constant) return "training_mode is not a constant";
+  const bool training = mode.constant->get_size() > 0 && mode.constant->get_element_type() == element_type::boolean &&
+                        mode.constant->data<bool>()[0];
+  if (!training) return "";
+  bool zero_ratio = false;
+  if (op.inputs.size() > 1 && op.inputs[1] != graph::no_value) {
+    const auto& r = g.value(op.inputs[1]);
+    zero_ratio = r.constant && r.constant->get_size() > 0 && r.constant->get_element_type() == element_type::f32 &&
+                 r.constant->data<float>()[0] == 0.0f;
+  }
+  return zero_ratio ? "" : "training_mode with ratio > 0 draws a random mask";
+}
+
 } // namespace
 
 void add_movement_rules(rule_table& t) {
@@ -56,7 +74,7 @@ void add_movement_rules(rule_table& t) {
                     if (op.outputs[i] != graph::no_value) return std::string("a second output has no Vulkan shader");
                   if (g.is_constant(op.inputs[0])) return std::string("a constant input should have been folded");
                   if (g.value(op.inputs[0]).type != g.value(op.outputs[0]).type) return std::string("type changes");
-                  return std::string();
+                  return dropout_check(g, op);
                 },
                 [](op_builder& b) { b.alias_output(); }};
   for (const char* n : {"Reshape", "Squeeze", "Unsqueeze", "Flatten", "Identity", "Dropout"}) t[n] = alias;
