@@ -10,6 +10,7 @@
 
 #include "graph/shape_inference.hpp"
 #include "kernels/cpu/cpu_device.hpp"
+#include "kernels/reference/interpreter.hpp"
 #include "kernels/reference/kernels.hpp"
 
 using namespace troupe;
@@ -391,6 +392,54 @@ BOOST_AUTO_TEST_CASE(reference_ops_in_between) {
   b.output(m);
   b.output(c);
   check(b.g);
+}
+
+BOOST_AUTO_TEST_CASE(hardsigmoid_1d) {
+  // oneDNN's reference eltwise loses post-ops on 1-D data; linear+clip must still be right.
+  builder b;
+  auto x = b.input({7});
+  b.output(b.op("HardSigmoid", {x}, {{"alpha", 0.5f}, {"beta", 0.6f}}));
+  check(b.g);
+}
+
+BOOST_AUTO_TEST_CASE(dynamic_region_between_onednn_ops) {
+  // Conv (oneDNN, blocked) -> Reshape to a run-time shape (dynamic) -> Relu (dynamic) as an
+  // output, and -> ReduceSum keepdims=0 (dynamic in, static out) -> Add back onto the conv.
+  builder b;
+  b.g.opset = 13;
+  auto x = b.input({1, 4, 6, 6});
+  ValueId shp = b.g.add_value({"shape", element_type::i64, PartialShape(Shape{3}), {}});
+  b.g.inputs.push_back(shp);
+  auto c = b.op("Conv", {x, b.weights({16, 4, 3, 3})}, {{"pads", ints{1, 1, 1, 1}}});
+  auto r = b.op("Reshape", {c, shp});
+  BOOST_TEST_REQUIRE(!b.g.value(r).shape.is_static());
+  auto relu = b.op("Relu", {r});
+  auto sum = b.op("ReduceSum", {r}, {{"keepdims", int64_t{0}}});
+  BOOST_TEST_REQUIRE(b.g.value(sum).shape.is_static());
+  b.output(relu);
+  b.output(b.op("Add", {c, sum}));
+  auto exe = kernels::cpu::make_cpu_device()->compile(b.g, {});
+  kernels::reference::interpreter ref(std::make_shared<const graph::Graph>(b.g));
+  Tensor in = random_tensor({1, 4, 6, 6}, 3);
+  for (auto dims : {ints{1, 16, 36}, ints{16, 6, 6}, ints{576, 1, 1}}) {
+    Tensor s(element_type::i64, Shape{3});
+    std::copy(dims.begin(), dims.end(), s.data<int64_t>());
+    std::vector<Tensor> got;
+    exe->run({in, s}, got);
+    auto expect = ref.run({in, s});
+    BOOST_TEST_REQUIRE(got.size() == 2u);
+    BOOST_TEST((got[0].get_shape() == Shape(dims.begin(), dims.end())));
+    for (std::size_t i = 0; i < 2; ++i) {
+      BOOST_TEST_REQUIRE((got[i].get_shape() == expect[i].get_shape()));
+      for (int64_t j = 0; j < got[i].get_size(); ++j)
+        BOOST_TEST_REQUIRE(std::abs(got[i].data<float>()[j] - expect[i].data<float>()[j]) <= 1e-4f * (1 + std::abs(expect[i].data<float>()[j])));
+    }
+  }
+  // A run-time shape that does not fit the data is an error naming the op, not a crash.
+  Tensor bad(element_type::i64, Shape{3});
+  std::fill(bad.data<int64_t>(), bad.data<int64_t>() + 3, 5);
+  std::vector<Tensor> out;
+  BOOST_CHECK_THROW(exe->run({in, bad}, out), Exception);
 }
 
 BOOST_AUTO_TEST_CASE(bf16_conv_and_matmul) {

@@ -67,10 +67,6 @@ support cpu_device::query(const graph::Graph& g, const graph::Op& op) const {
 std::unique_ptr<executable> cpu_device::compile(const graph::Graph& g, const compile_config& cfg) const {
   if (cfg.inference_precision != element_type::f32 && cfg.inference_precision != element_type::bf16)
     throw Exception("CPU: INFERENCE_PRECISION_HINT must be f32 or bf16, got " + to_string(cfg.inference_precision));
-  for (const auto& v : g.values)
-    if (!v.constant && !v.shape.is_static())
-      throw Exception("CPU compile of '" + g.source + "': value '" + v.name + "' has a dynamic shape " +
-                      v.shape.to_string());
   return std::make_unique<cpu_executable>(build_plan(g, cfg.num_threads, cfg.inference_precision, cfg.profiling));
 }
 

@@ -7,6 +7,8 @@
 
 #include <troupe/exception.hpp>
 
+#include "kernels/reference/interpreter.hpp"
+
 namespace troupe::kernels::cpu {
 
 cpu_executable::cpu_executable(std::shared_ptr<const plan> p) : plan_(std::move(p)), stream_(plan_->eng) {
@@ -23,6 +25,10 @@ cpu_executable::cpu_executable(std::shared_ptr<const plan> p) : plan_(std::move(
       storage_[i] = Tensor(element_type::u8, Shape{static_cast<int64_t>(std::max<std::size_t>(b.bytes, 1))});
       views_[i] = Tensor(b.type, b.shape, storage_[i].data());
     }
+  }
+  if (plan_->graph) {
+    scratch_ = *plan_->graph;
+    dyn_.resize(plan_->graph->values.size());
   }
   args_.resize(plan_->steps.size());
   for (std::size_t s = 0; s < plan_->steps.size(); ++s)
@@ -42,6 +48,21 @@ void cpu_executable::run(const std::vector<Tensor>& inputs, std::vector<Tensor>&
   for (std::size_t k = 0; k < inputs.size(); ++k) {
     const auto& b = p.buffers[static_cast<std::size_t>(p.inputs[k])];
     const Tensor& t = inputs[k];
+    if (int slot = p.input_slots[k]; slot >= 0) {
+      // A dynamic-shaped input: its type and every static dim must match.
+      const auto& ps = p.graph->value(slot).shape;
+      bool ok = !t.empty() && t.get_element_type() == b.type;
+      if (ok && ps.rank_known) {
+        ok = t.get_shape().size() == ps.rank();
+        for (std::size_t d = 0; ok && d < ps.rank(); ++d) ok = ps.dims[d] < 0 || ps.dims[d] == t.get_shape()[d];
+      }
+      if (!ok)
+        throw Exception("CPU: input #" + std::to_string(k) + " must be " + to_string(b.type) + " " + ps.to_string() +
+                        ", got " + (t.empty() ? std::string("an empty tensor")
+                                              : to_string(t.get_element_type()) + " " + to_string(t.get_shape())));
+      dyn_[static_cast<std::size_t>(slot)] = t;
+      continue;
+    }
     if (t.empty() || t.get_element_type() != b.type || t.get_shape() != b.shape)
       throw Exception("CPU: input #" + std::to_string(k) + " must be " + to_string(b.type) + " " +
                       to_string(b.shape) + ", got " + (t.empty() ? std::string("an empty tensor")
@@ -53,13 +74,17 @@ void cpu_executable::run(const std::vector<Tensor>& inputs, std::vector<Tensor>&
   // The thread count is a per-calling-thread OpenMP setting: each stream keeps its own.
   omp_set_num_threads(p.num_threads);
   if (p.profiling) profile_.assign(p.steps.size(), op_profile{});
-  std::vector<Tensor> in, out;
+  auto& in = in_;
+  auto& out = out_;
   for (std::size_t s = 0; s < p.steps.size(); ++s) {
     const step& st = p.steps[s];
     auto t0 = std::chrono::steady_clock::now();
     if (st.is_dnnl) {
       st.prim.execute(stream_, args_[s]);
       if (p.profiling) stream_.wait();
+    } else if (st.dynamic) {
+      stream_.wait(); // oneDNN producers of its static inputs must be done
+      run_dynamic(st);
     } else {
       in.clear();
       out.clear();
@@ -87,9 +112,37 @@ void cpu_executable::run(const std::vector<Tensor>& inputs, std::vector<Tensor>&
   stream_.wait();
   outputs.resize(p.outputs.size());
   for (std::size_t i = 0; i < p.outputs.size(); ++i) {
-    const Tensor& src = views_[static_cast<std::size_t>(p.outputs[i])];
+    int slot = p.output_slots[i];
+    const Tensor& src = slot >= 0 ? dyn_[static_cast<std::size_t>(slot)] : views_[static_cast<std::size_t>(p.outputs[i])];
+    if (src.empty()) throw Exception("CPU: graph output #" + std::to_string(i) + " was not computed");
     outputs[i] = Tensor(src.get_element_type(), src.get_shape());
     if (src.get_byte_size()) std::memcpy(outputs[i].data(), src.data(), src.get_byte_size());
+  }
+}
+
+void cpu_executable::run_dynamic(const step& st) {
+  in_.clear();
+  for (std::size_t i = 0; i < st.ref_in.size(); ++i) {
+    if (st.in_slot[i] >= 0) {
+      const Tensor& t = dyn_[static_cast<std::size_t>(st.in_slot[i])];
+      if (t.empty()) throw Exception("CPU: " + graph::describe(*st.op) + ": input " + std::to_string(i) + " was not computed");
+      in_.push_back(t);
+    } else {
+      in_.push_back(st.ref_in[i] < 0 ? Tensor() : views_[static_cast<std::size_t>(st.ref_in[i])]);
+    }
+  }
+  auto res = reference::interpreter::run_op(*plan_->graph, scratch_, *st.op, in_);
+  for (std::size_t j = 0; j < res.size() && j < st.ref_out.size(); ++j) {
+    if (st.out_slot[j] >= 0) {
+      dyn_[static_cast<std::size_t>(st.out_slot[j])] = std::move(res[j]);
+    } else if (st.ref_out[j] >= 0) {
+      // A static output of a dynamic op: copy it into its plain buffer for the static consumers.
+      Tensor& mine = views_[static_cast<std::size_t>(st.ref_out[j])];
+      if (res[j].get_byte_size() != mine.get_byte_size())
+        throw Exception("CPU: " + graph::describe(*st.op) + ": output " + std::to_string(j) + " is " +
+                        to_string(res[j].get_shape()) + " at run time, the plan expects " + to_string(mine.get_shape()));
+      if (mine.get_byte_size() && res[j].data() != mine.data()) std::memcpy(mine.data(), res[j].data(), mine.get_byte_size());
+    }
   }
 }
 

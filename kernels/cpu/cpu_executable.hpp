@@ -16,6 +16,8 @@ public:
   std::unique_ptr<executable> clone() const override { return std::make_unique<cpu_executable>(plan_); }
 
 private:
+  void run_dynamic(const step& st);
+
   std::shared_ptr<const plan> plan_;
   dnnl::stream stream_;
   std::vector<Tensor> storage_; ///< per buffer; graph inputs are bound per run
@@ -23,6 +25,9 @@ private:
   std::vector<std::unordered_map<int, dnnl::memory>> args_; ///< per step
   std::vector<std::vector<dnnl::memory>> input_mems_;       ///< per graph input: memories to rebind
   std::vector<op_profile> profile_;
+  graph::Graph scratch_;     ///< run-time shapes for dynamic steps (a copy of plan_->graph)
+  std::vector<Tensor> dyn_;  ///< per value id: this run's tensor of a dynamic-shaped value
+  std::vector<Tensor> in_, out_;
 };
 
 } // namespace troupe::kernels::cpu

@@ -335,14 +335,22 @@ bool build_eltwise(plan_builder& b, const Op& op) {
     alpha = 1.f;
     if (!const_scalar(b, op, 1, beta)) return false;
   } else return false;
-  memory::desc md;
+  memory::desc md, home_md;
   if (!float_md(b, X, md)) return false;
   auto attr = plan_builder::base_attr();
-  if (po.len() > 0) attr.set_post_ops(po);
+  if (po.len() > 0) {
+    attr.set_post_ops(po);
+    // oneDNN 2.6's reference eltwise drops post-ops results on 1-D data (writes zeros):
+    // the same bytes as [1, n] work.
+    if (md.data.ndims == 1) {
+      home_md = md;
+      md = plain_md({1, md.dims()[0]}, md.data_type());
+    }
+  }
   dnnl::eltwise_forward::desc d(prop_kind::forward_inference, alg, md, alpha, beta);
   dnnl::eltwise_forward::primitive_desc pd(d, attr, b.p.eng);
   std::vector<binding> args{{DNNL_ARG_SRC, b.input(X, pd.src_desc()), pd.src_desc()}};
-  args.push_back({DNNL_ARG_DST, b.output(Y, pd.dst_desc()), pd.dst_desc()});
+  args.push_back({DNNL_ARG_DST, b.output(Y, home_md == memory::desc() ? pd.dst_desc() : home_md), pd.dst_desc()});
   b.add_dnnl(op, pd, dnnl::eltwise_forward(pd), std::move(args));
   return true;
 }

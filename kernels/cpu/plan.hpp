@@ -40,6 +40,11 @@ struct step {
   reference::kernel_fn fn = nullptr;
   bool apply_activation = false;
   std::vector<int> ref_in, ref_out;
+  /// Dynamic steps run through interpreter::run_op with run-time shapes. Per input/output:
+  /// the value id whose per-run tensor it is when the value's shape is dynamic, else -1 (then
+  /// ref_in/ref_out name its plain buffer).
+  bool dynamic = false;
+  std::vector<int> in_slot, out_slot;
 };
 
 struct plan {
@@ -48,12 +53,18 @@ struct plan {
   std::vector<step> steps;
   std::vector<int> outputs; ///< plain buffers holding the graph outputs
   std::vector<int> inputs;  ///< buffers of the graph inputs
+  /// Per graph input/output: the value id when its shape is dynamic (it lives in the clone's
+  /// per-run tensors, not in a buffer), else -1.
+  std::vector<int> input_slots, output_slots;
+  /// The graph, kept only when some step is dynamic: run_op infers shapes on a per-clone copy.
+  std::shared_ptr<const graph::Graph> graph;
   int num_threads = 0;
   bool profiling = false;
   int64_t opset = 13; ///< reference kernels need it (Softmax before 13)
 };
 
-/// Builds the plan of a static-shaped, shape-inferred graph.
+/// Builds the plan of a shape-inferred graph; ops touching dynamic-shaped values become
+/// dynamic steps on the reference kernels, with plain layouts at their boundaries.
 std::shared_ptr<const plan> build_plan(const graph::Graph& g, int num_threads, element_type precision,
                                        bool profiling);
 

@@ -7,6 +7,8 @@
 
 #include <troupe/exception.hpp>
 
+#include "kernels/reference/interpreter.hpp"
+
 namespace troupe::kernels::cpu {
 
 memory::data_type dnnl_type(element_type t) {
@@ -39,10 +41,15 @@ plan_builder::plan_builder(const graph::Graph& graph, plan& pl, element_type pre
     int b = add_buffer(0);
     p.buffers[b].graph_input = static_cast<int>(k);
     p.buffers[b].type = val(v).type;
+    p.inputs.push_back(b);
+    if (is_dynamic(v)) {
+      p.input_slots.push_back(static_cast<int>(v)); // only dynamic steps read it
+      continue;
+    }
+    p.input_slots.push_back(-1);
     p.buffers[b].shape = shape(v);
     home_[v] = b;
     md_[v] = plain(v);
-    p.inputs.push_back(b);
   }
   for (std::size_t v = 0; v < g.values.size(); ++v) {
     if (!g.values[v].constant) continue;
@@ -182,6 +189,28 @@ void plan_builder::add_reference(const graph::Op& op) {
   p.steps.push_back(std::move(s));
 }
 
+void plan_builder::add_dynamic(const graph::Op& op) {
+  if (!reference::find_kernel(op.type))
+    throw Exception("CPU: " + graph::describe(op) + ": no reference kernel runs this op with run-time shapes");
+  step s;
+  s.name = op.name;
+  s.type = op.type;
+  s.exec_type = "ref_dynamic";
+  s.op = std::make_shared<graph::Op>(op);
+  s.dynamic = true;
+  for (auto v : op.inputs) {
+    bool dyn = v != graph::no_value && is_dynamic(v);
+    s.in_slot.push_back(dyn ? static_cast<int>(v) : -1);
+    s.ref_in.push_back(v == graph::no_value || dyn ? -1 : input_plain(v));
+  }
+  for (auto v : op.outputs) {
+    bool dyn = v != graph::no_value && is_dynamic(v);
+    s.out_slot.push_back(dyn ? static_cast<int>(v) : -1);
+    s.ref_out.push_back(v == graph::no_value || dyn ? -1 : output(v, plain(v)));
+  }
+  p.steps.push_back(std::move(s));
+}
+
 std::shared_ptr<const plan> build_plan(const graph::Graph& g, int num_threads, element_type precision,
                                        bool profiling) {
   auto p = std::make_shared<plan>();
@@ -195,6 +224,11 @@ std::shared_ptr<const plan> build_plan(const graph::Graph& g, int num_threads, e
   try {
     plan_builder b(g, *p, precision);
     for (const auto& op : g.ops) {
+      if (reference::interpreter::is_dynamic(g, op)) {
+        b.add_dynamic(op);
+        if (!p->graph) p->graph = std::make_shared<const graph::Graph>(g);
+        continue;
+      }
       bool done = false;
       try {
         done = build_dnnl_op(b, op);
@@ -204,7 +238,11 @@ std::shared_ptr<const plan> build_plan(const graph::Graph& g, int num_threads, e
       }
       if (!done) b.add_reference(op);
     }
-    for (auto v : g.outputs) p->outputs.push_back(b.input_plain(v));
+    for (auto v : g.outputs) {
+      bool dyn = b.is_dynamic(v);
+      p->output_slots.push_back(dyn ? static_cast<int>(v) : -1);
+      p->outputs.push_back(dyn ? -1 : b.input_plain(v));
+    }
     p->buffers[b.scratch_buf_].bytes = b.scratch_bytes_;
   } catch (const dnnl::error& e) {
     omp_set_num_threads(saved);

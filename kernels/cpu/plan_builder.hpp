@@ -42,6 +42,10 @@ public:
                 std::vector<binding> args);
   /// Adds a reference-kernel step.
   void add_reference(const graph::Op& op);
+  /// Adds a step run by interpreter::run_op with run-time shapes (the op touches a dynamic value).
+  void add_dynamic(const graph::Op& op);
+  /// A non-constant value whose shape is known only at run time.
+  bool is_dynamic(graph::ValueId v) const { return !val(v).constant && !val(v).shape.is_static(); }
   int add_buffer(std::size_t bytes);
   /// Attributes every primitive is created with (user scratchpad).
   static dnnl::primitive_attr base_attr();
