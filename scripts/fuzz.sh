@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes the ONNX reader with libFuzzer for a bounded time (default 300 s), seeded with the
-# real models and the conformance models. Crashing inputs land in fuzz/crashes/: add them to
-# tests (graph_tests reads every file there as a regression case).
+# real models and the conformance models. Crashing inputs land in fuzz/crashes/ (ignored by
+# git): fix the reader, then turn each into a graph_tests case that expects a troupe::Exception.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${1:-300}
