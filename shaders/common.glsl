@@ -2,6 +2,22 @@
 // 64-wide workgroups (so more than 65535 groups fit), and the fused activations
 // (docs/internals.md: attrs activation/activation_params), chosen by specialization
 // constants 60..62 so the driver folds the unused branches away.
+// Storage type: F16 builds the variant that keeps every float tensor as float16 in memory
+// (INFERENCE_PRECISION_HINT=f16); the arithmetic stays f32 (loads widen, stores narrow).
+#ifdef F16
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#define SFLOAT float16_t
+#define SWORD float16_t
+#define FMT1 r16f
+#define FMT4 rgba16f
+#else
+#define SFLOAT float
+#define SWORD uint
+#define FMT1 r32f
+#define FMT4 rgba32f
+#endif
+
 layout(local_size_x = 64, local_size_y = 1, local_size_z = 1) in;
 
 layout(constant_id = 60) const int ACT = 0;

@@ -35,15 +35,15 @@ layout(constant_id = 14) const int PW = 0;
 layout(constant_id = 15) const uint GROUPS = 1;
 layout(constant_id = 16) const bool HAS_BIAS = false;
 
-layout(set = 0, binding = 0, rgba32f) readonly uniform imageBuffer X;
+layout(set = 0, binding = 0, FMT4) readonly uniform imageBuffer X;
 #if OCB >= 4
 #define OCV (OCB / 4)
-layout(set = 0, binding = 1, rgba32f) readonly uniform imageBuffer W;
+layout(set = 0, binding = 1, FMT4) readonly uniform imageBuffer W;
 #else
-layout(set = 0, binding = 1, r32f) readonly uniform imageBuffer W;
+layout(set = 0, binding = 1, FMT1) readonly uniform imageBuffer W;
 #endif
-layout(set = 0, binding = 2) readonly buffer Bias { float bias[]; };
-layout(set = 0, binding = 3, r32f) writeonly uniform imageBuffer Y;
+layout(set = 0, binding = 2) readonly buffer Bias { SFLOAT bias[]; };
+layout(set = 0, binding = 3, FMT1) writeonly uniform imageBuffer Y;
 
 const uint ICG = IC / GROUPS;
 const uint OCG = OC / GROUPS;

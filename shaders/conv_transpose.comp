@@ -22,10 +22,10 @@ layout(constant_id = 14) const int PW = 0;
 layout(constant_id = 15) const uint GROUPS = 1;
 layout(constant_id = 16) const bool HAS_BIAS = false;
 
-layout(set = 0, binding = 0) readonly buffer I { float x[]; };
-layout(set = 0, binding = 1) readonly buffer W { float w[]; };
-layout(set = 0, binding = 2) readonly buffer Bias { float bias[]; };
-layout(set = 0, binding = 3) writeonly buffer O { float y[]; };
+layout(set = 0, binding = 0) readonly buffer I { SFLOAT x[]; };
+layout(set = 0, binding = 1) readonly buffer W { SFLOAT w[]; };
+layout(set = 0, binding = 2) readonly buffer Bias { SFLOAT bias[]; };
+layout(set = 0, binding = 3) writeonly buffer O { SFLOAT y[]; };
 
 const uint ICG = IC / GROUPS;
 const uint OCG = OC / GROUPS;
@@ -60,5 +60,5 @@ void main() {
       }
     }
   }
-  y[id] = activate(acc);
+  y[id] = SFLOAT(activate(acc));
 }

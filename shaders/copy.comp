@@ -26,8 +26,8 @@ layout(constant_id = 18) const uint SO5 = 0;
 layout(constant_id = 19) const int IN_OFF = 0;
 layout(constant_id = 20) const uint OUT_OFF = 0;
 
-layout(set = 0, binding = 0) readonly buffer I { uint src[]; };
-layout(set = 0, binding = 1) writeonly buffer O { uint dst[]; };
+layout(set = 0, binding = 0) readonly buffer I { SWORD src[]; };
+layout(set = 0, binding = 1) writeonly buffer O { SWORD dst[]; };
 
 void main() {
   uint i = linear_id();

@@ -37,10 +37,10 @@ layout(constant_id = 28) const bool FLAT_C = true;
 layout(constant_id = 29) const float P0 = 0.0;  // the op's own parameters (alpha, min, ...)
 layout(constant_id = 30) const float P1 = 0.0;
 
-layout(set = 0, binding = 0) readonly buffer A { float a[]; };
-layout(set = 0, binding = 1) readonly buffer B { float b[]; };
-layout(set = 0, binding = 2) readonly buffer C { float c[]; };
-layout(set = 0, binding = 3) writeonly buffer O { float o[]; };
+layout(set = 0, binding = 0) readonly buffer A { SFLOAT a[]; };
+layout(set = 0, binding = 1) readonly buffer B { SFLOAT b[]; };
+layout(set = 0, binding = 2) readonly buffer C { SFLOAT c[]; };
+layout(set = 0, binding = 3) writeonly buffer O { SFLOAT o[]; };
 
 // Approximation of erf (Abramowitz & Stegun 7.1.26, |error| < 1.5e-7).
 float erf_approx(float x) {
@@ -107,5 +107,5 @@ void main() {
   float x = a[ia];
   float y = OP >= 40 ? b[ib] : 0.0;
   float z = OP >= 50 ? c[ic] : 0.0;
-  o[i] = activate(apply(x, y, z));
+  o[i] = SFLOAT(activate(apply(x, y, z)));
 }

@@ -23,10 +23,10 @@ layout(constant_id = 6) const uint SBB = 0;
 layout(constant_id = 7) const uint SYB = 0;
 layout(constant_id = 8) const uint BIAS = 0; // 0 none, 1 per row m, 2 per column n
 
-layout(set = 0, binding = 0, rgba32f) readonly uniform imageBuffer A;
-layout(set = 0, binding = 1, rgba32f) readonly uniform imageBuffer B;
-layout(set = 0, binding = 2) readonly buffer Bias { float bias[]; };
-layout(set = 0, binding = 3, r32f) writeonly uniform imageBuffer Y;
+layout(set = 0, binding = 0, FMT4) readonly uniform imageBuffer A;
+layout(set = 0, binding = 1, FMT4) readonly uniform imageBuffer B;
+layout(set = 0, binding = 2) readonly buffer Bias { SFLOAT bias[]; };
+layout(set = 0, binding = 3, FMT1) writeonly uniform imageBuffer Y;
 
 const uint KT = K / 4;
 const uint MBLOCKS = (M + MB - 1) / MB;

@@ -30,10 +30,10 @@ layout(constant_id = 21) const bool HAS_BIAS = false;
 layout(constant_id = 22) const uint SCM = 0;   // bias element (m, n) at m*SCM + n*SCN
 layout(constant_id = 23) const uint SCN = 0;
 
-layout(set = 0, binding = 0) readonly buffer A { float a[]; };
-layout(set = 0, binding = 1) readonly buffer Bm { float bm[]; };
-layout(set = 0, binding = 2) readonly buffer Bias { float bias[]; };
-layout(set = 0, binding = 3) writeonly buffer Y { float y[]; };
+layout(set = 0, binding = 0) readonly buffer A { SFLOAT a[]; };
+layout(set = 0, binding = 1) readonly buffer Bm { SFLOAT bm[]; };
+layout(set = 0, binding = 2) readonly buffer Bias { SFLOAT bias[]; };
+layout(set = 0, binding = 3) writeonly buffer Y { SFLOAT y[]; };
 
 const uint MB = (M + 3) / 4;
 const uint NB = (N + 3) / 4;
@@ -73,7 +73,7 @@ void main() {
       if (n >= N) break;
       float v = ALPHA * acc[i][j];
       if (HAS_BIAS) v += BETA * bias[m * SCM + n * SCN];
-      y[ybatch + m * N + n] = activate(v);
+      y[ybatch + m * N + n] = SFLOAT(activate(v));
     }
   }
 }

@@ -22,8 +22,8 @@ layout(constant_id = 14) const bool COUNT_PAD = false;
 layout(constant_id = 15) const int PH_END = 0;   // bottom/right pads bound the counted window
 layout(constant_id = 16) const int PW_END = 0;
 
-layout(set = 0, binding = 0) readonly buffer I { float x[]; };
-layout(set = 0, binding = 1) writeonly buffer O { float y[]; };
+layout(set = 0, binding = 0) readonly buffer I { SFLOAT x[]; };
+layout(set = 0, binding = 1) writeonly buffer O { SFLOAT y[]; };
 
 void main() {
   uint id = linear_id();
@@ -54,5 +54,5 @@ void main() {
     }
     acc = count > 0 ? acc / float(count) : 0.0;
   }
-  y[id] = acc;
+  y[id] = SFLOAT(acc);
 }

@@ -15,8 +15,8 @@ layout(constant_id = 7) const uint RMASK = 0;
 layout(constant_id = 8) const uint RCOUNT = 1;  // product of the reduced dims
 layout(constant_id = 9) const int MODE = 0;     // 0 mean 1 sum 2 max 3 min 4 prod 5 l2 6 sumsquare 7 l1
 
-layout(set = 0, binding = 0) readonly buffer I { float x[]; };
-layout(set = 0, binding = 1) writeonly buffer O { float y[]; };
+layout(set = 0, binding = 0) readonly buffer I { SFLOAT x[]; };
+layout(set = 0, binding = 1) writeonly buffer O { SFLOAT y[]; };
 
 const uint S5 = 1, S4 = D5, S3 = D4 * S4, S2 = D3 * S3, S1 = D2 * S2, S0 = D1 * S1;
 
@@ -54,5 +54,5 @@ void main() {
   }
   if (MODE == 0) acc /= float(RCOUNT);
   if (MODE == 5) acc = sqrt(acc);
-  y[id] = acc;
+  y[id] = SFLOAT(acc);
 }

@@ -18,8 +18,8 @@ layout(constant_id = 9) const int NEAREST = 0;  // 0 round_prefer_floor 1 round_
 layout(constant_id = 10) const float LEN_H = 1.0;
 layout(constant_id = 11) const float LEN_W = 1.0;
 
-layout(set = 0, binding = 0) readonly buffer I { float x[]; };
-layout(set = 0, binding = 1) writeonly buffer O { float y[]; };
+layout(set = 0, binding = 0) readonly buffer I { SFLOAT x[]; };
+layout(set = 0, binding = 1) writeonly buffer O { SFLOAT y[]; };
 
 float source_coord(float o, float scale, int in_len, float out_len) {
   if (COORD == 1) return o / scale;
@@ -59,5 +59,5 @@ void main() {
   float fh = ch - float(h0), fw = cw - float(w0);
   float v00 = x[base + uint(h0 * IW + w0)], v01 = x[base + uint(h0 * IW + w1)];
   float v10 = x[base + uint(h1 * IW + w0)], v11 = x[base + uint(h1 * IW + w1)];
-  y[id] = mix(mix(v00, v01, fw), mix(v10, v11, fw), fh);
+  y[id] = SFLOAT(mix(mix(v00, v01, fw), mix(v10, v11, fw), fh));
 }

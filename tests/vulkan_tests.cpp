@@ -14,6 +14,7 @@
 
 #include "kernels/reference/kernels.hpp"
 #include "kernels/vulkan/vulkan_device.hpp"
+#include "kernels/vulkan/spirv_table.hpp"
 #include "kernels/vulkan/vulkan_device_impl.hpp"
 
 using namespace troupe;
@@ -115,13 +116,19 @@ std::vector<Tensor> random_inputs(const graph::Graph& g, float lo, float hi) {
   return r;
 }
 
+/// What check_against_reference compiles with, and the least tolerance it allows (f16 storage
+/// rounds every tensor to 11 significant bits).
+kernels::compile_config check_cfg;
+float check_tol_floor = 0;
+
 /// Compiles on the GPU, runs, and compares every output with the reference.
 void check_against_reference(const graph::Graph& g, float lo = -1, float hi = 1, float tol = 1e-4f) {
+  tol = std::max(tol, check_tol_floor);
   for (const auto& op : g.ops) {
     auto s = gpu().query(g, op);
     BOOST_TEST_REQUIRE(s.supported, s.reason);
   }
-  auto exe = gpu().compile(g, {});
+  auto exe = gpu().compile(g, check_cfg);
   auto inputs = random_inputs(g, lo, hi);
   std::vector<Tensor> got;
   exe->run(inputs, got);
@@ -313,6 +320,32 @@ BOOST_AUTO_TEST_CASE(conv_transpose) {
   check_against_reference(c.g);
 }
 
+BOOST_AUTO_TEST_CASE(conv_transpose_pads_from_shapes) {
+  using A = std::map<std::string, graph::AttributeValue>;
+  using V = std::vector<int64_t>;
+  // The pads follow from the output size, as the reference computes them: SAME_UPPER puts the
+  // odd pixel of padding at the end, SAME_LOWER and output_shape at the beginning.
+  auto ct = [](const Shape& x, const Shape& w, const Shape& y, A attrs) {
+    graph_builder b;
+    auto xi = b.input("x", x);
+    b.op("ConvTranspose", {xi, b.random_constant("w", w), b.random_constant("b", {y[1]})}, {y}, std::move(attrs));
+    b.outputs_of_last();
+    for (const auto& op : b.g.ops) BOOST_TEST(gpu().query(b.g, op).supported, gpu().query(b.g, op).reason);
+    return b.g;
+  };
+  // kernel 3 stride 2: total padding 1 (odd)
+  check_against_reference(ct({1, 4, 5, 6}, {4, 3, 3, 3}, {1, 3, 10, 12}, A{{"strides", V{2, 2}}, {"auto_pad", std::string("SAME_UPPER")}}));
+  check_against_reference(ct({1, 4, 5, 6}, {4, 3, 3, 3}, {1, 3, 10, 12}, A{{"strides", V{2, 2}}, {"auto_pad", std::string("SAME_LOWER")}}));
+  // kernel 4 stride 2, dilation 1x2, groups: even and odd totals per axis
+  check_against_reference(ct({1, 4, 5, 6}, {4, 2, 4, 4}, {1, 4, 10, 12},
+                             A{{"strides", V{2, 2}}, {"dilations", V{1, 2}}, {"group", int64_t(2)}, {"auto_pad", std::string("SAME_UPPER")}}));
+  // output_shape (with output_padding), which overrides pads
+  check_against_reference(ct({1, 3, 4, 5}, {3, 2, 3, 3}, {1, 2, 9, 10},
+                             A{{"strides", V{2, 2}}, {"output_shape", V{9, 10}}, {"output_padding", V{1, 0}}}));
+  check_against_reference(ct({2, 3, 4, 5}, {3, 2, 3, 3}, {2, 2, 8, 11},
+                             A{{"strides", V{2, 3}}, {"output_shape", V{8, 11}}, {"pads", V{5, 5, 5, 5}}}));
+}
+
 BOOST_AUTO_TEST_CASE(matmul_and_gemm) {
   check_against_reference(binary("MatMul", {7, 13}, {13, 9}, {7, 9}, true), -1, 1, 1e-4f);
   check_against_reference(binary("MatMul", {2, 3, 5, 6}, {2, 3, 6, 4}, {2, 3, 5, 4}, false));
@@ -394,6 +427,95 @@ BOOST_AUTO_TEST_CASE(conv_row_variants) {
   auto c5 = conv({1, 2, 25, 16}, {3, 2, 3, 3}, {1, 3, 25, 22}, A{{"pads", V{1, 5, 1, 5}}, {"dilations", V{1, 2}}}, true, false);
   check_against_reference(c5);
   BOOST_TEST(exec_type_of(c5) == "vulkan:conv_row_oc1");
+}
+
+BOOST_AUTO_TEST_CASE(f16_storage_variants) {
+  // INFERENCE_PRECISION_HINT=f16: every float tensor and weight is float16 on the device, the
+  // arithmetic f32; f32 at the boundary. The same graphs as above, against the f32 reference.
+  auto& dev = dynamic_cast<kv::vulkan_device&>(gpu());
+  BOOST_TEST_REQUIRE(dev.context().facts().fp16, "lavapipe has shaderFloat16 + 16-bit storage");
+  struct f16_mode {
+    f16_mode() {
+      check_cfg.inference_precision = element_type::f16;
+      check_tol_floor = 1e-2f;
+    }
+    ~f16_mode() {
+      check_cfg = {};
+      check_tol_floor = 0;
+    }
+  } mode;
+  using A = std::map<std::string, graph::AttributeValue>;
+  using V = std::vector<int64_t>;
+  check_against_reference(conv({1, 8, 9, 11}, {16, 8, 3, 3}, {1, 16, 9, 11}, A{{"pads", V{1, 1, 1, 1}}, {"activation", std::string("Relu")}}, true));
+  check_against_reference(conv({2, 3, 10, 10}, {6, 3, 3, 3}, {2, 6, 5, 5}, A{{"pads", V{1, 1, 0, 0}}, {"strides", V{2, 2}}}, false));
+  check_against_reference(conv({1, 12, 13, 13}, {12, 1, 5, 5}, {1, 12, 7, 7},
+                               A{{"group", int64_t(12)}, {"pads", V{2, 2, 2, 2}}, {"strides", V{2, 2}}}, true));
+  check_against_reference(conv({1, 16, 6, 7}, {10, 16, 1, 1}, {1, 10, 6, 7}, A{{"auto_pad", std::string("SAME_UPPER")}}, false, false));
+  // conv_row (stride 1, rows of whole texels) and the GEMM shaders
+  auto row = conv({1, 8, 16, 64}, {16, 8, 3, 3}, {1, 16, 16, 64}, A{{"pads", V{1, 1, 1, 1}}}, true);
+  check_against_reference(row);
+  auto c2 = conv({2, 40, 5, 4}, {64, 40, 1, 1}, {2, 64, 5, 4}, {}, false);
+  check_against_reference(c2);
+  auto m1 = binary("MatMul", {2, 40, 12}, {12, 36}, {2, 40, 36}, true);
+  check_against_reference(m1);
+  check_against_reference(binary("MatMul", {2, 3, 5, 6}, {2, 3, 6, 4}, {2, 3, 5, 4}, false));
+  check_against_reference(binary("Add", {2, 3, 4, 5}, {3, 1, 5}, {2, 3, 4, 5}, false));
+  check_against_reference(binary("Mul", {2, 3, 4, 5}, {1, 3, 1, 1}, {2, 3, 4, 5}, true));
+  check_against_reference(unary("Sigmoid"));
+  {
+    graph_builder b;
+    auto x = b.input("x", {2, 3, 7});
+    b.op("Softmax", {x}, {{2, 3, 7}}, {{"axis", int64_t(-1)}});
+    b.outputs_of_last();
+    check_against_reference(b.g, -5, 5);
+  }
+  {
+    graph_builder b;
+    auto x = b.input("x", {2, 3, 4, 5});
+    b.op("ReduceMean", {x}, {{2, 1, 4, 1}}, {{"axes", V{1, 3}}, {"keepdims", int64_t(1)}});
+    b.outputs_of_last();
+    check_against_reference(b.g);
+  }
+  {
+    graph_builder b;
+    auto x = b.input("x", {2, 3, 9, 10});
+    b.op("MaxPool", {x}, {{2, 3, 5, 5}}, {{"kernel_shape", V{3, 3}}, {"strides", V{2, 2}}, {"pads", V{1, 1, 1, 1}}});
+    b.outputs_of_last();
+    check_against_reference(b.g);
+  }
+  {
+    graph_builder b;
+    auto x = b.input("x", {2, 3, 4});
+    b.op("Transpose", {x}, {{4, 2, 3}}, {{"perm", V{2, 0, 1}}});
+    b.outputs_of_last();
+    check_against_reference(b.g);
+  }
+  // The f16 variants ran, and the tensors take half the memory.
+  kernels::compile_config f16 = check_cfg, prof = check_cfg;
+  prof.profiling = true;
+  {
+    auto exe = gpu().compile(row, prof);
+    std::vector<Tensor> out;
+    exe->run(random_inputs(row, -1, 1), out);
+    BOOST_TEST(exe->profile()[1].exec_type == "vulkan:conv_row_oc8_f16");
+  }
+  auto before = dev.context().device_memory().bytes_in_use();
+  std::size_t f32_bytes, f16_bytes;
+  {
+    auto exe = gpu().compile(m1, {});
+    f32_bytes = dev.context().device_memory().bytes_in_use() - before;
+  }
+  {
+    auto exe = gpu().compile(m1, f16);
+    f16_bytes = dev.context().device_memory().bytes_in_use() - before;
+  }
+  BOOST_TEST(f16_bytes < f32_bytes, f16_bytes << " bytes in f16, " << f32_bytes << " in f32");
+  // bf16 is no GPU precision.
+  kernels::compile_config bf = {};
+  bf.inference_precision = element_type::bf16;
+  BOOST_CHECK_EXCEPTION(gpu().compile(m1, bf), Exception, [](const Exception& e) {
+    return std::string(e.what()).find("INFERENCE_PRECISION_HINT") != std::string::npos;
+  });
 }
 
 BOOST_AUTO_TEST_CASE(pooling) {
@@ -619,6 +741,93 @@ BOOST_AUTO_TEST_CASE(tensor_larger_than_the_device_allows) {
   });
   BOOST_TEST(dev.context().device_memory().bytes_in_use() == before_bytes);
   BOOST_TEST(dev.context().device_memory().block_count() == before_blocks);
+}
+
+/// Runs `g` on `exe` with inputs from `seed` and compares with the reference.
+bool matches_reference(kernels::executable& exe, const graph::Graph& g, unsigned seed) {
+  std::vector<Tensor> inputs;
+  for (auto v : g.inputs) inputs.push_back(random_tensor(g.value(v).shape.to_shape(), -1, 1, seed++));
+  std::vector<Tensor> got;
+  exe.run(inputs, got);
+  auto want = reference_run(g, inputs);
+  for (int64_t i = 0; i < want[0].get_size(); ++i)
+    if (std::abs(got[0].data<float>()[i] - want[0].data<float>()[i]) > 1e-4f * (1 + std::abs(want[0].data<float>()[i])))
+      return false;
+  return true;
+}
+
+BOOST_AUTO_TEST_CASE(a_lost_device_fails_the_request_and_the_next_one_runs) {
+  auto& dev = dynamic_cast<kv::vulkan_device&>(gpu());
+  auto g = conv({1, 8, 9, 11}, {16, 8, 3, 3}, {1, 16, 9, 11}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}, true);
+  auto exe = dev.compile(g, {});
+  BOOST_TEST_REQUIRE(matches_reference(*exe, g, 1));
+  struct unhook {
+    kv::gpu_context& c;
+    ~unhook() { c.set_submit_hook({}); }
+  } guard{dev.context()};
+  // 1: the submit fails before anything runs.
+  int calls = 0;
+  dev.context().set_submit_hook([&](VkQueue, const VkSubmitInfo&, VkFence) {
+    ++calls;
+    return VK_ERROR_DEVICE_LOST;
+  });
+  std::vector<Tensor> out;
+  BOOST_CHECK_EXCEPTION(exe->run({random_tensor({1, 8, 9, 11}, -1, 1, 2)}, out), Exception, [](const Exception& e) {
+    BOOST_TEST_MESSAGE(e.what());
+    std::string m = e.what();
+    return m.find("VK_ERROR_DEVICE_LOST") != std::string::npos && m.find("lost") != std::string::npos &&
+           m.find(gpu().name()) != std::string::npos;
+  });
+  BOOST_TEST(calls == 1);
+  dev.context().set_submit_hook({});
+  BOOST_TEST(matches_reference(*exe, g, 3));
+  // 2: the work was submitted (the fence will signal) and the driver still reports a loss:
+  // the executable must wait and unsignal its fence before the next request.
+  VkFence fence = VK_NULL_HANDLE;
+  dev.context().set_submit_hook([&](VkQueue q, const VkSubmitInfo& si, VkFence f) {
+    ++calls;
+    fence = f;
+    VkResult r = vkQueueSubmit(q, 1, &si, f);
+    return r == VK_SUCCESS ? VK_ERROR_DEVICE_LOST : r;
+  });
+  BOOST_CHECK_THROW(exe->run({random_tensor({1, 8, 9, 11}, -1, 1, 4)}, out), Exception);
+  BOOST_TEST(calls == 2);
+  // Vulkan forbids submitting with a signaled fence (lavapipe lets it pass): the failed request
+  // must have waited for its work and unsignaled the fence.
+  BOOST_TEST_REQUIRE(fence != VK_NULL_HANDLE);
+  BOOST_TEST(vkGetFenceStatus(dev.context().device(), fence) == VK_NOT_READY);
+  dev.context().set_submit_hook({});
+  // Fresh inputs each time: a stale fence would hand back the failed request's output.
+  for (unsigned i = 0; i < 3; ++i) BOOST_TEST(matches_reference(*exe, g, 10 + i));
+  // A clone and a fresh compile work too.
+  BOOST_TEST(matches_reference(*exe->clone(), g, 20));
+  BOOST_TEST(matches_reference(*dev.compile(g, {}), g, 21));
+}
+
+BOOST_AUTO_TEST_CASE(a_shader_that_fails_to_load_is_named) {
+  auto& ctx = dynamic_cast<kv::vulkan_device&>(gpu()).context();
+  auto expect = [&](const std::vector<uint32_t>& words, const std::string& piece) {
+    BOOST_CHECK_EXCEPTION(ctx.load_shader("broken_test_shader", words.data(), words.size()), Exception,
+                          [&](const Exception& e) {
+                            BOOST_TEST_MESSAGE(e.what());
+                            std::string m = e.what();
+                            return m.find("'broken_test_shader'") != std::string::npos &&
+                                   m.find(ctx.facts().name) != std::string::npos && m.find(piece) != std::string::npos;
+                          });
+  };
+  expect({0xdeadbeef, 1, 2, 3, 4, 5, 6, 7}, "not SPIR-V");
+  expect({0x07230203, 0x10000}, "shorter than a SPIR-V header");
+  // A real module, cut in the middle of an instruction.
+  const auto& blobs = kv::spirv_blobs();
+  BOOST_TEST_REQUIRE(!blobs.empty());
+  std::vector<uint32_t> cut(blobs.front().words, blobs.front().words + blobs.front().count);
+  std::size_t at = 5;
+  while (at + (cut[at] >> 16) < cut.size() / 2) at += cut[at] >> 16;
+  cut.resize(at + 1);
+  cut[at] |= 0xff0000u; // its length now runs past the end
+  expect(cut, "truncated or corrupt");
+  // Every embedded shader passes the same checks.
+  for (const auto& b : blobs) BOOST_CHECK_NO_THROW(ctx.load_shader(std::string("reloaded_") + b.name, b.words, b.count));
 }
 
 BOOST_AUTO_TEST_CASE(memory_returns_to_the_pool) {

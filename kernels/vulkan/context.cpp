@@ -85,6 +85,12 @@ device_facts gpu_context::describe(VkPhysicalDevice phys, uint32_t index) {
     f2.pNext = &f16;
     vkGetPhysicalDeviceFeatures2(phys, &f2);
     f.fp16 = f16.shaderFloat16 && s16.storageBuffer16BitAccess;
+    // The f16 variants bind r16f / rgba16f storage texel buffers.
+    for (VkFormat fmt : {VK_FORMAT_R16_SFLOAT, VK_FORMAT_R16G16B16A16_SFLOAT}) {
+      VkFormatProperties fp;
+      vkGetPhysicalDeviceFormatProperties(phys, fmt, &fp);
+      if (!(fp.bufferFeatures & VK_FORMAT_FEATURE_STORAGE_TEXEL_BUFFER_BIT)) f.fp16 = false;
+    }
   }
   VkPhysicalDeviceMemoryProperties mem;
   vkGetPhysicalDeviceMemoryProperties(phys, &mem);
@@ -113,21 +119,25 @@ gpu_context::gpu_context(std::shared_ptr<vk_instance> inst, VkPhysicalDevice phy
   VkDeviceCreateInfo di{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   di.queueCreateInfoCount = 1;
   di.pQueueCreateInfos = &qi;
+  // The f16 shader variants need these two features switched on.
+  VkPhysicalDeviceShaderFloat16Int8Features f16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
+  VkPhysicalDevice16BitStorageFeatures s16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+  if (facts_.fp16) {
+    f16.shaderFloat16 = VK_TRUE;
+    s16.storageBuffer16BitAccess = VK_TRUE;
+    f16.pNext = &s16;
+    di.pNext = &f16;
+  }
   vk_check(vkCreateDevice(phys, &di, nullptr, &device_), "vkCreateDevice");
   try {
     vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
     VkPipelineCacheCreateInfo pc{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
     vk_check(vkCreatePipelineCache(device_, &pc, nullptr, &cache_), "vkCreatePipelineCache");
     for (const auto& blob : spirv_blobs()) {
-      VkShaderModuleCreateInfo si{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-      si.codeSize = blob.count * sizeof(uint32_t);
-      si.pCode = blob.words;
-      VkShaderModule m = VK_NULL_HANDLE;
-      VkResult r = vkCreateShaderModule(device_, &si, nullptr, &m);
-      if (r != VK_SUCCESS)
-        throw Exception(std::string("Vulkan: shader '") + blob.name + "' failed to load on '" + facts_.name +
-                        "': vkCreateShaderModule returned " + result_name(r));
-      modules_[blob.name] = m;
+      const std::string name = blob.name;
+      const bool f16_variant = name.size() > 4 && name.compare(name.size() - 4, 4, "_f16") == 0;
+      if (f16_variant && !facts_.fp16) continue; // they declare Float16 / 16-bit storage
+      load_shader(name, blob.words, blob.count);
     }
     VkDeviceSize align = std::max<VkDeviceSize>(facts_.limits.minStorageBufferOffsetAlignment, 256);
     VkDeviceSize max_alloc = 1ull << 31; // maxMemoryAllocationSize is Vulkan 1.1 maintenance3
@@ -176,7 +186,52 @@ void gpu_context::submit(VkCommandBuffer cb, VkFence fence) {
   si.commandBufferCount = 1;
   si.pCommandBuffers = &cb;
   std::lock_guard lock(queue_mutex_);
-  vk_check(vkQueueSubmit(queue_, 1, &si, fence), "vkQueueSubmit");
+  VkResult r = submit_hook_ ? submit_hook_(queue_, si, fence) : vkQueueSubmit(queue_, 1, &si, fence);
+  if (r == VK_SUCCESS) return;
+  std::string why = "Vulkan: vkQueueSubmit on '" + facts_.name + "' failed with " + result_name(r);
+  if (r == VK_ERROR_DEVICE_LOST) why += " (the device was lost)";
+  throw Exception(why);
+}
+
+void gpu_context::set_submit_hook(submit_hook hook) {
+  std::lock_guard lock(queue_mutex_);
+  submit_hook_ = std::move(hook);
+}
+
+void gpu_context::wait_idle() {
+  std::lock_guard lock(queue_mutex_);
+  (void)vkQueueWaitIdle(queue_); // VK_ERROR_DEVICE_LOST: nothing left to wait for
+}
+
+VkShaderModule gpu_context::load_shader(const std::string& name, const uint32_t* words, std::size_t count) {
+  auto fail = [&](const std::string& why) -> Exception {
+    return Exception("Vulkan: shader '" + name + "' failed to load on '" + facts_.name + "': " + why);
+  };
+  // A driver may trust the words it is given: check what can be checked cheaply first.
+  constexpr uint32_t spirv_magic = 0x07230203u;
+  if (!words || count < 5) throw fail(std::to_string(count) + " words is shorter than a SPIR-V header");
+  if (words[0] != spirv_magic) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "0x%08x", words[0]);
+    throw fail(std::string("not SPIR-V (magic number ") + buf + ")");
+  }
+  for (std::size_t at = 5; at < count;) {
+    uint32_t len = words[at] >> 16;
+    if (len == 0 || at + len > count)
+      throw fail("instruction at word " + std::to_string(at) + " has length " + std::to_string(len) + " (module of " +
+                 std::to_string(count) + " words): truncated or corrupt");
+    at += len;
+  }
+  VkShaderModuleCreateInfo si{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+  si.codeSize = count * sizeof(uint32_t);
+  si.pCode = words;
+  VkShaderModule m = VK_NULL_HANDLE;
+  VkResult r = vkCreateShaderModule(device_, &si, nullptr, &m);
+  if (r != VK_SUCCESS) throw fail("vkCreateShaderModule returned " + result_name(r));
+  std::lock_guard lock(pipeline_mutex_);
+  if (auto it = modules_.find(name); it != modules_.end()) vkDestroyShaderModule(device_, it->second, nullptr);
+  modules_[name] = m;
+  return m;
 }
 
 namespace {

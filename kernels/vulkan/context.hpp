@@ -4,6 +4,7 @@
 /// pipelines keyed by (shader, specialization constants), and the two memory pools.
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -58,7 +59,18 @@ public:
   VkDevice device() const { return device_; }
   uint32_t queue_family() const { return queue_family_; }
   /// Submits one command buffer; the queue is shared by every executable of this device.
+  /// Throws naming the device and the VkResult (VK_ERROR_DEVICE_LOST says the device was lost).
   void submit(VkCommandBuffer cb, VkFence fence);
+  /// For tests only (fault injection): when set, submit() calls this instead of vkQueueSubmit.
+  /// The hook may submit for real and still return an error; an empty function removes it.
+  using submit_hook = std::function<VkResult(VkQueue, const VkSubmitInfo&, VkFence)>;
+  void set_submit_hook(submit_hook hook);
+  /// Waits until the queue has finished everything submitted (after a failed request).
+  void wait_idle();
+  /// Checks `count` SPIR-V words (header, instruction lengths) and creates the shader module
+  /// `name` (kept for the device's lifetime, used by pipeline()). Throws naming the shader and
+  /// the device when the words are not SPIR-V or the driver refuses them.
+  VkShaderModule load_shader(const std::string& name, const uint32_t* words, std::size_t count);
   /// Descriptor layout with `bindings` storage buffers (binding 0..n-1); the bindings whose bit
   /// is set in `texel_mask` are storage texel buffers instead (vectorized loads on CPU drivers).
   VkDescriptorSetLayout set_layout(uint32_t bindings, uint32_t texel_mask = 0);
@@ -85,6 +97,7 @@ private:
   uint32_t timestamp_bits_ = 0;
   VkQueue queue_ = VK_NULL_HANDLE;
   std::mutex queue_mutex_;
+  submit_hook submit_hook_; ///< guarded by queue_mutex_
   VkPipelineCache cache_ = VK_NULL_HANDLE;
   std::map<std::string, VkShaderModule> modules_;
   mutable std::mutex pipeline_mutex_;

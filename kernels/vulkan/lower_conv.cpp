@@ -37,6 +37,27 @@ conv_geom geometry(const graph::Graph& g, const graph::Op& op) {
   return c;
 }
 
+/// ConvTranspose pads as the reference computes them: from `pads`, or, with SAME_* or
+/// output_shape, from the total padding that the (inferred) output size implies.
+std::array<int64_t, 4> transposed_pads(const graph::Op& op, const conv_geom& c) {
+  auto p = op.attr_ints("pads", {0, 0, 0, 0});
+  auto opad = op.attr_ints("output_padding", {0, 0});
+  auto ap = op.attr_string("auto_pad", "NOTSET");
+  std::array<int64_t, 4> r{p.size() == 4 ? p[0] : 0, p.size() == 4 ? p[1] : 0, p.size() == 4 ? p[2] : 0,
+                           p.size() == 4 ? p[3] : 0};
+  for (std::size_t i = 0; i < 2; ++i) {
+    int64_t total = c.s[i] * (c.x[2 + i] - 1) + (opad.size() == 2 ? opad[i] : 0) + (c.k[i] - 1) * c.d[i] + 1 - c.y[2 + i];
+    int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2); // floor(total / 2)
+    int64_t begin = r[i];
+    if (ap == "VALID") begin = 0;
+    else if (ap == "SAME_UPPER") begin = half;
+    else if (ap == "SAME_LOWER" || op.has_attr("output_shape")) begin = total - half;
+    r[i] = begin;
+    r[2 + i] = total - begin;
+  }
+  return r;
+}
+
 spec_map conv_spec(const conv_geom& c, bool bias) {
   spec_map s;
   uint32_t i = 0;
@@ -140,9 +161,6 @@ void add_conv_rules(rule_table& t) {
   t["ConvTranspose"] = {[](const graph::Graph& g, const graph::Op& op) {
                           auto w = check_common(g, op);
                           if (!w.empty()) return w;
-                          if (op.has_attr("output_shape")) return std::string("output_shape attribute has no Vulkan shader");
-                          auto ap = op.attr_string("auto_pad", "NOTSET");
-                          if (ap != "NOTSET" && ap != "VALID") return std::string("auto_pad " + ap + " has no Vulkan shader");
                           auto x = shape_of(g, op.inputs[0]), wt = shape_of(g, op.inputs[1]);
                           int64_t groups = op.attr_int("group", 1);
                           if (groups < 1 || x[1] != wt[0] || x[1] % groups != 0)
@@ -160,9 +178,7 @@ void add_conv_rules(rule_table& t) {
                           c.s = op.attr_ints("strides", {1, 1});
                           c.d = op.attr_ints("dilations", {1, 1});
                           c.groups = op.attr_int("group", 1);
-                          auto p = op.attr_ints("pads", {0, 0, 0, 0});
-                          c.pads = {p[0], p[1], p[2], p[3]};
-                          if (op.attr_string("auto_pad", "NOTSET") == "VALID") c.pads = {0, 0, 0, 0};
+                          c.pads = transposed_pads(op, c);
                           bool bias = has_bias(op);
                           spec_map spec = conv_spec(c, bias);
                           add_activation(op, spec);

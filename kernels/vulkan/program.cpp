@@ -7,6 +7,7 @@
 
 #include <troupe/exception.hpp>
 
+#include "kernels/reference/common.hpp"
 #include "kernels/vulkan/lowering.hpp"
 #include "kernels/vulkan/vk_check.hpp"
 
@@ -42,10 +43,24 @@ struct program {
   std::vector<dispatch_rec> dispatches;
   std::vector<op_row> rows;
   bool profiling = false;
+  bool f16 = false; ///< float tensors and constants stored as float16 (INFERENCE_PRECISION_HINT=f16)
+  /// Bytes of one element of a value of type `t` on the device.
+  std::size_t stored_size(element_type t) const { return f16 && t == element_type::f32 ? 2 : element_size(t); }
+  bool narrowed(const graph::Value& v) const { return f16 && v.type == element_type::f32; }
 };
 
-VkDeviceSize value_bytes(const graph::Value& v) {
-  return static_cast<VkDeviceSize>(shape_size(v.shape.to_shape())) * element_size(v.type);
+VkDeviceSize value_bytes(const program& p, const graph::Value& v) {
+  return static_cast<VkDeviceSize>(shape_size(v.shape.to_shape())) * p.stored_size(v.type);
+}
+
+/// f32 <-> f16 at the model boundary and for uploaded constants.
+void narrow_copy(void* dst, const float* src, std::size_t n) {
+  auto* d = static_cast<uint16_t*>(dst);
+  for (std::size_t i = 0; i < n; ++i) d[i] = reference::float_to_half_bits(src[i]);
+}
+void widen_copy(float* dst, const void* src, std::size_t n) {
+  const auto* s = static_cast<const uint16_t*>(src);
+  for (std::size_t i = 0; i < n; ++i) dst[i] = reference::half_bits_to_float(s[i]);
 }
 
 /// RAII bundle of a command pool + buffer + fence.
@@ -78,6 +93,11 @@ struct command_set {
     fence = VK_NULL_HANDLE;
     pool = VK_NULL_HANDLE;
   }
+  /// After a failed submit or wait: lets anything submitted finish, then unsignals the fence.
+  void recover(gpu_context& ctx) {
+    ctx.wait_idle();
+    (void)vkResetFences(dev, 1, &fence); // fails only when the device is lost: the next submit says so
+  }
   void wait(const std::string& who) {
     VkResult r = vkWaitForFences(dev, 1, &fence, VK_TRUE, fence_timeout_ns);
     if (r == VK_TIMEOUT) throw Exception("Vulkan: " + who + ": the device did not finish within 120 s");
@@ -94,10 +114,17 @@ void barrier(VkCommandBuffer cb, VkPipelineStageFlags src, VkAccessFlags src_acc
   vkCmdPipelineBarrier(cb, src, dst, 0, 1, &mb, 0, nullptr, 0, nullptr);
 }
 
+/// A constant waiting for its upload (float16 on the device when `narrow`).
+struct upload {
+  region_ptr dst;
+  std::vector<float> data;
+  bool narrow = false;
+};
+
 /// Lowers one op at a time into the program.
 class builder final : public op_builder {
 public:
-  builder(program& p, std::vector<std::pair<region_ptr, std::vector<float>>>& uploads)
+  builder(program& p, std::vector<upload>& uploads)
       : p_(p), uploads_(uploads) {}
   void set_op(int index) { op_index_ = index; }
   const graph::Graph& graph() const override { return p_.g; }
@@ -114,15 +141,18 @@ public:
       throw Exception(graph::describe(op()) + ": constant input '" + p_.g.value(v).name + "' is not a 32-bit type");
     std::vector<float> data(static_cast<std::size_t>(t.get_size()));
     if (!data.empty()) std::memcpy(data.data(), t.data(), data.size() * 4);
-    auto ref = constant(std::move(data));
+    // Only float constants are narrowed in f16 mode; other 32-bit words are bound as they are.
+    auto ref = add_constant(std::move(data), t.get_element_type() == element_type::f32);
     const_of_value_[v] = ref.id;
     return ref;
   }
   buffer_ref output(std::size_t i) override { return {buffer_ref::kind::value, op().outputs.at(i)}; }
-  buffer_ref constant(std::vector<float> data) override {
-    auto r = p_.ctx->device_memory().allocate(std::max<VkDeviceSize>(data.size() * 4, 4));
+  buffer_ref constant(std::vector<float> data) override { return add_constant(std::move(data), true); }
+  buffer_ref add_constant(std::vector<float> data, bool is_float) {
+    const bool narrow = p_.f16 && is_float;
+    auto r = p_.ctx->device_memory().allocate(std::max<VkDeviceSize>(data.size() * (narrow ? 2 : 4), 4));
     p_.constants.push_back(r);
-    uploads_.emplace_back(r, std::move(data));
+    uploads_.push_back({r, std::move(data), narrow});
     return {buffer_ref::kind::constant, static_cast<int>(p_.constants.size() - 1)};
   }
   void dispatch(const std::string& shader, spec_map spec, std::vector<buffer_ref> args, uint64_t invocations,
@@ -130,10 +160,12 @@ public:
     dispatch_rec d;
     d.op = op_index_;
     d.shader = shader;
+    // The copy shader moves words of any 32-bit type: only float tensors are narrowed.
+    if (p_.f16 && (shader != "copy" || p_.narrowed(p_.g.value(op().outputs.at(0))))) d.shader += "_f16";
     d.bindings = static_cast<uint32_t>(args.size());
     for (std::size_t a = 0; a < args.size(); ++a)
       if (args[a].texel) d.texel_mask |= 1u << a;
-    d.pipeline = p_.ctx->pipeline(shader, d.bindings, spec, d.texel_mask);
+    d.pipeline = p_.ctx->pipeline(d.shader, d.bindings, spec, d.texel_mask);
     d.args = std::move(args);
     uint64_t groups = std::max<uint64_t>(1, (invocations + 63) / 64);
     uint64_t maxx = p_.ctx->facts().limits.maxComputeWorkGroupCount[0];
@@ -143,10 +175,11 @@ public:
     if (d.gy > p_.ctx->facts().limits.maxComputeWorkGroupCount[1] ||
         d.gz > p_.ctx->facts().limits.maxComputeWorkGroupCount[2])
       throw Exception(graph::describe(op()) + ": too many invocations for one dispatch on " + p_.device_name);
+    const std::string name = d.shader;
     p_.dispatches.push_back(std::move(d));
     auto& row = p_.rows[static_cast<std::size_t>(op_index_)];
     row.optimized_out = false;
-    if (row.exec_type.find(shader) == std::string::npos) row.exec_type += (row.exec_type.empty() ? "vulkan:" : "+") + shader;
+    if (row.exec_type.find(name) == std::string::npos) row.exec_type += (row.exec_type.empty() ? "vulkan:" : "+") + name;
   }
   void alias_output() override {
     auto in = op().inputs.at(0), out = op().outputs.at(0);
@@ -155,7 +188,7 @@ public:
 
 private:
   program& p_;
-  std::vector<std::pair<region_ptr, std::vector<float>>>& uploads_;
+  std::vector<upload>& uploads_;
   int op_index_ = 0;
   std::map<graph::ValueId, int> const_of_value_;
 };
@@ -255,10 +288,11 @@ void vk_executable::build() {
         if (arg.texel) {
           // The pool rounds regions up to >= 256 bytes, so a range rounded up to whole texels
           // stays inside this region; the shaders ignore the padding floats.
-          VkDeviceSize texel = 4ull * arg.texel;
+          VkDeviceSize texel = p_->stored_size(element_type::f32) * arg.texel;
           VkBufferViewCreateInfo vi{VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO};
           vi.buffer = r.buffer;
-          vi.format = arg.texel == 4 ? VK_FORMAT_R32G32B32A32_SFLOAT : VK_FORMAT_R32_SFLOAT;
+          if (p_->f16) vi.format = arg.texel == 4 ? VK_FORMAT_R16G16B16A16_SFLOAT : VK_FORMAT_R16_SFLOAT;
+          else vi.format = arg.texel == 4 ? VK_FORMAT_R32G32B32A32_SFLOAT : VK_FORMAT_R32_SFLOAT;
           vi.offset = r.offset;
           vi.range = (std::max<VkDeviceSize>(r.size, 1) + texel - 1) / texel * texel;
           if (vi.range / texel > ctx.facts().limits.maxTexelBufferElements)
@@ -354,11 +388,20 @@ void vk_executable::run(const std::vector<Tensor>& inputs, std::vector<Tensor>& 
       throw Exception(p_->device_name + ": input '" + v.name + "' must be " + to_string(v.type) + " " +
                       v.shape.to_string() + ", got " + to_string(inputs[i].get_element_type()) + " " +
                       to_string(inputs[i].get_shape()));
-    if (inputs[i].get_byte_size()) std::memcpy(staging_in_[i]->mapped, inputs[i].data(), inputs[i].get_byte_size());
+    if (p_->narrowed(v)) narrow_copy(staging_in_[i]->mapped, inputs[i].data<float>(), static_cast<std::size_t>(inputs[i].get_size()));
+    else if (inputs[i].get_byte_size()) std::memcpy(staging_in_[i]->mapped, inputs[i].data(), inputs[i].get_byte_size());
   }
   auto t1 = clock::now();
-  p_->ctx->submit(cmd_.cb, cmd_.fence);
-  cmd_.wait(p_->device_name);
+  try {
+    p_->ctx->submit(cmd_.cb, cmd_.fence);
+    cmd_.wait(p_->device_name);
+  } catch (const Exception& e) {
+    // The request fails; the command buffer stays recorded, and the fence must be unsignaled
+    // and unused again so that the next request can submit (a hook or driver may have
+    // submitted and still reported an error).
+    cmd_.recover(*p_->ctx);
+    throw Exception(p_->device_name + ": the request failed: " + e.what());
+  }
   auto t2 = clock::now();
   outputs.clear();
   for (std::size_t i = 0; i < g.outputs.size(); ++i) {
@@ -368,7 +411,8 @@ void vk_executable::run(const std::vector<Tensor>& inputs, std::vector<Tensor>& 
       continue;
     }
     Tensor t(v.type, v.shape.to_shape());
-    if (t.get_byte_size()) std::memcpy(t.data(), staging_out_[i]->mapped, t.get_byte_size());
+    if (p_->narrowed(v)) widen_copy(t.data<float>(), staging_out_[i]->mapped, static_cast<std::size_t>(t.get_size()));
+    else if (t.get_byte_size()) std::memcpy(t.data(), staging_out_[i]->mapped, t.get_byte_size());
     outputs.push_back(std::move(t));
   }
   auto t3 = clock::now();
@@ -414,6 +458,27 @@ void vk_executable::run(const std::vector<Tensor>& inputs, std::vector<Tensor>& 
 
 } // namespace
 
+support check_sizes(const graph::Graph& g, const graph::Op& op, uint64_t max_range, const std::string& device_name) {
+  auto bytes_of = [&](graph::ValueId v) -> uint64_t {
+    const auto& val = g.value(v);
+    if (val.constant) return val.constant->get_byte_size();
+    if (!val.shape.rank_known || !val.shape.is_static()) return 0;
+    return static_cast<uint64_t>(shape_size(val.shape.to_shape())) * element_size(val.type);
+  };
+  auto check = [&](graph::ValueId v, const char* what) -> std::string {
+    if (v == graph::no_value) return "";
+    auto n = bytes_of(v);
+    if (n <= max_range) return "";
+    return graph::describe(op) + ": " + what + " '" + g.value(v).name + "' of " + std::to_string(n) +
+           " bytes is larger than " + device_name + "'s largest storage buffer (" + std::to_string(max_range) + " bytes)";
+  };
+  for (auto v : op.inputs)
+    if (auto why = check(v, "input"); !why.empty()) return {false, why};
+  for (auto v : op.outputs)
+    if (auto why = check(v, "output"); !why.empty()) return {false, why};
+  return {true, ""};
+}
+
 void run_once(gpu_context& ctx, const std::function<void(VkCommandBuffer)>& fill) {
   command_set c(ctx);
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
@@ -432,15 +497,23 @@ std::unique_ptr<executable> compile_program(std::shared_ptr<gpu_context> ctx, co
   p->device_name = device_name;
   p->g = g;
   p->profiling = cfg.profiling;
-  if (cfg.inference_precision != element_type::f32)
-    throw Exception(device_name + ": inference_precision " + to_string(cfg.inference_precision) +
-                    " is not supported (f32 only)");
+  if (cfg.inference_precision == element_type::f16) {
+    if (!ctx->facts().fp16)
+      throw Exception("bad value 'f16' for property INFERENCE_PRECISION_HINT of device " + device_name + " ('" +
+                      ctx->facts().name + "'): it lacks shaderFloat16 / storageBuffer16BitAccess / 16-bit texel "
+                      "buffers; allowed: f32");
+    p->f16 = true;
+  } else if (cfg.inference_precision != element_type::f32) {
+    throw Exception("bad value '" + to_string(cfg.inference_precision) + "' for property INFERENCE_PRECISION_HINT of device " +
+                    device_name + "; allowed: f32" + (ctx->facts().fp16 ? ", f16" : ""));
+  }
   const VkDeviceSize max_range = ctx->facts().limits.maxStorageBufferRange;
   p->root.assign(g.values.size(), -1);
   p->bytes.assign(g.values.size(), 0);
   // Check every op and every tensor before anything is allocated.
   for (const auto& op : g.ops) {
     auto s = query_op(g, op);
+    if (s.supported) s = check_sizes(g, op, max_range, device_name);
     if (!s.supported) throw Exception(device_name + ": " + s.reason);
   }
   for (std::size_t v = 0; v < g.values.size(); ++v) {
@@ -452,7 +525,7 @@ std::unique_ptr<executable> compile_program(std::shared_ptr<gpu_context> ctx, co
       continue;
     }
     if (!val.shape.rank_known || !val.shape.is_static()) continue;
-    p->bytes[v] = value_bytes(val);
+    p->bytes[v] = value_bytes(*p, val);
     if (p->bytes[v] > max_range)
       throw Exception(device_name + ": tensor '" + val.name + "' of " + std::to_string(p->bytes[v]) +
                       " bytes exceeds the device's largest storage buffer (" + std::to_string(max_range) + " bytes)");
@@ -466,7 +539,7 @@ std::unique_ptr<executable> compile_program(std::shared_ptr<gpu_context> ctx, co
       if (v != graph::no_value) p->root[static_cast<std::size_t>(v)] = v;
   for (const auto& op : g.ops) p->rows.push_back({op.name, op.type, "", true});
 
-  std::vector<std::pair<region_ptr, std::vector<float>>> uploads;
+  std::vector<upload> uploads;
   builder b(*p, uploads);
   for (std::size_t i = 0; i < g.ops.size(); ++i) {
     b.set_op(static_cast<int>(i));
@@ -475,15 +548,16 @@ std::unique_ptr<executable> compile_program(std::shared_ptr<gpu_context> ctx, co
   // Constants (weights, folded BatchNorm, reordered filters): uploaded once, through staging.
   if (!uploads.empty()) {
     std::vector<region_ptr> staging;
-    for (auto& [dst, data] : uploads) {
-      auto s = ctx->staging_memory().allocate(std::max<VkDeviceSize>(data.size() * 4, 4));
-      if (!data.empty()) std::memcpy(s->mapped, data.data(), data.size() * 4);
+    for (auto& [dst, data, narrow] : uploads) {
+      auto s = ctx->staging_memory().allocate(std::max<VkDeviceSize>(data.size() * (narrow ? 2 : 4), 4));
+      if (narrow) narrow_copy(s->mapped, data.data(), data.size());
+      else if (!data.empty()) std::memcpy(s->mapped, data.data(), data.size() * 4);
       staging.push_back(s);
     }
     run_once(*ctx, [&](VkCommandBuffer cb) {
       for (std::size_t i = 0; i < uploads.size(); ++i) {
-        VkBufferCopy c{staging[i]->offset, uploads[i].first->offset, staging[i]->size};
-        vkCmdCopyBuffer(cb, staging[i]->buffer, uploads[i].first->buffer, 1, &c);
+        VkBufferCopy c{staging[i]->offset, uploads[i].dst->offset, staging[i]->size};
+        vkCmdCopyBuffer(cb, staging[i]->buffer, uploads[i].dst->buffer, 1, &c);
       }
       barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
               VK_ACCESS_SHADER_READ_BIT);

@@ -24,28 +24,13 @@ std::map<std::string, std::string> vulkan_device::info() const {
           {"VULKAN_API_VERSION", std::to_string(VK_API_VERSION_MAJOR(f.api_version)) + "." +
                                      std::to_string(VK_API_VERSION_MINOR(f.api_version)) + "." +
                                      std::to_string(VK_API_VERSION_PATCH(f.api_version))},
-          {"OPTIMIZATION_CAPABILITIES", "FP32"}};
+          {"OPTIMIZATION_CAPABILITIES", f.fp16 ? "FP32 FP16" : "FP32"}};
 }
 
 support vulkan_device::query(const graph::Graph& g, const graph::Op& op) const {
   auto s = query_op(g, op);
   if (!s.supported) return s;
-  const auto max_range = ctx_->facts().limits.maxStorageBufferRange;
-  auto too_big = [&](graph::ValueId v) -> bool {
-    if (v == graph::no_value) return false;
-    const auto& val = g.value(v);
-    auto bytes = val.constant ? val.constant->get_byte_size()
-                              : static_cast<std::size_t>(shape_size(val.shape.to_shape())) * element_size(val.type);
-    return bytes > max_range;
-  };
-  for (auto v : op.inputs)
-    if (too_big(v))
-      return {false, graph::describe(op) + ": input '" + g.value(v).name + "' is larger than " + name_ +
-                         "'s largest storage buffer (" + std::to_string(max_range) + " bytes)"};
-  for (auto v : op.outputs)
-    if (too_big(v))
-      return {false, graph::describe(op) + ": output '" + g.value(v).name + "' is larger than " + name_ +
-                         "'s largest storage buffer (" + std::to_string(max_range) + " bytes)"};
+  return check_sizes(g, op, ctx_->facts().limits.maxStorageBufferRange, name_);
   return s;
 }
 
