@@ -23,11 +23,12 @@ bool parse_int(const Any& v, int& out) {
   }
 }
 
-bool cpu_has_bf16(const kernels::device& dev) {
+bool has_capability(const kernels::device& dev, const std::string& cap) {
   auto info = dev.info();
   auto it = info.find("OPTIMIZATION_CAPABILITIES");
-  return it != info.end() && it->second.find("BF16") != std::string::npos;
+  return it != info.end() && (" " + it->second + " ").find(" " + cap + " ") != std::string::npos;
 }
+bool cpu_has_bf16(const kernels::device& dev) { return has_capability(dev, "BF16"); }
 
 const std::vector<std::string>& common_readonly() {
   static const std::vector<std::string> p{"AVAILABLE_DEVICES", "FULL_DEVICE_NAME", "SUPPORTED_PROPERTIES",
@@ -97,9 +98,13 @@ void validate_property(const std::string& d, const kernels::device& dev, const s
       throw Exception("bad value '" + s + "' for property " + name + " of device " + d + ": this " + d +
                       " has no bf16 support; allowed: f32");
     }
-    if (kind == device_kind::gpu && (s == "f16" || s == "float16"))
-      throw Exception("bad value '" + s + "' for property " + name + " of device " + d +
-                      ": the GPU shaders compute in f32 only (no f16 variants yet); allowed: f32");
+    if (kind == device_kind::gpu && (s == "f16" || s == "float16")) {
+      // f16 storage needs shaderFloat16 + storageBuffer16BitAccess (the device lists FP16 then).
+      if (has_capability(dev, "FP16")) return;
+      throw Exception("bad value '" + s + "' for property " + name + " of device " + d + " (" +
+                      dev.info()["FULL_DEVICE_NAME"] +
+                      "): it lacks shaderFloat16 / storageBuffer16BitAccess; allowed: f32");
+    }
     bad_value(d, name, v, bf16 ? "f32, bf16" : "f32");
   } else if (name == "PERF_COUNT") {
     const auto& s = v.as_string();

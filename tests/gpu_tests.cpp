@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -303,8 +304,13 @@ BOOST_AUTO_TEST_CASE(gpu_properties_are_validated_and_kept_per_device, *utf::pre
   Core core;
   require_gpu(core);
   auto model = core.read_model(add_relu_model());
-  expect_error([&] { core.compile_model(model, "GPU", {inference_precision(element_type::f16)}); },
-               {"INFERENCE_PRECISION_HINT", "'f16'", "GPU", "f32"});
+  if (core.get_property("GPU", "FP16_SUPPORTED").as_string() == "YES") {
+    auto f16 = core.compile_model(model, "GPU", {inference_precision(element_type::f16)});
+    BOOST_TEST(f16.get_property("INFERENCE_PRECISION_HINT").as_string() == "f16");
+  } else {
+    expect_error([&] { core.compile_model(model, "GPU", {inference_precision(element_type::f16)}); },
+                 {"INFERENCE_PRECISION_HINT", "'f16'", "GPU", "shaderFloat16", "f32"});
+  }
   expect_error([&] { core.compile_model(model, "GPU", {inference_precision(element_type::bf16)}); },
                {"INFERENCE_PRECISION_HINT", "'bf16'", "GPU"});
   expect_error([&] { core.compile_model(model, "GPU", {{"INFERENCE_NUM_THREADS", "2"}}); },
@@ -417,6 +423,28 @@ BOOST_AUTO_TEST_CASE(an_op_the_gpu_lacks_names_op_node_and_device, *utf::precond
   expect_error([&] { core.compile_model(nz_model, "GPU.0"); }, {"NonZero", "my_nonzero", "GPU.0"});
 }
 
+BOOST_AUTO_TEST_CASE(a_tensor_larger_than_the_gpu_allows_is_a_clear_error, *utf::precondition(gpu_present())) {
+  Core core;
+  require_gpu(core);
+  tiny_onnx::model_builder b;
+  b.input("x", {1, 64, 1024, 1024}).output("y", {1, 64, 1024, 1024}); // 256 MiB: lavapipe allows 128 MiB
+  b.node("Relu", {"x"}, {"y"}, "big_relu");
+  auto model = core.read_model(b.write(temp_file("big_relu.onnx")));
+  const std::string limit = core.get_property("GPU.0", "FULL_DEVICE_NAME").as_string().find("llvmpipe") != std::string::npos
+                                ? "134217728"
+                                : "bytes)";
+  expect_error([&] { core.compile_model(model, "GPU.0"); },
+               {"Relu", "big_relu", "'x'", "268435456 bytes", limit, "GPU.0", "largest storage buffer"});
+  // The device is still fine afterwards.
+  auto small = core.compile_model(core.read_model(add_relu_model()), "GPU.0");
+  auto request = small.create_infer_request();
+  request.set_input_tensor(0, ramp({1, 64}, 1, -10));
+  request.set_input_tensor(1, ramp({1, 64}, 0, 1));
+  request.infer();
+  BOOST_TEST(request.get_output_tensor().data<float>()[0] == 0.0f);
+  BOOST_TEST(request.get_output_tensor().data<float>()[20] == 11.0f);
+}
+
 BOOST_AUTO_TEST_CASE(query_model_agrees_with_compile, *utf::precondition(gpu_present())) {
   Core core;
   require_gpu(core);
@@ -430,6 +458,34 @@ BOOST_AUTO_TEST_CASE(query_model_agrees_with_compile, *utf::precondition(gpu_pre
 }
 
 // ---- real models ---------------------------------------------------------------------------
+
+/// INFERENCE_PRECISION_HINT=f16 (float16 tensors and weights on the device, f32 arithmetic and
+/// f32 at the boundary) against onnxruntime's f32 output: max|gpu - ref| / max|ref|.
+void check_model_on_gpu_f16(const model_case& c, double bound) {
+  Core core;
+  require_gpu(core);
+  if (core.get_property("GPU", "FP16_SUPPORTED").as_string() != "YES") {
+    BOOST_TEST_MESSAGE("GPU.0 lacks f16: " << c.model << " not run in f16");
+    BOOST_TEST(core.get_property("GPU", "FULL_DEVICE_NAME").as_string().find("llvmpipe") == std::string::npos,
+               "lavapipe has shaderFloat16 + storageBuffer16BitAccess");
+    return;
+  }
+  auto got = run_model(core, c, "GPU", {inference_precision(element_type::f16)});
+  auto ref = ref_output(c);
+  BOOST_TEST_REQUIRE(got.size() == ref.size());
+  double worst = 0, top = 0;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    worst = std::max(worst, std::abs(double(got[i]) - ref[i]));
+    top = std::max(top, std::abs(double(ref[i])));
+  }
+  std::cout << c.model << " " << c.tag << " on GPU in f16 vs onnxruntime: max error " << worst << ", max|ref| " << top
+            << ", relative " << worst / top << "\n";
+  BOOST_TEST(worst / top <= bound, c.model << " in f16: max error / max|ref| = " << worst / top);
+  BOOST_TEST(worst / top > 0.0, "f16 storage must round something"); // it really ran narrowed
+}
+
+BOOST_AUTO_TEST_CASE(cls_on_gpu_in_f16, *utf::precondition(gpu_present())) { check_model_on_gpu_f16(cls, 2e-2); }
+BOOST_AUTO_TEST_CASE(rec_on_gpu_in_f16, *utf::precondition(gpu_present())) { check_model_on_gpu_f16(rec, 5e-2); }
 
 BOOST_AUTO_TEST_CASE(cls_on_gpu, *utf::precondition(gpu_present())) { check_model_on_gpu(cls); }
 BOOST_AUTO_TEST_CASE(rec_on_gpu, *utf::precondition(gpu_present())) { check_model_on_gpu(rec); }
@@ -498,7 +554,10 @@ BOOST_AUTO_TEST_CASE(cli_devices_run_bench_query_on_gpu, *utf::precondition(gpu_
   BOOST_TEST(code == 0, out);
   BOOST_TEST(out.find("supported by GPU") != std::string::npos, out);
 
+  // f16 where the device has it (lavapipe does); bf16 never on a GPU.
   std::tie(code, out) = troupe_cli("bench -m " + model + " -d GPU -shape x[1,3,48,192] -niter 1 -ip f16");
+  BOOST_TEST(code == 0, out);
+  std::tie(code, out) = troupe_cli("bench -m " + model + " -d GPU -shape x[1,3,48,192] -niter 1 -ip bf16");
   BOOST_TEST(code != 0, out);
   BOOST_TEST(out.find("INFERENCE_PRECISION_HINT") != std::string::npos, out);
 }
