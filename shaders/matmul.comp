@@ -2,8 +2,11 @@
 // Batched MatMul / Gemm: Y[b] = act(ALPHA * A[b] x B[b] + BETA * bias). Layouts and
 // transposes are strides (specialization constants), up to 4 batch dims with per-input
 // batch strides (0 = broadcast). Register blocking: each invocation computes a 4x4 block of Y.
+// A, B and Y are r32f texel buffers (lavapipe gathers texel loads; a storage-buffer load is a
+// loop over the SIMD lanes), the bias a storage buffer (read once per output).
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
+#extension GL_EXT_control_flow_attributes : require
 
 layout(constant_id = 0) const uint M = 1;
 layout(constant_id = 1) const uint N = 1;
@@ -30,10 +33,10 @@ layout(constant_id = 21) const bool HAS_BIAS = false;
 layout(constant_id = 22) const uint SCM = 0;   // bias element (m, n) at m*SCM + n*SCN
 layout(constant_id = 23) const uint SCN = 0;
 
-layout(set = 0, binding = 0) readonly buffer A { SFLOAT a[]; };
-layout(set = 0, binding = 1) readonly buffer Bm { SFLOAT bm[]; };
+layout(set = 0, binding = 0, FMT1) readonly uniform imageBuffer A;
+layout(set = 0, binding = 1, FMT1) readonly uniform imageBuffer Bm;
 layout(set = 0, binding = 2) readonly buffer Bias { SFLOAT bias[]; };
-layout(set = 0, binding = 3) writeonly buffer Y { SFLOAT y[]; };
+layout(set = 0, binding = 3, FMT1) writeonly uniform imageBuffer Y;
 
 const uint MB = (M + 3) / 4;
 const uint NB = (N + 3) / 4;
@@ -54,16 +57,18 @@ void main() {
   uint ybatch = (r / MB) * M * N;
   uint m0 = mb * 4, n0 = nb * 4;
   // Rows/columns past the edge read a clamped (valid) index and are not stored.
-  uint ar[4], bc[4];
-  for (uint i = 0; i < 4; ++i) {
-    ar[i] = abase + min(m0 + i, M - 1) * SAM;
-    bc[i] = bbase + min(n0 + i, N - 1) * SBN;
+  int ar[4], bc[4];
+  [[unroll]] for (uint i = 0; i < 4; ++i) {
+    ar[i] = int(abase + min(m0 + i, M - 1) * SAM);
+    bc[i] = int(bbase + min(n0 + i, N - 1) * SBN);
   }
   vec4 acc[4];
-  for (uint i = 0; i < 4; ++i) acc[i] = vec4(0.0);
+  [[unroll]] for (uint i = 0; i < 4; ++i) acc[i] = vec4(0.0);
   for (uint k = 0; k < K; ++k) {
-    vec4 bv = vec4(bm[bc[0] + k * SBK], bm[bc[1] + k * SBK], bm[bc[2] + k * SBK], bm[bc[3] + k * SBK]);
-    for (uint i = 0; i < 4; ++i) acc[i] += a[ar[i] + k * SAK] * bv;
+    int bk = int(k * SBK), ak = int(k * SAK);
+    vec4 bv = vec4(imageLoad(Bm, bc[0] + bk).x, imageLoad(Bm, bc[1] + bk).x, imageLoad(Bm, bc[2] + bk).x,
+                   imageLoad(Bm, bc[3] + bk).x);
+    [[unroll]] for (uint i = 0; i < 4; ++i) acc[i] += imageLoad(A, ar[i] + ak).x * bv;
   }
   for (uint i = 0; i < 4; ++i) {
     uint m = m0 + i;
@@ -73,7 +78,7 @@ void main() {
       if (n >= N) break;
       float v = ALPHA * acc[i][j];
       if (HAS_BIAS) v += BETA * bias[m * SCM + n * SCN];
-      y[ybatch + m * N + n] = SFLOAT(activate(v));
+      imageStore(Y, int(ybatch + m * N + n), vec4(activate(v)));
     }
   }
 }

@@ -127,7 +127,8 @@ void add_matmul_rules(rule_table& t) {
                    spec_map spec = mm_spec(p);
                    add_activation(op, spec);
                    buffer_ref a = b.input(0);
-                   b.dispatch("matmul", std::move(spec), {a, b.input(1), a, b.output(0)}, invocations(p));
+                   b.dispatch("matmul", std::move(spec), {texels(a, 1), texels(b.input(1), 1), a, texels(b.output(0), 1)},
+                              invocations(p));
                  }};
 
   t["Gemm"] = {[](const graph::Graph& g, const graph::Op& op) {
@@ -165,7 +166,8 @@ void add_matmul_rules(rule_table& t) {
                    c = b.input(2);
                  }
                  add_activation(op, spec);
-                 b.dispatch("matmul", std::move(spec), {ar, b.input(1), c, b.output(0)}, invocations(p));
+                 b.dispatch("matmul", std::move(spec), {texels(ar, 1), texels(b.input(1), 1), c, texels(b.output(0), 1)},
+                            invocations(p));
                }};
 }
 
