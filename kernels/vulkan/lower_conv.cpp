@@ -143,7 +143,7 @@ void add_conv_rules(rule_table& t) {
                  int64_t row_owb = ob == 8 ? 4 : 8; // 8x8 accumulators spill on lavapipe
                  int64_t lead_off = (c.pads[1] + 3) / 4 * 4 - c.pads[1];
                  // (and enough output blocks to fill a workgroup of 64: tiny maps keep 4 columns)
-                 bool row = c.s[1] == 1 && c.x[3] % 4 == 0 && c.y[2] * ((c.y[3] + row_owb - 1) / row_owb) >= 64 &&
+                 bool row = c.s[1] == 1 && c.x[3] % 4 == 0 && c.y[2] * ((c.y[3] + row_owb - 1) / row_owb) >= 48 &&
                             (lead_off + row_owb + (c.k[1] - 1) * c.d[1] + 3) / 4 <= row_maxt;
                  if (row) {
                    uint64_t inv = static_cast<uint64_t>(c.y[2] * ((c.y[3] + row_owb - 1) / row_owb));
