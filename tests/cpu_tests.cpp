@@ -219,9 +219,54 @@ BOOST_AUTO_TEST_CASE(conv_chain_keeps_blocked_layout) {
   b.output(cat);
   b.output(g);
   auto prof = check(b.g);
-  BOOST_TEST(used_onednn(prof, "Add"));
+  BOOST_TEST(used_onednn(prof, "Conv"));
   BOOST_TEST(used_onednn(prof, "Concat"));
   BOOST_TEST(used_onednn(prof, "MaxPool"));
+}
+
+BOOST_AUTO_TEST_CASE(post_op_chains) {
+  // LearnableAffineBlock (scalar Mul, Add), activation, per-channel bias, BatchNormalization,
+  // residual Add: each folded into the producer and checked against the reference.
+  auto scalar_chain = [](builder& b, ValueId y) {
+    y = b.op("Mul", {b.scalar(1.5f), y});
+    y = b.op("Add", {y, b.scalar(-0.25f)}, {{"activation", std::string("HardSwish")}});
+    y = b.op("Mul", {y, b.scalar(0.75f)});
+    return b.op("Sub", {y, b.scalar(0.5f)});
+  };
+  {
+    builder b;
+    auto x = b.input({1, 24, 12, 12});
+    auto c = b.op("Conv", {x, b.weights({24, 24, 1, 1}), b.weights({24})});
+    auto y = scalar_chain(b, c);
+    auto d = b.op("Conv", {y, b.weights({24, 1, 3, 3}), b.weights({24})}, {{"group", int64_t(24)}, {"pads", ints{1, 1, 1, 1}}});
+    d = scalar_chain(b, d);
+    b.output(b.op("Add", {x, d}));
+    auto prof = check(b.g);
+    BOOST_TEST(prof.size() < b.g.ops.size(), "steps: " << prof.size()); // something was folded
+  }
+  {
+    builder b;
+    auto x = b.input({1, 24, 10, 10});
+    auto t = b.op("ConvTranspose", {x, b.weights({24, 24, 2, 2})}, {{"strides", ints{2, 2}}});
+    t = b.op("Add", {t, b.weights({1, 24, 1, 1})});
+    Tensor var = random_tensor({24}, 77);
+    for (int i = 0; i < 24; ++i) var.data<float>()[i] = std::abs(var.data<float>()[i]) + 0.1f;
+    t = b.op("BatchNormalization", {t, b.weights({24}), b.weights({24}), b.weights({24}), b.constant(var)});
+    t = b.op("Relu", {t});
+    auto u = b.op("ConvTranspose", {t, b.weights({24, 1, 2, 2})}, {{"strides", ints{2, 2}}});
+    b.output(b.op("Sigmoid", {b.op("Add", {u, b.weights({1, 1, 1, 1})})}));
+    check(b.g);
+  }
+  {
+    // A value read twice, or a graph output, is never folded away.
+    builder b;
+    auto x = b.input({1, 16, 8, 8});
+    auto c = b.op("Conv", {x, b.weights({16, 16, 1, 1})});
+    auto m = b.op("Mul", {c, b.scalar(2.f)});
+    b.output(m);
+    b.output(b.op("Add", {m, c}));
+    check(b.g);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(conv_transpose) {

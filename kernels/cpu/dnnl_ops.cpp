@@ -11,18 +11,8 @@
 
 namespace troupe::kernels::cpu {
 
-namespace {
-
 using dnnl::algorithm;
-using dnnl::prop_kind;
-using tag = memory::format_tag;
-using dt = memory::data_type;
 using graph::Op;
-using graph::ValueId;
-
-memory::dims to_dims(const Shape& s) { return memory::dims(s.begin(), s.end()); }
-
-bool is_f32(const plan_builder& b, ValueId v) { return v != graph::no_value && b.val(v).type == element_type::f32; }
 
 /// Fused activation (graph::fuse_activations) as eltwise post-ops; false when unknown.
 bool activation_post_ops(const Op& op, dnnl::post_ops& po) {
@@ -44,7 +34,19 @@ bool activation_post_ops(const Op& op, dnnl::post_ops& po) {
   return true;
 }
 
-/// Attributes with the op's fused activation; false when it cannot be expressed.
+namespace {
+
+using dnnl::prop_kind;
+using tag = memory::format_tag;
+using dt = memory::data_type;
+using graph::ValueId;
+
+memory::dims to_dims(const Shape& s) { return memory::dims(s.begin(), s.end()); }
+
+bool is_f32(const plan_builder& b, ValueId v) { return v != graph::no_value && b.val(v).type == element_type::f32; }
+
+} // namespace
+
 bool make_attr(const Op& op, dnnl::primitive_attr& attr) {
   attr = plan_builder::base_attr();
   dnnl::post_ops po;
@@ -52,6 +54,34 @@ bool make_attr(const Op& op, dnnl::primitive_attr& attr) {
   if (po.len() > 0) attr.set_post_ops(po);
   return true;
 }
+
+namespace {
+
+/// The primitive descriptor with the op's activation and the ops chained after it as
+/// post-ops; without the chain when oneDNN refuses it or would run it on a reference path.
+template <class PD, class F>
+PD with_chain(plan_builder& b, const Op& op, post_chain& ch, F make) {
+  dnnl::primitive_attr attr;
+  if (!make_attr(op, attr)) throw dnnl::error(dnnl_unimplemented, "activation");
+  PD plain_pd = make(attr);
+  ch = b.chain_post_ops(op.outputs[0], attr.get_post_ops(), op.type != "ConvTranspose");
+  if (!ch.fused_ops.empty()) {
+    try {
+      dnnl::primitive_attr a;
+      make_attr(op, a);
+      a.set_post_ops(ch.po);
+      PD pd = make(a);
+      // Only when the same kernel takes the post-ops: other implementations (gemm-based
+      // convolution) are slower and gave wrong results with binary post-ops in oneDNN 2.6.
+      if (std::string(pd.impl_info_str()) == plain_pd.impl_info_str()) return pd;
+    } catch (const dnnl::error&) {
+    }
+    ch = post_chain{};
+    ch.out = op.outputs[0];
+  }
+  return plain_pd;
+}
+
 
 /// Spatial geometry of Conv/ConvTranspose/pools.
 struct window {
@@ -109,11 +139,15 @@ bool build_conv(plan_builder& b, const Op& op) {
   if (!make_attr(op, attr)) return false;
   dnnl::convolution_forward::desc d(prop_kind::forward_inference, algorithm::convolution_direct, src_md, w_md,
                                     bias_md, dst_md, w.strides, w.dil, w.pad_l, w.pad_r);
-  dnnl::convolution_forward::primitive_desc pd(d, attr, b.p.eng);
+  post_chain ch;
+  auto pd = with_chain<dnnl::convolution_forward::primitive_desc>(
+      b, op, ch, [&](const dnnl::primitive_attr& a) { return dnnl::convolution_forward::primitive_desc(d, a, b.p.eng); });
   std::vector<binding> args{{DNNL_ARG_SRC, b.input(X, pd.src_desc()), pd.src_desc()},
                             {DNNL_ARG_WEIGHTS, b.input(W, pd.weights_desc()), pd.weights_desc()}};
   if (B != graph::no_value) args.push_back({DNNL_ARG_BIAS, b.input(B, pd.bias_desc()), pd.bias_desc()});
-  args.push_back({DNNL_ARG_DST, b.output(Y, pd.dst_desc()), pd.dst_desc()});
+  args.insert(args.end(), ch.args.begin(), ch.args.end());
+  args.push_back({DNNL_ARG_DST, b.output(ch.out, pd.dst_desc()), pd.dst_desc()});
+  b.commit(ch);
   b.add_dnnl(op, pd, dnnl::convolution_forward(pd), std::move(args));
   return true;
 }
@@ -160,11 +194,15 @@ bool build_conv_transpose(plan_builder& b, const Op& op) {
   if (!make_attr(op, attr)) return false;
   dnnl::deconvolution_forward::desc d(prop_kind::forward_inference, algorithm::deconvolution_direct, src_md, w_md,
                                       bias_md, dst_md, w.strides, w.dil, w.pad_l, w.pad_r);
-  dnnl::deconvolution_forward::primitive_desc pd(d, attr, b.p.eng);
+  post_chain ch;
+  auto pd = with_chain<dnnl::deconvolution_forward::primitive_desc>(
+      b, op, ch, [&](const dnnl::primitive_attr& a) { return dnnl::deconvolution_forward::primitive_desc(d, a, b.p.eng); });
   std::vector<binding> args{{DNNL_ARG_SRC, b.input(X, pd.src_desc()), pd.src_desc()},
                             {DNNL_ARG_WEIGHTS, b.input(W, pd.weights_desc(), &w_view), pd.weights_desc()}};
   if (B != graph::no_value) args.push_back({DNNL_ARG_BIAS, b.input(B, pd.bias_desc()), pd.bias_desc()});
-  args.push_back({DNNL_ARG_DST, b.output(Y, pd.dst_desc()), pd.dst_desc()});
+  args.insert(args.end(), ch.args.begin(), ch.args.end());
+  args.push_back({DNNL_ARG_DST, b.output(ch.out, pd.dst_desc()), pd.dst_desc()});
+  b.commit(ch);
   b.add_dnnl(op, pd, dnnl::deconvolution_forward(pd), std::move(args));
   return true;
 }
@@ -188,10 +226,14 @@ bool build_matmul(plan_builder& b, const Op& op) {
   dnnl::primitive_attr attr;
   if (!make_attr(op, attr)) return false;
   dnnl::matmul::desc d(src_md, w_md, dst_md);
-  dnnl::matmul::primitive_desc pd(d, attr, b.p.eng);
+  post_chain ch;
+  auto pd = with_chain<dnnl::matmul::primitive_desc>(
+      b, op, ch, [&](const dnnl::primitive_attr& a) { return dnnl::matmul::primitive_desc(d, a, b.p.eng); });
   std::vector<binding> args{{DNNL_ARG_SRC, b.input(A, pd.src_desc()), pd.src_desc()},
                             {DNNL_ARG_WEIGHTS, b.input(Bv, pd.weights_desc()), pd.weights_desc()}};
-  args.push_back({DNNL_ARG_DST, b.output(Y, b.plain(Y)), pd.dst_desc()});
+  args.insert(args.end(), ch.args.begin(), ch.args.end());
+  args.push_back({DNNL_ARG_DST, b.output(ch.out, b.plain(ch.out)), pd.dst_desc()});
+  b.commit(ch);
   b.add_dnnl(op, pd, dnnl::matmul(pd), std::move(args));
   return true;
 }
@@ -223,11 +265,17 @@ bool build_gemm(plan_builder& b, const Op& op) {
   if (!make_attr(op, attr)) return false;
   if (alpha != 1.f) attr.set_output_scales(0, {alpha});
   dnnl::matmul::desc d(src_md, w_md, bias_md, plain_md(ys, dt::f32));
-  dnnl::matmul::primitive_desc pd(d, attr, b.p.eng);
+  post_chain ch;
+  auto pd = with_chain<dnnl::matmul::primitive_desc>(
+      b, op, ch, [&](dnnl::primitive_attr a) {
+        if (alpha != 1.f) a.set_output_scales(0, {alpha});
+        return dnnl::matmul::primitive_desc(d, a, b.p.eng); });
   std::vector<binding> args{{DNNL_ARG_SRC, b.input(A, pd.src_desc(), &a_view), pd.src_desc()},
                             {DNNL_ARG_WEIGHTS, b.input(Bv, pd.weights_desc(), &b_view), pd.weights_desc()}};
   if (C != graph::no_value) args.push_back({DNNL_ARG_BIAS, b.input(C, pd.bias_desc()), pd.bias_desc()});
-  args.push_back({DNNL_ARG_DST, b.output(Y, b.plain(Y)), pd.dst_desc()});
+  args.insert(args.end(), ch.args.begin(), ch.args.end());
+  args.push_back({DNNL_ARG_DST, b.output(ch.out, b.plain(ch.out)), pd.dst_desc()});
+  b.commit(ch);
   b.add_dnnl(op, pd, dnnl::matmul(pd), std::move(args));
   return true;
 }
@@ -393,10 +441,16 @@ bool build_binary(plan_builder& b, const Op& op) {
   if (!make_attr(op, attr)) return false;
   memory::desc dst_md = src0_md;
   dnnl::binary::primitive_desc pd;
+  post_chain ch;
   try {
-    pd = dnnl::binary::primitive_desc(dnnl::binary::desc(alg, src0_md, src1_md, dst_md), attr, b.p.eng);
-    if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) throw dnnl::error(dnnl_unimplemented, "slow");
+    pd = with_chain<dnnl::binary::primitive_desc>(b, op, ch, [&](const dnnl::primitive_attr& a) {
+      dnnl::binary::primitive_desc r(dnnl::binary::desc(alg, src0_md, src1_md, dst_md), a, b.p.eng);
+      if (std::string(r.impl_info_str()).rfind("ref", 0) == 0) throw dnnl::error(dnnl_unimplemented, "slow");
+      return r;
+    });
   } catch (const dnnl::error&) {
+    ch = post_chain{};
+    ch.out = Y;
     // Mixed layouts oneDNN rejects: both plain.
     src0_md = plain_md(ys, dt::f32);
     src1_md = plain_md(bs, dt::f32);
@@ -404,7 +458,9 @@ bool build_binary(plan_builder& b, const Op& op) {
   }
   std::vector<binding> args{{DNNL_ARG_SRC_0, b.input(A, pd.src_desc(0)), pd.src_desc(0)},
                             {DNNL_ARG_SRC_1, b.input(Bv, pd.src_desc(1)), pd.src_desc(1)}};
-  args.push_back({DNNL_ARG_DST, b.output(Y, pd.dst_desc()), pd.dst_desc()});
+  args.insert(args.end(), ch.args.begin(), ch.args.end());
+  args.push_back({DNNL_ARG_DST, b.output(ch.out, pd.dst_desc()), pd.dst_desc()});
+  b.commit(ch);
   b.add_dnnl(op, pd, dnnl::binary(pd), std::move(args));
   return true;
 }

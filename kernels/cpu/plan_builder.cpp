@@ -33,6 +33,13 @@ memory::desc plain_md(const Shape& s, memory::data_type dt) {
 
 plan_builder::plan_builder(const graph::Graph& graph, plan& pl, element_type prec)
     : g(graph), p(pl), precision(prec), compile_stream(pl.eng) {
+  readers_.resize(g.values.size());
+  is_output_.assign(g.values.size(), false);
+  fused_.assign(g.ops.size(), false);
+  for (std::size_t k = 0; k < g.ops.size(); ++k)
+    for (auto v : g.ops[k].inputs)
+      if (v != graph::no_value) readers_[static_cast<std::size_t>(v)].push_back(k);
+  for (auto v : g.outputs) is_output_[static_cast<std::size_t>(v)] = true;
   home_.assign(g.values.size(), -1);
   md_.assign(g.values.size(), memory::desc());
   scratch_buf_ = add_buffer(0);
@@ -224,6 +231,7 @@ std::shared_ptr<const plan> build_plan(const graph::Graph& g, int num_threads, e
   try {
     plan_builder b(g, *p, precision);
     for (const auto& op : g.ops) {
+      if (b.fused(b.index_of(op))) continue;
       if (reference::interpreter::is_dynamic(g, op)) {
         b.add_dynamic(op);
         if (!p->graph) p->graph = std::make_shared<const graph::Graph>(g);
@@ -237,6 +245,13 @@ std::shared_ptr<const plan> build_plan(const graph::Graph& g, int num_threads, e
         if (std::getenv("TROUPE_CPU_VERBOSE")) std::fprintf(stderr, "%s: oneDNN: %s\n", graph::describe(op).c_str(), e.what());
       }
       if (!done) b.add_reference(op);
+      if (std::getenv("TROUPE_CPU_VERBOSE")) {
+        std::string io;
+        for (auto v : op.inputs) io.append(" ").append(v == graph::no_value ? "-" : g.value(v).shape.to_string());
+        io.append(" ->");
+        for (auto v : op.outputs) io.append(" ").append(v == graph::no_value ? "-" : g.value(v).shape.to_string());
+        std::fprintf(stderr, "op %s:%s %s\n", graph::describe(op).c_str(), io.c_str(), p->steps.back().exec_type.c_str());
+      }
     }
     for (auto v : g.outputs) {
       bool dyn = b.is_dynamic(v);

@@ -14,6 +14,14 @@ memory::data_type dnnl_type(element_type t);
 /// Dense row-major descriptor (a rank-0 shape becomes [1]).
 memory::desc plain_md(const Shape& s, memory::data_type dt);
 
+/// Ops after a primitive that oneDNN applies as its post-ops, so their values never exist.
+struct post_chain {
+  dnnl::post_ops po;
+  std::vector<binding> args;             ///< post-op operands (binary src1)
+  graph::ValueId out = graph::no_value;  ///< the value the primitive now produces
+  std::vector<std::size_t> fused_ops;    ///< indices of the absorbed ops
+};
+
 class plan_builder {
 public:
   plan_builder(const graph::Graph& g, plan& p, element_type precision);
@@ -47,10 +55,24 @@ public:
   /// A non-constant value whose shape is known only at run time.
   bool is_dynamic(graph::ValueId v) const { return !val(v).constant && !val(v).shape.is_static(); }
   int add_buffer(std::size_t bytes);
+  /// A constant made at plan time (folded post-op operands), shared by all clones.
+  int const_buffer(const Tensor& t);
+  /// Follows `y` (an f32 output of the op at `producer`) through single-reader ops that fold
+  /// into post-ops: scalar/per-channel constant Mul/Add/Sub/Div, BatchNormalization,
+  /// activations and a residual Add of an already computed same-shape value. `po` already
+  /// holds the producer's own post-ops. Nothing is marked fused until commit().
+  /// `binary_ok`: false where binary post-ops are slow (oneDNN 2.6 deconvolution).
+  post_chain chain_post_ops(graph::ValueId y, dnnl::post_ops po, bool binary_ok = true) const;
+  void commit(const post_chain& c);
+  bool fused(std::size_t op_index) const { return fused_.at(op_index); }
+  std::size_t index_of(const graph::Op& op) const { return static_cast<std::size_t>(&op - g.ops.data()); }
   /// Attributes every primitive is created with (user scratchpad).
   static dnnl::primitive_attr base_attr();
 
 private:
+  std::vector<std::vector<std::size_t>> readers_; ///< per value: ops reading it
+  std::vector<bool> is_output_;     ///< per value: a graph output
+  std::vector<bool> fused_;         ///< per op: absorbed into an earlier primitive
   std::vector<int> home_;           ///< buffer of each value in its native layout
   std::vector<memory::desc> md_;    ///< that layout
   std::vector<std::tuple<graph::ValueId, memory::desc, int>> alt_; ///< reordered copies
@@ -59,6 +81,10 @@ private:
   friend std::shared_ptr<const plan> build_plan(const graph::Graph&, int, element_type, bool);
 };
 
+/// The op's fused activation attr as eltwise post-ops; false when oneDNN cannot express it.
+bool activation_post_ops(const graph::Op& op, dnnl::post_ops& po);
+/// Attributes every primitive of `op` is created with, its fused activation included.
+bool make_attr(const graph::Op& op, dnnl::primitive_attr& attr);
 /// Tries to build `op` with oneDNN; false (nothing added) when oneDNN cannot run it as asked.
 bool build_dnnl_op(plan_builder& b, const graph::Op& op);
 /// Whether the oneDNN path handles this op type with these element types at all.
