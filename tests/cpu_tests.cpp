@@ -281,6 +281,21 @@ BOOST_AUTO_TEST_CASE(conv_transpose) {
   }
 }
 
+/// Kernel == stride with few output channels runs the native kernel (oneDNN collapses there).
+BOOST_AUTO_TEST_CASE(conv_transpose_unit_overlap_native) {
+  for (int64_t k : {2, 3}) {
+    builder b;
+    auto x = b.input({2, 5, 7, 6});
+    auto y = b.op("ConvTranspose", {x, b.weights({5, 3, k, k}), b.weights({3})},
+                  {{"strides", ints{k, k}}, {"activation", std::string("Relu")}});
+    b.output(y);
+    auto prof = check(b.g);
+    bool native = false;
+    for (const auto& p : prof) native = native || (p.node_type == "ConvTranspose" && p.exec_type == "native:deconv_kxs");
+    BOOST_TEST_CONTEXT("kernel " << k) { BOOST_TEST(native); }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(matmul_batched_broadcast) {
   builder b;
   auto a = b.input({2, 1, 4, 5});

@@ -2,6 +2,8 @@
 
 #include <omp.h>
 
+#include "kernels/cpu/native_ops.hpp"
+
 #include <cstdio>
 #include <cstdlib>
 
@@ -126,9 +128,15 @@ int plan_builder::input(graph::ValueId v, const memory::desc& want, const memory
     dnnl::memory dst_m(want, p.eng, t.data());
     Tensor scratch(element_type::u8, Shape{static_cast<int64_t>(pd.scratchpad_desc().get_size())});
     dnnl::memory scratch_m(pd.scratchpad_desc(), p.eng, scratch.data());
+    // One thread: an OpenMP team made here would belong to the compiling thread and stay alive,
+    // and libgomp throttles every barrier's spinning once more threads exist than cores (cls
+    // at 2 threads ran 3.6 ms instead of 0.44 ms).
+    const int run_threads = omp_get_max_threads();
+    omp_set_num_threads(1);
     dnnl::reorder(pd).execute(compile_stream,
                               {{DNNL_ARG_FROM, src_m}, {DNNL_ARG_TO, dst_m}, {DNNL_ARG_SCRATCHPAD, scratch_m}});
     compile_stream.wait();
+    omp_set_num_threads(run_threads);
     buf = add_buffer(0);
     p.buffers[buf].constant = t;
   } else {
@@ -181,13 +189,13 @@ void plan_builder::add_dnnl(const graph::Op& op, const dnnl::primitive_desc_base
   p.steps.push_back(std::move(s));
 }
 
-void plan_builder::add_reference(const graph::Op& op) {
-  auto fn = reference::find_kernel(op.type);
+void plan_builder::add_reference(const graph::Op& op, reference::kernel_fn fn, const char* exec_type) {
+  if (!fn) fn = reference::find_kernel(op.type);
   if (!fn) throw Exception("CPU: " + graph::describe(op) + ": no oneDNN or reference kernel runs this op");
   step s;
   s.name = op.name;
   s.type = op.type;
-  s.exec_type = "ref";
+  s.exec_type = exec_type;
   s.op = std::make_shared<graph::Op>(op);
   s.fn = fn;
   s.apply_activation = op.has_attr("activation");
@@ -235,6 +243,10 @@ std::shared_ptr<const plan> build_plan(const graph::Graph& g, int num_threads, e
       if (reference::interpreter::is_dynamic(g, op)) {
         b.add_dynamic(op);
         if (!p->graph) p->graph = std::make_shared<const graph::Graph>(g);
+        continue;
+      }
+      if (is_unit_overlap_conv_transpose(g, op)) {
+        b.add_reference(op, unit_overlap_conv_transpose, "native:deconv_kxs");
         continue;
       }
       bool done = false;

@@ -49,7 +49,8 @@ public:
   void add_dnnl(const graph::Op& op, const dnnl::primitive_desc_base& pd, dnnl::primitive prim,
                 std::vector<binding> args);
   /// Adds a reference-kernel step.
-  void add_reference(const graph::Op& op);
+  /// A plain-buffer step: the reference kernel, or `fn` (a native kernel) when given.
+  void add_reference(const graph::Op& op, reference::kernel_fn fn = nullptr, const char* exec_type = "ref");
   /// Adds a step run by interpreter::run_op with run-time shapes (the op touches a dynamic value).
   void add_dynamic(const graph::Op& op);
   /// A non-constant value whose shape is known only at run time.

@@ -1,0 +1,16 @@
+#pragma once
+/// Plain C++ kernels for cases where oneDNN 2.6 is slow: run as reference-style steps on plain
+/// buffers. Each has a predicate (can it run this op?) and a kernel with the reference kernels'
+/// signature.
+#include "graph/ir.hpp"
+#include "kernels/reference/kernels.hpp"
+
+namespace troupe::kernels::cpu {
+
+/// ConvTranspose whose kernel equals its stride (no overlap), group 1, no pads, dilations or
+/// output padding, fewer than 16 output channels, f32: a GEMM per input pixel scattered into K x K output blocks. oneDNN's
+/// deconvolution took 32 ms on PP-OCR det's 24 -> 1 channel head (10 M MACs).
+bool is_unit_overlap_conv_transpose(const graph::Graph& g, const graph::Op& op);
+void unit_overlap_conv_transpose(const reference::context& ctx, const std::vector<Tensor>& in, std::vector<Tensor>& out);
+
+} // namespace troupe::kernels::cpu
