@@ -1,7 +1,9 @@
 #include "kernels/cpu/cpu_device.hpp"
 
+#include <exception>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <troupe/exception.hpp>
 
@@ -67,7 +69,22 @@ support cpu_device::query(const graph::Graph& g, const graph::Op& op) const {
 std::unique_ptr<executable> cpu_device::compile(const graph::Graph& g, const compile_config& cfg) const {
   if (cfg.inference_precision != element_type::f32 && cfg.inference_precision != element_type::bf16)
     throw Exception("CPU: INFERENCE_PRECISION_HINT must be f32 or bf16, got " + to_string(cfg.inference_precision));
-  return std::make_unique<cpu_executable>(build_plan(g, cfg.num_threads, cfg.inference_precision, cfg.profiling));
+  // Build on a thread of its own: any OpenMP team that oneDNN starts while creating primitives
+  // and reordering weights then ends with that thread. A team left on the caller's thread would
+  // keep idle OpenMP threads alive, and libgomp throttles every barrier's spin once it manages
+  // more threads than there are cores (PP-OCR cls at 2 threads: 3.6 ms instead of 0.45 ms).
+  std::shared_ptr<const plan> p;
+  std::exception_ptr error;
+  std::thread builder([&] {
+    try {
+      p = build_plan(g, cfg.num_threads, cfg.inference_precision, cfg.profiling);
+    } catch (...) {
+      error = std::current_exception();
+    }
+  });
+  builder.join();
+  if (error) std::rethrow_exception(error);
+  return std::make_unique<cpu_executable>(std::move(p));
 }
 
 std::unique_ptr<kernels::device> make_cpu_device() { return std::make_unique<cpu_device>(); }
