@@ -427,6 +427,27 @@ BOOST_AUTO_TEST_CASE(conv_row_variants) {
   auto c5 = conv({1, 2, 25, 16}, {3, 2, 3, 3}, {1, 3, 25, 22}, A{{"pads", V{1, 5, 1, 5}}, {"dilations", V{1, 2}}}, true, false);
   check_against_reference(c5);
   BOOST_TEST(exec_type_of(c5) == "vulkan:conv_row_oc1");
+  // horizontal stride 2 (segments of (OWB-1)*2 + KW floats): a stem-like 3-channel 3x3 conv
+  // with Relu (OW a multiple of 4: whole-texel stores) ...
+  auto s1 = conv({1, 3, 40, 32}, {16, 3, 3, 3}, {1, 16, 20, 16},
+                 A{{"pads", V{1, 1, 1, 1}}, {"strides", V{2, 2}}, {"activation", std::string("Relu")}}, true);
+  check_against_reference(s1);
+  BOOST_TEST(exec_type_of(s1) == "vulkan:conv_row_oc8");
+  // ... depthwise 5x5 stride 2 (a 6-texel segment; OW 12: the last 8-column block half empty) ...
+  auto s2 = conv({1, 6, 48, 24}, {6, 1, 5, 5}, {1, 6, 24, 12},
+                 A{{"group", int64_t(6)}, {"pads", V{2, 2, 2, 2}}, {"strides", V{2, 2}}, {"activation", std::string("HardSwish")}},
+                 true);
+  check_against_reference(s2);
+  BOOST_TEST(exec_type_of(s2) == "vulkan:conv_row_oc1");
+  // ... OW 10 (not whole texels: one float per store), asymmetric pads, no bias
+  auto s3 = conv({1, 4, 40, 20}, {8, 4, 3, 3}, {1, 8, 20, 10}, A{{"pads", V{1, 1, 0, 0}}, {"strides", V{2, 2}}}, false);
+  check_against_reference(s3);
+  BOOST_TEST(exec_type_of(s3) == "vulkan:conv_row_oc8");
+  // a segment over 6 texels (stride 2, 11 wide kernel, 8 columns: 3 + 14 + 10 + 1 floats) keeps conv.comp
+  auto s4 = conv({1, 2, 64, 64}, {2, 1, 11, 11}, {1, 2, 32, 32},
+                 A{{"group", int64_t(2)}, {"pads", V{5, 5, 5, 5}}, {"strides", V{2, 2}}}, true);
+  check_against_reference(s4);
+  BOOST_TEST(exec_type_of(s4) == "vulkan:conv_oc1");
 }
 
 BOOST_AUTO_TEST_CASE(f16_storage_variants) {

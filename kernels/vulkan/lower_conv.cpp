@@ -137,19 +137,24 @@ void add_conv_rules(rule_table& t) {
                    shader = "conv_oc1";
                    ocb = oc;
                  }
-                 // Horizontal stride 1 and whole-texel input rows: conv_row.comp loads the input
-                 // as rgba32f texels, 4 or 8 output columns per invocation (segment <= 6 texels).
+                 // Whole-texel input rows: conv_row.comp loads the input as rgba32f texels, 4 or 8
+                 // output columns per invocation whose input segment (<= 6 texels) starts on a
+                 // texel (4 or 8 columns times the horizontal stride is a multiple of 4).
                  constexpr int64_t row_maxt = 6;
                  int64_t row_owb = ob == 8 ? 4 : 8; // 8x8 accumulators spill on lavapipe
                  int64_t lead_off = (c.pads[1] + 3) / 4 * 4 - c.pads[1];
+                 int64_t seg = lead_off + (row_owb - 1) * c.s[1] + (c.k[1] - 1) * c.d[1] + 1;
                  // (and enough output blocks to fill a workgroup of 64: tiny maps keep 4 columns)
-                 bool row = c.s[1] == 1 && c.x[3] % 4 == 0 && c.y[2] * ((c.y[3] + row_owb - 1) / row_owb) >= 48 &&
-                            (lead_off + row_owb + (c.k[1] - 1) * c.d[1] + 3) / 4 <= row_maxt;
+                 bool row = (row_owb * c.s[1]) % 4 == 0 && c.x[3] % 4 == 0 &&
+                            c.y[2] * ((c.y[3] + row_owb - 1) / row_owb) >= 48 && (seg + 3) / 4 <= row_maxt;
                  if (row) {
                    uint64_t inv = static_cast<uint64_t>(c.y[2] * ((c.y[3] + row_owb - 1) / row_owb));
+                   uint32_t slices = static_cast<uint32_t>(c.y[0] * ocb);
+                   spec[17] = c.y[3] % 4 == 0 ? 1u : 0u; // whole-texel output rows: vec4 stores
                    b.dispatch("conv_row_" + shader.substr(5), std::move(spec),
-                              {texels(x, 4), texels(w, ob > 1 ? 4 : 1), bias_ref, texels(b.output(0), 1)}, inv,
-                              static_cast<uint32_t>(c.y[0] * ocb));
+                              {texels(x, 4), texels(w, ob > 1 ? 4 : 1), texels(bias_ref, 1), texels(b.output(0), 1),
+                               texels(b.output(0), 4)},
+                              inv, slices);
                    return;
                  }
                  uint64_t inv = static_cast<uint64_t>(c.y[2] * ((c.y[3] + 3) / 4));
