@@ -5,6 +5,7 @@
 
 #include <troupe/troupe.hpp>
 
+#include "tests/support/gpu_env.hpp"
 #include "tests/support/known_failures.hpp"
 #include "tests/support/onnx_case.hpp"
 
@@ -78,33 +79,13 @@ void check_device(const std::string& device) {
   BOOST_TEST(s.passed > 300); // guards against a runner that silently skips everything
 }
 
-bool gpu_required() {
-  auto is = [](const char* n, const char* v) {
-    const char* e = std::getenv(n);
-    return e && std::string(e) == v;
-  };
-  return is("CI", "true") || is("TROUPE_REQUIRE_GPU", "1");
-}
-
-/// Runs the GPU case when a GPU exists or one is required (CI): there it fails, never skips.
-struct gpu_present {
-  boost::test_tools::assertion_result operator()(boost::unit_test::test_unit_id) const {
-    Core core;
-    for (const auto& d : core.available_devices())
-      if (d.rfind("GPU", 0) == 0) return true;
-    if (gpu_required()) return true;
-    boost::test_tools::assertion_result r(false);
-    r.message() << "no Vulkan device here; set CI=true or TROUPE_REQUIRE_GPU=1 to make this a failure";
-    return r;
-  }
-};
 
 } // namespace
 
 BOOST_AUTO_TEST_CASE(conformance_reference) { check_device("REFERENCE"); }
 BOOST_AUTO_TEST_CASE(conformance_cpu) { check_device("CPU"); }
 /// Every case whose ops the GPU claims (query_model) must pass; the others are skipped, by op.
-BOOST_AUTO_TEST_CASE(conformance_gpu, *boost::unit_test::precondition(gpu_present())) {
+BOOST_AUTO_TEST_CASE(conformance_gpu, *boost::unit_test::precondition(tests::gpu_present())) {
   Core core;
   auto devs = core.available_devices();
   BOOST_REQUIRE_MESSAGE(std::any_of(devs.begin(), devs.end(), [](const std::string& d) { return d.rfind("GPU", 0) == 0; }),

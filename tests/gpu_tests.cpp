@@ -8,6 +8,8 @@
 
 #include <troupe/troupe.hpp>
 
+#include "tests/support/gpu_env.hpp"
+
 #include "benchmarks/tiny_onnx.hpp"
 #include "tests/support/tensor_compare.hpp"
 
@@ -31,59 +33,16 @@ namespace {
 
 const fs::path lavapipe_icd = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
 
-/// Sets an environment variable for one scope (the Vulkan loader reads it at vkCreateInstance).
-struct scoped_env {
-  std::string name;
-  std::optional<std::string> old;
-  scoped_env(std::string n, const std::string& v) : name(std::move(n)) {
-    if (const char* o = std::getenv(name.c_str())) old = o;
-    setenv(name.c_str(), v.c_str(), 1);
-  }
-  ~scoped_env() {
-    if (old) setenv(name.c_str(), old->c_str(), 1);
-    else unsetenv(name.c_str());
-  }
-};
 
 /// Points the loader at these ICD files only (both the current and the legacy variable).
 struct scoped_icds {
-  scoped_env files, legacy;
+  tests::scoped_env files, legacy;
   explicit scoped_icds(const std::string& list) : files("VK_DRIVER_FILES", list), legacy("VK_ICD_FILENAMES", list) {}
 };
 
-bool gpu_required() {
-  auto set = [](const char* n, const char* v) {
-    const char* e = std::getenv(n);
-    return e && std::string(e) == v;
-  };
-  return set("CI", "true") || set("TROUPE_REQUIRE_GPU", "1");
-}
-
-std::vector<std::string> gpus_of(const Core& core) {
-  std::vector<std::string> r;
-  for (const auto& d : core.available_devices())
-    if (d.rfind("GPU", 0) == 0) r.push_back(d);
-  return r;
-}
-
-/// Runs the case when a GPU exists, or when one is required (it then fails, never skips).
-struct gpu_present {
-  boost::test_tools::assertion_result operator()(utf::test_unit_id) const {
-    static const bool have = [] {
-      Core core;
-      return !gpus_of(core).empty();
-    }();
-    if (have) return true;
-    if (gpu_required()) return true; // runs and fails in require_gpu()
-    boost::test_tools::assertion_result r(false);
-    r.message() << "no Vulkan device here (install mesa-vulkan-drivers for lavapipe); "
-                   "set CI=true or TROUPE_REQUIRE_GPU=1 to make this a failure";
-    return r;
-  }
-};
 
 void require_gpu(const Core& core) {
-  BOOST_REQUIRE_MESSAGE(!gpus_of(core).empty(),
+  BOOST_REQUIRE_MESSAGE(!tests::gpus_of(core).empty(),
                         "no Vulkan device: lavapipe (mesa-vulkan-drivers) must be installed, and VK_DRIVER_FILES "
                         "(if set) must name its ICD file");
 }
@@ -202,12 +161,12 @@ void check_model_on_gpu(const model_case& c) {
 
 // ---- enumeration ---------------------------------------------------------------------------
 
-BOOST_AUTO_TEST_CASE(available_devices_lists_gpus_with_their_properties, *utf::precondition(gpu_present())) {
+BOOST_AUTO_TEST_CASE(available_devices_lists_gpus_with_their_properties, *utf::precondition(tests::gpu_present())) {
   Core core;
   require_gpu(core);
   auto devs = core.available_devices();
   BOOST_TEST(devs.front() == "CPU");
-  auto gpus = gpus_of(core);
+  auto gpus = tests::gpus_of(core);
   for (std::size_t i = 0; i < gpus.size(); ++i) {
     // GPU.0, GPU.1, ... in order, right after the CPU.
     BOOST_TEST(gpus[i] == "GPU." + std::to_string(i));
@@ -236,7 +195,7 @@ BOOST_AUTO_TEST_CASE(available_devices_lists_gpus_with_their_properties, *utf::p
   expect_error([&] { core.get_property("CPU", "SUBGROUP_SIZE"); }, {"SUBGROUP_SIZE", "CPU"});
 }
 
-BOOST_AUTO_TEST_CASE(gpu_alone_means_gpu0, *utf::precondition(gpu_present())) {
+BOOST_AUTO_TEST_CASE(gpu_alone_means_gpu0, *utf::precondition(tests::gpu_present())) {
   Core core;
   require_gpu(core);
   BOOST_TEST(core.get_property("GPU", "AVAILABLE_DEVICES").as_string() == "GPU.0");
@@ -258,17 +217,17 @@ BOOST_AUTO_TEST_CASE(gpu_alone_means_gpu0, *utf::precondition(gpu_present())) {
     BOOST_TEST(y.data<float>()[i] == std::max(0.0f, a.data<float>()[i] + b.data<float>()[i]));
 }
 
-BOOST_AUTO_TEST_CASE(enumeration_is_lazy_and_cached_per_core, *utf::precondition(gpu_present())) {
+BOOST_AUTO_TEST_CASE(enumeration_is_lazy_and_cached_per_core, *utf::precondition(tests::gpu_present())) {
   std::optional<Core> core;
   core.emplace(); // no Vulkan yet: the constructor must not enumerate
   {
     scoped_icds none("/nonexistent/troupe_no_such_icd.json");
-    BOOST_TEST(gpus_of(*core).empty()); // enumerated now, with no ICD
+    BOOST_TEST(tests::gpus_of(*core).empty()); // enumerated now, with no ICD
   }
   // Cached: the ICDs are back, but this Core already knows it has no GPU.
-  BOOST_TEST(gpus_of(*core).empty());
+  BOOST_TEST(tests::gpus_of(*core).empty());
   Core fresh;
-  BOOST_TEST(!gpus_of(fresh).empty());
+  BOOST_TEST(!tests::gpus_of(fresh).empty());
 }
 
 BOOST_AUTO_TEST_CASE(no_vulkan_means_cpu_only_and_a_clear_error) {
@@ -290,7 +249,7 @@ BOOST_AUTO_TEST_CASE(no_vulkan_means_cpu_only_and_a_clear_error) {
   BOOST_TEST(req.get_output_tensor().data<float>()[3] == 6.0f);
 }
 
-BOOST_AUTO_TEST_CASE(unknown_gpu_index_names_the_devices, *utf::precondition(gpu_present())) {
+BOOST_AUTO_TEST_CASE(unknown_gpu_index_names_the_devices, *utf::precondition(tests::gpu_present())) {
   Core core;
   require_gpu(core);
   auto model = core.read_model(add_relu_model());
@@ -300,7 +259,7 @@ BOOST_AUTO_TEST_CASE(unknown_gpu_index_names_the_devices, *utf::precondition(gpu
 
 // ---- properties ----------------------------------------------------------------------------
 
-BOOST_AUTO_TEST_CASE(gpu_properties_are_validated_and_kept_per_device, *utf::precondition(gpu_present())) {
+BOOST_AUTO_TEST_CASE(gpu_properties_are_validated_and_kept_per_device, *utf::precondition(tests::gpu_present())) {
   Core core;
   require_gpu(core);
   auto model = core.read_model(add_relu_model());
@@ -330,7 +289,7 @@ BOOST_AUTO_TEST_CASE(gpu_properties_are_validated_and_kept_per_device, *utf::pre
   auto on_cpu = core.compile_model(model, "CPU");
   BOOST_TEST(on_cpu.get_property("NUM_STREAMS").as<int>() == 1);
   BOOST_TEST(on_cpu.get_property("PERF_COUNT").as<bool>() == true);
-  if (gpus_of(core).size() > 1) {
+  if (tests::gpus_of(core).size() > 1) {
     BOOST_TEST(core.get_property("GPU.1", "NUM_STREAMS").as<int>() == 1);
     BOOST_TEST(core.compile_model(model, "GPU.1").get_property("NUM_STREAMS").as<int>() == 1);
   }
@@ -340,7 +299,7 @@ BOOST_AUTO_TEST_CASE(gpu_properties_are_validated_and_kept_per_device, *utf::pre
   BOOST_TEST(tput.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS").as<int>() == 2);
 }
 
-BOOST_AUTO_TEST_CASE(streams_run_requests_in_parallel_with_right_results, *utf::precondition(gpu_present())) {
+BOOST_AUTO_TEST_CASE(streams_run_requests_in_parallel_with_right_results, *utf::precondition(tests::gpu_present())) {
   Core core;
   require_gpu(core);
   auto model = core.read_model(add_relu_model(4096));
@@ -366,7 +325,7 @@ BOOST_AUTO_TEST_CASE(streams_run_requests_in_parallel_with_right_results, *utf::
   }
 }
 
-BOOST_AUTO_TEST_CASE(profiling_has_upload_and_download_rows, *utf::precondition(gpu_present())) {
+BOOST_AUTO_TEST_CASE(profiling_has_upload_and_download_rows, *utf::precondition(tests::gpu_present())) {
   Core core;
   require_gpu(core);
   auto model = core.read_model(add_relu_model());
@@ -394,7 +353,7 @@ BOOST_AUTO_TEST_CASE(profiling_has_upload_and_download_rows, *utf::precondition(
 
 // ---- ops the GPU lacks ---------------------------------------------------------------------
 
-BOOST_AUTO_TEST_CASE(an_op_the_gpu_lacks_names_op_node_and_device, *utf::precondition(gpu_present())) {
+BOOST_AUTO_TEST_CASE(an_op_the_gpu_lacks_names_op_node_and_device, *utf::precondition(tests::gpu_present())) {
   Core core;
   require_gpu(core);
   // values, indices = TopK(relu(a), k=2): Relu runs on the GPU, TopK has no shader.
@@ -423,7 +382,7 @@ BOOST_AUTO_TEST_CASE(an_op_the_gpu_lacks_names_op_node_and_device, *utf::precond
   expect_error([&] { core.compile_model(nz_model, "GPU.0"); }, {"NonZero", "my_nonzero", "GPU.0"});
 }
 
-BOOST_AUTO_TEST_CASE(a_tensor_larger_than_the_gpu_allows_is_a_clear_error, *utf::precondition(gpu_present())) {
+BOOST_AUTO_TEST_CASE(a_tensor_larger_than_the_gpu_allows_is_a_clear_error, *utf::precondition(tests::gpu_present())) {
   Core core;
   require_gpu(core);
   tiny_onnx::model_builder b;
@@ -445,7 +404,7 @@ BOOST_AUTO_TEST_CASE(a_tensor_larger_than_the_gpu_allows_is_a_clear_error, *utf:
   BOOST_TEST(request.get_output_tensor().data<float>()[20] == 11.0f);
 }
 
-BOOST_AUTO_TEST_CASE(query_model_agrees_with_compile, *utf::precondition(gpu_present())) {
+BOOST_AUTO_TEST_CASE(query_model_agrees_with_compile, *utf::precondition(tests::gpu_present())) {
   Core core;
   require_gpu(core);
   auto model = core.read_model((fs::path(TROUPE_DATA_DIR) / "models" / (cls.model + ".onnx")).string());
@@ -484,14 +443,14 @@ void check_model_on_gpu_f16(const model_case& c, double bound) {
   BOOST_TEST(worst / top > 0.0, "f16 storage must round something"); // it really ran narrowed
 }
 
-BOOST_AUTO_TEST_CASE(cls_on_gpu_in_f16, *utf::precondition(gpu_present())) { check_model_on_gpu_f16(cls, 2e-2); }
-BOOST_AUTO_TEST_CASE(rec_on_gpu_in_f16, *utf::precondition(gpu_present())) { check_model_on_gpu_f16(rec, 5e-2); }
+BOOST_AUTO_TEST_CASE(cls_on_gpu_in_f16, *utf::precondition(tests::gpu_present())) { check_model_on_gpu_f16(cls, 2e-2); }
+BOOST_AUTO_TEST_CASE(rec_on_gpu_in_f16, *utf::precondition(tests::gpu_present())) { check_model_on_gpu_f16(rec, 5e-2); }
 
-BOOST_AUTO_TEST_CASE(cls_on_gpu, *utf::precondition(gpu_present())) { check_model_on_gpu(cls); }
-BOOST_AUTO_TEST_CASE(rec_on_gpu, *utf::precondition(gpu_present())) { check_model_on_gpu(rec); }
-BOOST_AUTO_TEST_CASE(det320_on_gpu, *utf::precondition(gpu_present())) { check_model_on_gpu(det320); }
+BOOST_AUTO_TEST_CASE(cls_on_gpu, *utf::precondition(tests::gpu_present())) { check_model_on_gpu(cls); }
+BOOST_AUTO_TEST_CASE(rec_on_gpu, *utf::precondition(tests::gpu_present())) { check_model_on_gpu(rec); }
+BOOST_AUTO_TEST_CASE(det320_on_gpu, *utf::precondition(tests::gpu_present())) { check_model_on_gpu(det320); }
 
-BOOST_AUTO_TEST_CASE(two_gpus_each_run_cls, *utf::precondition(gpu_present())) {
+BOOST_AUTO_TEST_CASE(two_gpus_each_run_cls, *utf::precondition(tests::gpu_present())) {
   // Use the environment's ICDs when they give two devices (scripts/test.sh does); otherwise two
   // copies of lavapipe's ICD made here.
   std::optional<two_icd_copies> copies;
@@ -499,14 +458,14 @@ BOOST_AUTO_TEST_CASE(two_gpus_each_run_cls, *utf::precondition(gpu_present())) {
   {
     Core probe;
     require_gpu(probe);
-    if (gpus_of(probe).size() < 2) {
+    if (tests::gpus_of(probe).size() < 2) {
       BOOST_TEST_REQUIRE(fs::exists(lavapipe_icd), "lavapipe's ICD file is missing: install mesa-vulkan-drivers");
       copies.emplace();
       env.emplace(copies->list());
     }
   }
   Core core;
-  auto gpus = gpus_of(core);
+  auto gpus = tests::gpus_of(core);
   BOOST_TEST_REQUIRE(gpus.size() >= 2u);
   // Identical drivers are told apart by index.
   BOOST_TEST(core.get_property("GPU.0", "DEVICE_INDEX").as_string() !=
@@ -525,7 +484,7 @@ BOOST_AUTO_TEST_CASE(two_gpus_each_run_cls, *utf::precondition(gpu_present())) {
 
 // ---- the troupe command --------------------------------------------------------------------
 
-BOOST_AUTO_TEST_CASE(cli_devices_run_bench_query_on_gpu, *utf::precondition(gpu_present())) {
+BOOST_AUTO_TEST_CASE(cli_devices_run_bench_query_on_gpu, *utf::precondition(tests::gpu_present())) {
   Core core;
   require_gpu(core);
   auto [code, out] = troupe_cli("devices");

@@ -6,6 +6,7 @@
 
 #include <troupe/troupe.hpp>
 
+#include "tests/support/gpu_env.hpp"
 #include "tests/support/tensor_compare.hpp"
 
 #include <algorithm>
@@ -85,28 +86,6 @@ void report_bf16(const model_case& c) {
   BOOST_TEST(rel < 0.1, "bf16 error " << rel << " of max|ref| is beyond bf16 rounding");
 }
 
-bool gpu_required() {
-  auto is = [](const char* n, const char* v) {
-    const char* e = std::getenv(n);
-    return e && std::string(e) == v;
-  };
-  return is("CI", "true") || is("TROUPE_REQUIRE_GPU", "1");
-}
-
-/// GPU cases run when a GPU exists or one is required (CI, where its absence fails them).
-struct gpu_present {
-  boost::test_tools::assertion_result operator()(boost::unit_test::test_unit_id) const {
-    static const bool have = [] {
-      Core core;
-      auto d = core.available_devices();
-      return std::any_of(d.begin(), d.end(), [](const std::string& n) { return n.rfind("GPU", 0) == 0; });
-    }();
-    if (have || gpu_required()) return true;
-    boost::test_tools::assertion_result r(false);
-    r.message() << "no Vulkan device here; set CI=true or TROUPE_REQUIRE_GPU=1 to make this a failure";
-    return r;
-  }
-};
 
 } // namespace
 
@@ -117,9 +96,9 @@ BOOST_AUTO_TEST_CASE(det640_cpu) { check_f32(det640, "CPU"); }
 BOOST_AUTO_TEST_CASE(cls_reference) { check_f32(cls, "REFERENCE"); }
 BOOST_AUTO_TEST_CASE(rec_reference) { check_f32(rec, "REFERENCE"); }
 BOOST_AUTO_TEST_CASE(det320_reference) { check_f32(det320, "REFERENCE"); }
-BOOST_AUTO_TEST_CASE(cls_gpu, *boost::unit_test::precondition(gpu_present())) { check_f32(cls, "GPU"); }
-BOOST_AUTO_TEST_CASE(rec_gpu, *boost::unit_test::precondition(gpu_present())) { check_f32(rec, "GPU"); }
-BOOST_AUTO_TEST_CASE(det320_gpu, *boost::unit_test::precondition(gpu_present())) { check_f32(det320, "GPU"); }
+BOOST_AUTO_TEST_CASE(cls_gpu, *boost::unit_test::precondition(tests::gpu_present())) { check_f32(cls, "GPU"); }
+BOOST_AUTO_TEST_CASE(rec_gpu, *boost::unit_test::precondition(tests::gpu_present())) { check_f32(rec, "GPU"); }
+BOOST_AUTO_TEST_CASE(det320_gpu, *boost::unit_test::precondition(tests::gpu_present())) { check_f32(det320, "GPU"); }
 BOOST_AUTO_TEST_CASE(cls_bf16) { report_bf16(cls); }
 BOOST_AUTO_TEST_CASE(rec_bf16) { report_bf16(rec); }
 BOOST_AUTO_TEST_CASE(det320_bf16) { report_bf16(det320); }

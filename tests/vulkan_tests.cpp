@@ -19,23 +19,12 @@
 
 using namespace troupe;
 namespace kv = troupe::kernels::vulkan;
+#include "tests/support/gpu_env.hpp"
+
 namespace fs = std::filesystem;
 
 namespace {
 
-/// Sets an environment variable for one scope (the Vulkan loader reads it at vkCreateInstance).
-struct scoped_env {
-  std::string name;
-  std::optional<std::string> old;
-  scoped_env(std::string n, const std::string& v) : name(std::move(n)) {
-    if (const char* o = std::getenv(name.c_str())) old = o;
-    setenv(name.c_str(), v.c_str(), 1);
-  }
-  ~scoped_env() {
-    if (old) setenv(name.c_str(), old->c_str(), 1);
-    else unsetenv(name.c_str());
-  }
-};
 
 kernels::device& gpu() {
   static auto devices = kv::make_vulkan_devices();
@@ -203,8 +192,8 @@ BOOST_AUTO_TEST_CASE(two_copies_of_one_icd_are_two_devices) {
   fs::copy_file(icd, dir / "a.json", fs::copy_options::overwrite_existing);
   fs::copy_file(icd, dir / "b.json", fs::copy_options::overwrite_existing);
   {
-    scoped_env files("VK_DRIVER_FILES", (dir / "a.json").string() + ":" + (dir / "b.json").string());
-    scoped_env legacy("VK_ICD_FILENAMES", (dir / "a.json").string() + ":" + (dir / "b.json").string());
+    tests::scoped_env files("VK_DRIVER_FILES", (dir / "a.json").string() + ":" + (dir / "b.json").string());
+    tests::scoped_env legacy("VK_ICD_FILENAMES", (dir / "a.json").string() + ":" + (dir / "b.json").string());
     auto devices = kv::make_vulkan_devices();
     BOOST_TEST_REQUIRE(devices.size() == 2u);
     BOOST_TEST(devices[0]->name() == "GPU.0");
@@ -224,8 +213,8 @@ BOOST_AUTO_TEST_CASE(two_copies_of_one_icd_are_two_devices) {
 }
 
 BOOST_AUTO_TEST_CASE(no_icd_means_no_devices_not_a_crash) {
-  scoped_env files("VK_DRIVER_FILES", "/nonexistent/troupe_no_such_icd.json");
-  scoped_env legacy("VK_ICD_FILENAMES", "/nonexistent/troupe_no_such_icd.json");
+  tests::scoped_env files("VK_DRIVER_FILES", "/nonexistent/troupe_no_such_icd.json");
+  tests::scoped_env legacy("VK_ICD_FILENAMES", "/nonexistent/troupe_no_such_icd.json");
   std::vector<std::unique_ptr<kernels::device>> devices;
   BOOST_CHECK_NO_THROW(devices = kv::make_vulkan_devices());
   BOOST_TEST(devices.empty());
