@@ -191,26 +191,45 @@ CompiledModel Core::compile_model(const Model& model, const std::string& device,
   return CompiledModel(cm);
 }
 
+/// Per op of the model: supported on `device`, or why not. Shared by query_model and
+/// query_model_unsupported so both answer from the same device query.
+static void query_ops(Core::Impl& impl, const Model& model, const std::string& device, const AnyMap& properties,
+                      std::map<std::string, std::string>& supported, std::map<std::string, std::string>* why_not);
+
 std::map<std::string, std::string> Core::query_model(const Model& model, const std::string& device,
                                                      const AnyMap& properties) const {
-  auto [name, entry] = impl_->find(device);
+  std::map<std::string, std::string> r;
+  query_ops(*impl_, model, device, properties, r, nullptr);
+  return r;
+}
+
+std::map<std::string, std::string> Core::query_model_unsupported(const Model& model, const std::string& device,
+                                                                 const AnyMap& properties) const {
+  std::map<std::string, std::string> supported, why_not;
+  query_ops(*impl_, model, device, properties, supported, &why_not);
+  return why_not;
+}
+
+static void query_ops(Core::Impl& impl, const Model& model, const std::string& device, const AnyMap& properties,
+                      std::map<std::string, std::string>& r, std::map<std::string, std::string>* why_not) {
+  auto [name, entry] = impl.find(device);
   for (const auto& [k, v] : properties) validate_property(device, *entry.dev, k, v);
   const graph::Graph& src = model.impl()->graph;
   graph::Graph g = src;
   bool all_static = true;
   for (auto id : g.inputs) all_static = all_static && g.value(id).shape.is_static();
   if (all_static) optimize_graph(g);
-  std::map<std::string, std::string> r;
   std::set<std::string> kept;
   // Each op as the device's own query answers it: what compile_model would accept.
   for (const auto& op : g.ops) {
     kept.insert(op.name);
-    if (entry.dev->query(g, op).supported) r[op.name] = device;
+    auto answer = entry.dev->query(g, op);
+    if (answer.supported) r[op.name] = device;
+    else if (why_not) (*why_not)[op.name] = answer.reason;
   }
   // Ops folded into constants or fused into another op run as part of the compiled model.
   for (const auto& op : src.ops)
     if (!kept.count(op.name)) r[op.name] = device;
-  return r;
 }
 
 void Core::set_property(const std::string& device, const AnyMap& properties) {

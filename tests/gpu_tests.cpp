@@ -369,9 +369,22 @@ BOOST_AUTO_TEST_CASE(an_op_the_gpu_lacks_names_op_node_and_device, *utf::precond
   auto q = core.query_model(model, "GPU");
   BOOST_TEST(q.count("relu") == 1);
   BOOST_TEST(q.count("my_topk") == 0);
+  // The reason the device gives names the op; supported ops have none.
+  auto why = core.query_model_unsupported(model, "GPU");
+  BOOST_TEST(why.count("relu") == 0);
+  BOOST_TEST_REQUIRE(why.count("my_topk") == 1);
+  BOOST_TEST(why.at("my_topk").find("TopK") != std::string::npos, why.at("my_topk"));
   expect_error([&] { core.compile_model(model, "GPU"); }, {"TopK", "my_topk", "GPU.0"});
   // The CPU runs it: the refusal is the GPU's, not the model's.
   BOOST_CHECK_NO_THROW(core.compile_model(model, "CPU"));
+  // `troupe query` prints the device's reason on the op's line.
+  auto [code, out] = troupe_cli("query -m " + temp_file("topk.onnx") + " -d GPU");
+  BOOST_TEST(code == 0, out);
+  auto line = out.substr(out.find("my_topk"));
+  line = line.substr(0, line.find('\n'));
+  BOOST_TEST(line.find("not supported: ") != std::string::npos, line);
+  BOOST_TEST(line.find("TopK") != std::string::npos, line);
+  BOOST_TEST(out.find("1 of 2 ops supported by GPU") != std::string::npos, out);
 
   // NonZero too (data-dependent output shape).
   tiny_onnx::model_builder nz;

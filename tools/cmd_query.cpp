@@ -13,15 +13,20 @@ int cmd_query(int argc, char** argv) {
   auto model = core.read_model(path);
   if (a.has("-shape")) apply_shapes(model, a.get("-shape"));
   auto supported = core.query_model(model, device);
-  // query_model answers after constant folding; ops folded away are reported as such.
+  auto why_not = core.query_model_unsupported(model, device);
+  // Both answer after constant folding and fusion: ops folded away run as part of the model.
   std::size_t count = 0, total = 0;
   for (const auto& op : model.get_ops()) {
     ++total;
     auto name = op.get_friendly_name();
     bool ok = supported.count(name) != 0;
     count += ok;
-    std::printf("%-40s %-22s %s\n", name.c_str(), op.get_type_name().c_str(),
-                ok ? "supported" : "not supported (or folded into a constant/another op at compile time)");
+    std::string verdict = "supported";
+    if (!ok) {
+      auto it = why_not.find(name);
+      verdict = "not supported: " + (it != why_not.end() ? it->second : std::string("no answer from the device"));
+    }
+    std::printf("%-40s %-22s %s\n", name.c_str(), op.get_type_name().c_str(), verdict.c_str());
   }
   std::printf("%zu of %zu ops supported by %s\n", count, total, device.c_str());
   return 0;

@@ -26,6 +26,10 @@ public:
   /// Friendly name of each op the device supports -> device name.
   std::map<std::string, std::string> query_model(const Model& model, const std::string& device,
                                                  const AnyMap& properties = {}) const;
+  /// Friendly name of each op the device does not support -> why not (an extension of
+  /// OpenVINO's API: query_model names only the supported ops).
+  std::map<std::string, std::string> query_model_unsupported(const Model& model, const std::string& device,
+                                                             const AnyMap& properties = {}) const;
   void set_property(const std::string& device, const AnyMap& properties);
   Any get_property(const std::string& device, const std::string& name) const;
 
