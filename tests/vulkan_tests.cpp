@@ -403,7 +403,7 @@ BOOST_AUTO_TEST_CASE(conv_row_variants) {
   auto c2 = conv({1, 6, 24, 20}, {6, 1, 5, 5}, {1, 6, 24, 20},
                  A{{"group", int64_t(6)}, {"pads", V{2, 2, 2, 2}}, {"activation", std::string("HardSwish")}}, true);
   check_against_reference(c2);
-  BOOST_TEST(exec_type_of(c2) == "vulkan:conv_row_oc1");
+  BOOST_TEST(exec_type_of(c2) == "vulkan:conv_dw"); // depthwise with constant weights: conv_dw.comp
   // 1x3 kernel with pads (0,1) as in SVTR, 4-channel blocks
   auto c3 = conv({1, 16, 13, 40}, {4, 16, 1, 3}, {1, 4, 13, 40}, A{{"pads", V{0, 1, 0, 1}}}, true);
   check_against_reference(c3);
@@ -427,7 +427,7 @@ BOOST_AUTO_TEST_CASE(conv_row_variants) {
                  A{{"group", int64_t(6)}, {"pads", V{2, 2, 2, 2}}, {"strides", V{2, 2}}, {"activation", std::string("HardSwish")}},
                  true);
   check_against_reference(s2);
-  BOOST_TEST(exec_type_of(s2) == "vulkan:conv_row_oc1");
+  BOOST_TEST(exec_type_of(s2) == "vulkan:conv_dw");
   // ... OW 10 (not whole texels: one float per store), asymmetric pads, no bias
   auto s3 = conv({1, 4, 40, 20}, {8, 4, 3, 3}, {1, 8, 20, 10}, A{{"pads", V{1, 1, 0, 0}}, {"strides", V{2, 2}}}, false);
   check_against_reference(s3);
@@ -437,6 +437,72 @@ BOOST_AUTO_TEST_CASE(conv_row_variants) {
                  A{{"group", int64_t(2)}, {"pads", V{5, 5, 5, 5}}, {"strides", V{2, 2}}}, true);
   check_against_reference(s4);
   BOOST_TEST(exec_type_of(s4) == "vulkan:conv_oc1");
+}
+
+BOOST_AUTO_TEST_CASE(conv_dw_variants) {
+  // Depthwise (group = IC = OC, constant weights) on conv_dw.comp: 4x4 tiles, 4x8 when OW % 8 == 0.
+  using A = std::map<std::string, graph::AttributeValue>;
+  using V = std::vector<int64_t>;
+  auto expect = [](const graph::Graph& g, const std::string& type) {
+    check_against_reference(g);
+    BOOST_TEST(exec_type_of(g) == type);
+  };
+  // det's 5x5 pad 2 at 20x20 (small), bias + HardSwish
+  expect(conv({1, 8, 20, 20}, {8, 1, 5, 5}, {1, 8, 20, 20},
+              A{{"group", int64_t(8)}, {"pads", V{2, 2, 2, 2}}, {"activation", std::string("HardSwish")}}, true),
+         "vulkan:conv_dw");
+  // rec-like wide rows (8-column tiles), batch 2, OH 14: the last row tile half empty, no bias
+  expect(conv({2, 6, 14, 32}, {6, 1, 5, 5}, {2, 6, 14, 32}, A{{"group", int64_t(6)}, {"pads", V{2, 2, 2, 2}}}, false),
+         "vulkan:conv_dw_w8");
+  // 3x3 pad 1 with Relu
+  expect(conv({1, 5, 9, 16}, {5, 1, 3, 3}, {1, 5, 9, 16},
+              A{{"group", int64_t(5)}, {"pads", V{1, 1, 1, 1}}, {"activation", std::string("Relu")}}, true),
+         "vulkan:conv_dw_w8");
+  // no pads, OW 18: one float per store, the last column tile half empty
+  expect(conv({1, 4, 12, 20}, {4, 1, 3, 3}, {1, 4, 10, 18}, A{{"group", int64_t(4)}}, true), "vulkan:conv_dw");
+  // stride 2 both ways, 8-column tiles (a 6-texel segment)
+  expect(conv({1, 3, 20, 32}, {3, 1, 5, 5}, {1, 3, 10, 16},
+              A{{"group", int64_t(3)}, {"pads", V{2, 2, 2, 2}}, {"strides", V{2, 2}}}, true),
+         "vulkan:conv_dw_w8");
+  // vertical stride only
+  expect(conv({1, 4, 21, 16}, {4, 1, 3, 3}, {1, 4, 11, 16},
+              A{{"group", int64_t(4)}, {"pads", V{1, 1, 1, 1}}, {"strides", V{2, 1}}}, true),
+         "vulkan:conv_dw_w8");
+  // dilation 2 with asymmetric pads (3 left: a segment that starts 1 float into its first texel)
+  expect(conv({1, 4, 15, 24}, {4, 1, 3, 3}, {1, 4, 14, 23},
+              A{{"group", int64_t(4)}, {"pads", V{2, 3, 1, 0}}, {"dilations", V{2, 2}}}, true),
+         "vulkan:conv_dw");
+  // what conv_dw.comp does not take: non-constant weights, channel multiplier 2, 7x7 (49 weights
+  // over the shader's 28), rows that are not whole texels
+  expect(conv({1, 6, 24, 20}, {6, 1, 5, 5}, {1, 6, 24, 20}, A{{"group", int64_t(6)}, {"pads", V{2, 2, 2, 2}}}, true, false),
+         "vulkan:conv_row_oc1");
+  auto m2 = conv({1, 4, 24, 20}, {8, 1, 3, 3}, {1, 8, 24, 20}, A{{"group", int64_t(4)}, {"pads", V{1, 1, 1, 1}}}, true);
+  check_against_reference(m2);
+  BOOST_TEST(exec_type_of(m2).find("conv_dw") == std::string::npos);
+  auto k7 = conv({1, 4, 24, 20}, {4, 1, 7, 7}, {1, 4, 24, 20}, A{{"group", int64_t(4)}, {"pads", V{3, 3, 3, 3}}}, true);
+  check_against_reference(k7);
+  BOOST_TEST(exec_type_of(k7).find("conv_dw") == std::string::npos);
+  expect(conv({1, 4, 13, 13}, {4, 1, 5, 5}, {1, 4, 13, 13}, A{{"group", int64_t(4)}, {"pads", V{2, 2, 2, 2}}}, true),
+         "vulkan:conv_oc1");
+  // float16 storage (the f32 check settings come back at scope exit, even on a throw)
+  struct f16_mode {
+    f16_mode() {
+      check_cfg.inference_precision = element_type::f16;
+      check_tol_floor = 1e-2f;
+    }
+    ~f16_mode() {
+      check_cfg = {};
+      check_tol_floor = 0;
+    }
+  } mode;
+  auto h = conv({1, 8, 20, 20}, {8, 1, 5, 5}, {1, 8, 20, 20}, A{{"group", int64_t(8)}, {"pads", V{2, 2, 2, 2}}}, true);
+  check_against_reference(h);
+  kernels::compile_config prof = check_cfg;
+  prof.profiling = true;
+  auto exe = gpu().compile(h, prof);
+  std::vector<Tensor> out;
+  exe->run(random_inputs(h, -1, 1), out);
+  BOOST_TEST(exe->profile()[1].exec_type == "vulkan:conv_dw_f16");
 }
 
 BOOST_AUTO_TEST_CASE(f16_storage_variants) {
