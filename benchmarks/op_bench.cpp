@@ -5,6 +5,7 @@
 /// usage: troupe_op_bench [-n RUNS=15] [-d DEVICE] [FILTER]   (FILTER: substring of the case name)
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -27,6 +28,7 @@ struct bench_case {
   std::string name;
   graph::Graph g;
   double macs = 0;
+  bool block = false; ///< a multi-op block: time = the sum of every op row, each op queried
 };
 
 Tensor random_tensor(const Shape& s, unsigned seed) {
@@ -108,6 +110,42 @@ bench_case matmul(const char* where, Shape a, Shape b, bool const_b) {
   return c;
 }
 
+/// PP-OCR rec's attention block: Mul(q, scale) -> MatMul(., Transpose(k)) -> Softmax(last axis)
+/// -> MatMul(., v), q, k, v [1, H, T, D]. FLOPs of both MatMuls. With `scores_out` the scores
+/// are also a graph output (another reader), so the block cannot fuse: one dispatch per op.
+bench_case attention(const char* where, int64_t heads, int64_t t, int64_t d, bool scores_out) {
+  bench_case c;
+  c.block = true;
+  Shape qs{1, heads, t, d}, kts{1, heads, d, t}, ss{1, heads, t, t};
+  auto q = add_input(c.g, "q", qs), k = add_input(c.g, "k", qs), v = add_input(c.g, "v", qs);
+  Tensor sc(element_type::f32, {1});
+  sc.data<float>()[0] = 1.0f / std::sqrt(float(d));
+  auto scale = c.g.add_value({"scale", element_type::f32, PartialShape(Shape{1}), sc});
+  auto op = [&](const std::string& type, std::vector<graph::ValueId> in, const Shape& out,
+                std::map<std::string, graph::AttributeValue> attrs) {
+    graph::Op o;
+    o.type = type;
+    o.name = type + "_" + std::to_string(c.g.ops.size());
+    o.inputs = std::move(in);
+    o.attrs = std::move(attrs);
+    o.outputs.push_back(c.g.add_value({o.name, element_type::f32, PartialShape(out), std::nullopt}));
+    c.g.ops.push_back(std::move(o));
+    return c.g.ops.back().outputs[0];
+  };
+  auto qs2 = op("Mul", {q, scale}, qs, {});
+  auto kt = op("Transpose", {k}, kts, {{"perm", std::vector<int64_t>{0, 1, 3, 2}}});
+  auto s = op("MatMul", {qs2, kt}, ss, {});
+  auto p = op("Softmax", {s}, ss, {{"axis", int64_t{3}}});
+  c.g.outputs.push_back(op("MatMul", {p, v}, qs, {}));
+  if (scores_out) c.g.outputs.push_back(s);
+  c.macs = 2.0 * double(heads) * t * t * d;
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%s attention %lldx%lldx%lld block%s", where, (long long)heads, (long long)t, (long long)d,
+                scores_out ? " (scores read twice: unfused)" : "");
+  c.name = buf;
+  return c;
+}
+
 /// The shapes that dominate the models' FLOPs (found with onnx shape inference on
 /// PP-OCRv4 det at 1x3x320x320 and rec at 1x3x48x320).
 std::vector<bench_case> cases() {
@@ -128,6 +166,8 @@ std::vector<bench_case> cases() {
   r.push_back(matmul("rec", {1, 40, 240}, {240, 120}, true));
   r.push_back(matmul("rec", {1, 8, 40, 15}, {1, 8, 15, 40}, false));      // attention q x k^T
   r.push_back(matmul("rec", {1, 40, 120}, {120, 6625}, true));            // the CTC head
+  r.push_back(attention("rec", 8, 40, 15, false));                         // SVTR attention (x2)
+  r.push_back(attention("rec", 8, 40, 15, true));
   return r;
 }
 
@@ -139,11 +179,19 @@ double median(std::vector<double> v) {
 
 /// Times one case on one device; prints one line.
 void run_case(kernels::device& dev, const bench_case& c, int runs) {
-  auto s = dev.query(c.g, c.g.ops[0]);
-  if (!s.supported) {
-    std::printf("%-6s %-52s unsupported: %s\n", dev.name().c_str(), c.name.c_str(), s.reason.c_str());
-    return;
+  for (const auto& o : c.g.ops) {
+    auto s = dev.query(c.g, o);
+    if (!s.supported) {
+      std::printf("%-6s %-52s unsupported: %s\n", dev.name().c_str(), c.name.c_str(), s.reason.c_str());
+      return;
+    }
+    if (!c.block) break;
   }
+  // Rows that count: the Conv/MatMul of a single-op case, every op of a block.
+  auto counts = [&](const kernels::op_profile& p) {
+    if (c.block) return p.node_type != "Upload" && p.node_type != "Download";
+    return p.node_type == "Conv" || p.node_type == "MatMul";
+  };
   kernels::compile_config cfg;
   cfg.profiling = true;
   auto exe = dev.compile(c.g, cfg);
@@ -156,15 +204,17 @@ void run_case(kernels::device& dev, const bench_case& c, int runs) {
     auto t0 = std::chrono::steady_clock::now();
     exe->run(in, out);
     wall.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    double sum = 0;
     for (const auto& p : exe->profile())
-      if (p.node_type == "Conv" || p.node_type == "MatMul")
-        if (p.real_time_us > 0) op.push_back(p.real_time_us * 1e-6);
+      if (counts(p)) sum += p.real_time_us * 1e-6;
+    if (sum > 0) op.push_back(sum);
   }
   bool have_op = op.size() == wall.size();
   double t = have_op ? median(op) : median(wall);
   std::string exec;
   for (const auto& p : exe->profile())
-    if (p.node_type == "Conv" || p.node_type == "MatMul") exec = p.exec_type;
+    if (counts(p) && (!c.block || p.state != kernels::op_profile::status::optimized_out))
+      exec += (exec.empty() ? "" : " ") + p.exec_type;
   std::printf("%-6s %-52s %8.3f ms %7.2f GFLOP/s   (%s; run() %.3f ms; %s)\n", dev.name().c_str(), c.name.c_str(),
               t * 1e3, 2.0 * c.macs / t * 1e-9, have_op ? "op time" : "run() time", median(wall) * 1e3, exec.c_str());
   std::fflush(stdout);

@@ -937,3 +937,180 @@ BOOST_AUTO_TEST_CASE(throughput_at_ppocr_shapes) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// ---- attention as one dispatch (kernels/vulkan/lower_attention.cpp) ----------------------------
+
+namespace {
+
+/// What the block builder puts between the pieces of MatMul -> Softmax -> MatMul.
+struct attention_shape {
+  Shape batch{1, 8};
+  int64_t m = 40, n = 40, d = 15, dv = 15;
+  bool q_scale = true;        ///< Mul(q, 1/sqrt(d)) before the first MatMul (PP-OCR rec)
+  bool k_transpose = true;    ///< K given as [.., N, D] through a Transpose (PP-OCR rec)
+  bool score_div = false;     ///< Div(scores, sqrt(d)) between MatMul and Softmax
+  int64_t softmax_axis = -1;
+  bool scores_out = false;    ///< the scores also a graph output: another reader, no fusion
+  bool v_after_head = false;  ///< V produced (by a Mul) after the first MatMul in op order
+};
+
+Shape with_batch(const Shape& b, std::initializer_list<int64_t> tail) {
+  Shape s = b;
+  s.insert(s.end(), tail);
+  return s;
+}
+
+graph::Graph attention_block(const attention_shape& a) {
+  graph_builder gb;
+  auto q = gb.input("q", with_batch(a.batch, {a.m, a.d}));
+  auto k = gb.input("k", a.k_transpose ? with_batch(a.batch, {a.n, a.d}) : with_batch(a.batch, {a.d, a.n}));
+  auto v = gb.input("v", with_batch(a.batch, {a.n, a.dv}));
+  auto scalar = [&](const char* name, float f) {
+    Tensor t(element_type::f32, {1});
+    t.data<float>()[0] = f;
+    return gb.constant(name, t);
+  };
+  if (a.q_scale) q = gb.op("Mul", {q, scalar("qscale", 1.0f / std::sqrt(float(a.d)))}, {with_batch(a.batch, {a.m, a.d})}).outputs[0];
+  if (a.k_transpose) {
+    std::vector<int64_t> perm;
+    for (std::size_t i = 0; i < a.batch.size(); ++i) perm.push_back(static_cast<int64_t>(i));
+    perm.push_back(static_cast<int64_t>(a.batch.size()) + 1);
+    perm.push_back(static_cast<int64_t>(a.batch.size()));
+    k = gb.op("Transpose", {k}, {with_batch(a.batch, {a.d, a.n})}, {{"perm", perm}}).outputs[0];
+  }
+  Shape ss = with_batch(a.batch, {a.m, a.n});
+  auto s = gb.op("MatMul", {q, k}, {ss}).outputs[0];
+  auto scores = s;
+  if (a.v_after_head) v = gb.op("Mul", {v, scalar("vscale", 0.5f)}, {with_batch(a.batch, {a.n, a.dv})}).outputs[0];
+  if (a.score_div) s = gb.op("Div", {s, scalar("sdiv", std::sqrt(float(a.d)))}, {ss}).outputs[0];
+  auto p = gb.op("Softmax", {s}, {ss}, {{"axis", a.softmax_axis}}).outputs[0];
+  gb.output(gb.op("MatMul", {p, v}, {with_batch(a.batch, {a.m, a.dv})}).outputs[0]);
+  if (a.scores_out) gb.output(scores);
+  return gb.g;
+}
+
+/// Profiling rows of the graph's ops (upload/download left out) after one run.
+std::vector<kernels::op_profile> op_rows(const graph::Graph& g) {
+  kernels::compile_config cfg = check_cfg;
+  cfg.profiling = true;
+  auto exe = gpu().compile(g, cfg);
+  std::vector<Tensor> out;
+  exe->run(random_inputs(g, -1, 1), out);
+  auto prof = exe->profile();
+  BOOST_TEST_REQUIRE(prof.size() == g.ops.size() + 2);
+  return std::vector<kernels::op_profile>(prof.begin() + 1, prof.end() - 1);
+}
+
+/// How many ops ran a dispatch of their own, and whether one of them ran the fused shader.
+std::pair<int, bool> dispatch_summary(const graph::Graph& g) {
+  int executed = 0;
+  bool fused = false;
+  for (const auto& r : op_rows(g)) {
+    if (r.state == kernels::op_profile::status::executed) ++executed;
+    if (r.exec_type.find("vulkan:attention") == 0) fused = true;
+  }
+  return {executed, fused};
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(attention_fusion)
+
+BOOST_AUTO_TEST_CASE(ppocr_rec_block_is_one_dispatch) {
+  // The real pattern: Mul(q, scale), Transpose(k), MatMul, Softmax(axis 3), MatMul; 8 heads.
+  attention_shape a;
+  a.softmax_axis = 3;
+  auto g = attention_block(a);
+  check_against_reference(g);
+  auto rows = op_rows(g);
+  int executed = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].state != kernels::op_profile::status::executed) continue;
+    ++executed;
+    BOOST_TEST(g.ops[i].type == "MatMul");
+    BOOST_TEST(rows[i].exec_type == "vulkan:attention");
+    BOOST_TEST(rows[i].node_name == g.ops[2].name, "the fused dispatch is recorded on the first MatMul");
+  }
+  BOOST_TEST(executed == 1, "Mul, Transpose, Softmax and the second MatMul are optimized out");
+}
+
+BOOST_AUTO_TEST_CASE(variants_match_the_reference) {
+  attention_shape a;
+  // K^T given directly, the scale on the scores, odd sizes, a rank-3 batch.
+  a.batch = {3};
+  a.m = 7;
+  a.n = 13;
+  a.d = 5;
+  a.dv = 9;
+  a.q_scale = false;
+  a.k_transpose = false;
+  a.score_div = true;
+  check_against_reference(attention_block(a));
+  BOOST_TEST((dispatch_summary(attention_block(a)) == std::pair<int, bool>{1, true}));
+  // Both scales, two batch dims, one key, no batch dims at all.
+  a = {};
+  a.batch = {2, 3};
+  a.n = 1;
+  a.score_div = true;
+  check_against_reference(attention_block(a));
+  a = {};
+  a.batch = {};
+  a.m = 33;
+  a.n = 70;
+  a.d = 64;
+  a.dv = 3;
+  check_against_reference(attention_block(a), -2, 2);
+  BOOST_TEST((dispatch_summary(attention_block(a)) == std::pair<int, bool>{1, true}));
+  // V computed after the first MatMul: the dispatch waits for it (recorded on the last MatMul).
+  a = {};
+  a.v_after_head = true;
+  check_against_reference(attention_block(a));
+  BOOST_TEST((dispatch_summary(attention_block(a)) == std::pair<int, bool>{2, true}), "the Mul on v and the block");
+}
+
+BOOST_AUTO_TEST_CASE(scores_with_another_reader_are_not_fused) {
+  attention_shape a;
+  a.scores_out = true; // the scores are a graph output as well
+  auto g = attention_block(a);
+  check_against_reference(g);
+  auto [executed, fused] = dispatch_summary(g);
+  BOOST_TEST(!fused);
+  BOOST_TEST(executed == 5, "Mul, Transpose, MatMul, Softmax, MatMul each dispatch");
+}
+
+BOOST_AUTO_TEST_CASE(softmax_over_another_axis_is_not_fused) {
+  attention_shape a;
+  a.softmax_axis = 2;
+  auto g = attention_block(a);
+  check_against_reference(g);
+  BOOST_TEST(!dispatch_summary(g).second);
+}
+
+BOOST_AUTO_TEST_CASE(transpose_with_another_reader_stays) {
+  // The Transpose of K is also a graph output: the block fuses from the transposed K instead.
+  attention_shape a;
+  auto g = attention_block(a);
+  g.outputs.push_back(g.ops[1].outputs[0]);
+  check_against_reference(g);
+  auto [executed, fused] = dispatch_summary(g);
+  BOOST_TEST(fused);
+  BOOST_TEST(executed == 2, "the Transpose and the block");
+}
+
+BOOST_AUTO_TEST_CASE(f16_storage) {
+  struct f16_mode {
+    f16_mode() {
+      check_cfg.inference_precision = element_type::f16;
+      check_tol_floor = 1e-2f;
+    }
+    ~f16_mode() {
+      check_cfg = {};
+      check_tol_floor = 0;
+    }
+  } mode;
+  attention_shape a;
+  check_against_reference(attention_block(a));
+  BOOST_TEST(dispatch_summary(attention_block(a)).second);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
