@@ -25,7 +25,8 @@ struct conv_geom {
   int64_t groups;
 };
 
-conv_geom geometry(const graph::Graph& g, const graph::Op& op) {
+/// Shapes, kernel, strides, dilations and groups; pads differ between Conv and ConvTranspose.
+conv_geom geometry_without_pads(const graph::Graph& g, const graph::Op& op) {
   conv_geom c;
   c.x = shape_of(g, op.inputs[0]);
   c.w = shape_of(g, op.inputs[1]);
@@ -34,6 +35,11 @@ conv_geom geometry(const graph::Graph& g, const graph::Op& op) {
   c.s = op.attr_ints("strides", {1, 1});
   c.d = op.attr_ints("dilations", {1, 1});
   c.groups = op.attr_int("group", 1);
+  return c;
+}
+
+conv_geom geometry(const graph::Graph& g, const graph::Op& op) {
+  conv_geom c = geometry_without_pads(g, op);
   c.pads = window_pads(op, c.x, c.y, c.k, c.s, c.d);
   return c;
 }
@@ -214,14 +220,7 @@ void add_conv_rules(rule_table& t) {
                         [](op_builder& b) {
                           const auto& g = b.graph();
                           const auto& op = b.op();
-                          conv_geom c;
-                          c.x = shape_of(g, op.inputs[0]);
-                          c.w = shape_of(g, op.inputs[1]);
-                          c.y = shape_of(g, op.outputs[0]);
-                          c.k = {c.w[2], c.w[3]};
-                          c.s = op.attr_ints("strides", {1, 1});
-                          c.d = op.attr_ints("dilations", {1, 1});
-                          c.groups = op.attr_int("group", 1);
+                          conv_geom c = geometry_without_pads(g, op);
                           c.pads = transposed_pads(op, c);
                           bool bias = has_bias(op);
                           spec_map spec = conv_spec(c, bias);
