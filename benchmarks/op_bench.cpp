@@ -29,6 +29,7 @@ struct bench_case {
   graph::Graph g;
   double macs = 0;
   bool block = false; ///< a multi-op block: time = the sum of every op row, each op queried
+  std::string timed = "Conv MatMul"; ///< the op types whose profile rows are the op time
 };
 
 Tensor random_tensor(const Shape& s, unsigned seed) {
@@ -146,10 +147,24 @@ bench_case attention(const char* where, int64_t heads, int64_t t, int64_t d, boo
   return c;
 }
 
+/// The cost of one (almost) empty dispatch: an Add of 8 floats. Printed as time only; it is
+/// the floor under every op time above it on this device.
+bench_case dispatch_floor() {
+  bench_case c;
+  Shape s{1, 8};
+  auto a = add_input(c.g, "a", s);
+  auto b = add_constant(c.g, "b", s, 4);
+  add_op(c.g, "Add", {a, b}, s, {});
+  c.timed = "Add";
+  c.name = "dispatch floor: Add 1x8";
+  return c;
+}
+
 /// The shapes that dominate the models' FLOPs (found with onnx shape inference on
 /// PP-OCRv4 det at 1x3x320x320 and rec at 1x3x48x320).
 std::vector<bench_case> cases() {
   std::vector<bench_case> r;
+  r.push_back(dispatch_floor());
   r.push_back(conv("det", {1, 96, 80, 80}, 24, 3, 3, 1, 1, 1, 1, 1));     // 47% of det's FLOPs
   r.push_back(conv("det", {1, 192, 20, 20}, 192, 1, 1, 1, 1, 0, 0, 1));   // det's largest 1x1 (x4)
   r.push_back(conv("det", {1, 48, 80, 80}, 48, 1, 1, 1, 1, 0, 0, 1));     // a wide 1x1
@@ -190,7 +205,7 @@ void run_case(kernels::device& dev, const bench_case& c, int runs) {
   // Rows that count: the Conv/MatMul of a single-op case, every op of a block.
   auto counts = [&](const kernels::op_profile& p) {
     if (c.block) return p.node_type != "Upload" && p.node_type != "Download";
-    return p.node_type == "Conv" || p.node_type == "MatMul";
+    return (" " + c.timed + " ").find(" " + p.node_type + " ") != std::string::npos;
   };
   kernels::compile_config cfg;
   cfg.profiling = true;
@@ -215,8 +230,10 @@ void run_case(kernels::device& dev, const bench_case& c, int runs) {
   for (const auto& p : exe->profile())
     if (counts(p) && (!c.block || p.state != kernels::op_profile::status::optimized_out))
       exec += (exec.empty() ? "" : " ") + p.exec_type;
-  std::printf("%-6s %-52s %8.3f ms %7.2f GFLOP/s   (%s; run() %.3f ms; %s)\n", dev.name().c_str(), c.name.c_str(),
-              t * 1e3, 2.0 * c.macs / t * 1e-9, have_op ? "op time" : "run() time", median(wall) * 1e3, exec.c_str());
+  char rate[32] = "";
+  if (c.macs > 0) std::snprintf(rate, sizeof rate, "%7.2f GFLOP/s", 2.0 * c.macs / t * 1e-9);
+  std::printf("%-6s %-52s %8.3f ms %15s   (%s; run() %.3f ms; %s)\n", dev.name().c_str(), c.name.c_str(), t * 1e3,
+              rate, have_op ? "op time" : "run() time", median(wall) * 1e3, exec.c_str());
   std::fflush(stdout);
 }
 

@@ -1,7 +1,8 @@
 #version 450
 // Batched MatMul / Gemm: Y[b] = act(ALPHA * A[b] x B[b] + BETA * bias). Layouts and
 // transposes are strides (specialization constants), up to 4 batch dims with per-input
-// batch strides (0 = broadcast). Register blocking: each invocation computes a 4x4 block of Y.
+// batch strides (0 = broadcast). Register blocking: each invocation computes a 4x4 block of Y
+// (4x8 with B4).
 // A, B and Y are r32f texel buffers (lavapipe gathers texel loads; a storage-buffer load is a
 // loop over the SIMD lanes), the bias a storage buffer (read once per output).
 #extension GL_GOOGLE_include_directive : require
@@ -34,12 +35,21 @@ layout(constant_id = 22) const uint SCM = 0;   // bias element (m, n) at m*SCM +
 layout(constant_id = 23) const uint SCN = 0;
 
 layout(set = 0, binding = 0, FMT1) readonly uniform imageBuffer A;
+#ifdef B4
+// B4: B row-major with N % 4 == 0 (and so whole-texel rows and batch strides), bound as
+// rgba32f: one texel load gives 4 columns, and each invocation computes 4 rows x 8 columns,
+// so a k step costs 2 texel loads of B and 4 of A for 32 FMAs (the r32f path: 8 for 16).
+layout(set = 0, binding = 1, FMT4) readonly uniform imageBuffer Bm;
+const uint NT = N / 4;
+const uint NB = (NT + 1) / 2;
+#else
 layout(set = 0, binding = 1, FMT1) readonly uniform imageBuffer Bm;
+const uint NB = (N + 3) / 4;
+#endif
 layout(set = 0, binding = 2) readonly buffer Bias { SFLOAT bias[]; };
 layout(set = 0, binding = 3, FMT1) writeonly uniform imageBuffer Y;
 
 const uint MB = (M + 3) / 4;
-const uint NB = (N + 3) / 4;
 
 void main() {
   uint id = linear_id();
@@ -55,28 +65,45 @@ void main() {
   uint abase = b0 * SAB0 + b1 * SAB1 + b2 * SAB2 + b3 * SAB3;
   uint bbase = b0 * SBB0 + b1 * SBB1 + b2 * SBB2 + b3 * SBB3;
   uint ybatch = (r / MB) * M * N;
-  uint m0 = mb * 4, n0 = nb * 4;
+#ifdef B4
+  const uint NW = 8;
+#else
+  const uint NW = 4;
+#endif
+  uint m0 = mb * 4, n0 = nb * NW;
   // Rows/columns past the edge read a clamped (valid) index and are not stored.
-  int ar[4], bc[4];
-  [[unroll]] for (uint i = 0; i < 4; ++i) {
-    ar[i] = int(abase + min(m0 + i, M - 1) * SAM);
-    bc[i] = int(bbase + min(n0 + i, N - 1) * SBN);
+  int ar[4];
+  [[unroll]] for (uint i = 0; i < 4; ++i) ar[i] = int(abase + min(m0 + i, M - 1) * SAM);
+  vec4 acc[2 * 4];
+  [[unroll]] for (uint i = 0; i < 8; ++i) acc[i] = vec4(0.0);
+#ifdef B4
+  int bt0 = int(bbase / 4 + min(nb * 2, NT - 1)), bt1 = int(bbase / 4 + min(nb * 2 + 1, NT - 1));
+  for (uint k = 0; k < K; ++k) {
+    int bk = int(k * (SBK / 4)), ak = int(k * SAK);
+    vec4 b0 = imageLoad(Bm, bt0 + bk), b1 = imageLoad(Bm, bt1 + bk);
+    [[unroll]] for (uint i = 0; i < 4; ++i) {
+      float a = imageLoad(A, ar[i] + ak).x;
+      acc[i] += a * b0;
+      acc[4 + i] += a * b1;
+    }
   }
-  vec4 acc[4];
-  [[unroll]] for (uint i = 0; i < 4; ++i) acc[i] = vec4(0.0);
+#else
+  int bc[4];
+  [[unroll]] for (uint i = 0; i < 4; ++i) bc[i] = int(bbase + min(n0 + i, N - 1) * SBN);
   for (uint k = 0; k < K; ++k) {
     int bk = int(k * SBK), ak = int(k * SAK);
     vec4 bv = vec4(imageLoad(Bm, bc[0] + bk).x, imageLoad(Bm, bc[1] + bk).x, imageLoad(Bm, bc[2] + bk).x,
                    imageLoad(Bm, bc[3] + bk).x);
     [[unroll]] for (uint i = 0; i < 4; ++i) acc[i] += imageLoad(A, ar[i] + ak).x * bv;
   }
+#endif
   for (uint i = 0; i < 4; ++i) {
     uint m = m0 + i;
     if (m >= M) break;
-    for (uint j = 0; j < 4; ++j) {
+    for (uint j = 0; j < NW; ++j) {
       uint n = n0 + j;
       if (n >= N) break;
-      float v = ALPHA * acc[i][j];
+      float v = ALPHA * acc[(j / 4) * 4 + i][j % 4];
       if (HAS_BIAS) v += BETA * bias[m * SCM + n * SCN];
       imageStore(Y, int(ybatch + m * N + n), vec4(activate(v)));
     }
