@@ -4,6 +4,7 @@
 // layout equals the output's are read flat.
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
+#extension GL_EXT_control_flow_attributes : require
 
 layout(constant_id = 0) const int OP = 0;
 layout(constant_id = 1) const uint TOTAL = 1;
@@ -37,10 +38,27 @@ layout(constant_id = 28) const bool FLAT_C = true;
 layout(constant_id = 29) const float P0 = 0.0;  // the op's own parameters (alpha, min, ...)
 layout(constant_id = 30) const float P1 = 0.0;
 
+#ifdef V4
+// V4: 4 consecutive outputs per invocation (TOTAL % 4 == 0), every binding an rgba32f texel
+// buffer (lavapipe: one vector gather instead of a loop over lanes per load). How each
+// operand's 4 elements are found, by its own mode:
+//   0 contiguous: one texel at (index of the first element) / 4 (flat operands, or a broadcast
+//     operand that varies along the innermost dim, D5 % 4 == 0);
+//   1 splat: the 4 outputs share one element (scalars, per-channel [C,1,1] with D5 % 4 == 0);
+//   2 general: 4 indices, 4 texel loads, a component each.
+layout(constant_id = 31) const uint MODE_A = 0;
+layout(constant_id = 32) const uint MODE_B = 0;
+layout(constant_id = 33) const uint MODE_C = 0;
+layout(set = 0, binding = 0, FMT4) readonly uniform imageBuffer A;
+layout(set = 0, binding = 1, FMT4) readonly uniform imageBuffer B;
+layout(set = 0, binding = 2, FMT4) readonly uniform imageBuffer C;
+layout(set = 0, binding = 3, FMT4) writeonly uniform imageBuffer O;
+#else
 layout(set = 0, binding = 0) readonly buffer A { SFLOAT a[]; };
 layout(set = 0, binding = 1) readonly buffer B { SFLOAT b[]; };
 layout(set = 0, binding = 2) readonly buffer C { SFLOAT c[]; };
 layout(set = 0, binding = 3) writeonly buffer O { SFLOAT o[]; };
+#endif
 
 // Approximation of erf (Abramowitz & Stegun 7.1.26, |error| < 1.5e-7).
 float erf_approx(float x) {
@@ -91,21 +109,58 @@ float apply(float x, float y, float z) {
   return x;
 }
 
+/// Output coordinates of flat index i (dims right-aligned in 6).
+uint[6] coords(uint i) {
+  uint k[6];
+  k[5] = i % D5; i /= D5;
+  k[4] = i % D4; i /= D4;
+  k[3] = i % D3; i /= D3;
+  k[2] = i % D2; i /= D2;
+  k[1] = i % D1;
+  k[0] = i / D1;
+  return k;
+}
+
+uint index_a(uint i, uint k[6]) { return FLAT_A ? i : k[0] * SA0 + k[1] * SA1 + k[2] * SA2 + k[3] * SA3 + k[4] * SA4 + k[5] * SA5; }
+uint index_b(uint i, uint k[6]) { return FLAT_B ? i : k[0] * SB0 + k[1] * SB1 + k[2] * SB2 + k[3] * SB3 + k[4] * SB4 + k[5] * SB5; }
+uint index_c(uint i, uint k[6]) { return FLAT_C ? i : k[0] * SC0 + k[1] * SC1 + k[2] * SC2 + k[3] * SC3 + k[4] * SC4 + k[5] * SC5; }
+
+#ifdef V4
+// Loads operand X's 4 elements for outputs i0..i0+3 (a macro: GLSL images cannot be passed by value).
+#define LOAD4(X, MODE, INDEX, out4)                                                            \
+  if (MODE == 0) {                                                                             \
+    out4 = imageLoad(X, int(INDEX(i0, c0) / 4));                                               \
+  } else if (MODE == 1) {                                                                      \
+    uint e = INDEX(i0, c0);                                                                    \
+    out4 = vec4(imageLoad(X, int(e / 4))[e % 4]);                                              \
+  } else {                                                                                     \
+    [[unroll]] for (uint j = 0; j < 4; ++j) {                                                  \
+      uint e = INDEX(i0 + j, coords(i0 + j));                                                  \
+      out4[j] = imageLoad(X, int(e / 4))[e % 4];                                               \
+    }                                                                                          \
+  }
+
+void main() {
+  uint t = linear_id();
+  if (t >= TOTAL / 4) return;
+  uint i0 = t * 4;
+  uint c0[6] = coords(i0);
+  vec4 x = vec4(0.0), y = vec4(0.0), z = vec4(0.0);
+  LOAD4(A, MODE_A, index_a, x)
+  if (OP >= 40) { LOAD4(B, MODE_B, index_b, y) }
+  if (OP >= 50) { LOAD4(C, MODE_C, index_c, z) }
+  vec4 r;
+  [[unroll]] for (uint j = 0; j < 4; ++j) r[j] = activate(apply(x[j], y[j], z[j]));
+  imageStore(O, int(t), r);
+}
+#else
 void main() {
   uint i = linear_id();
   if (i >= TOTAL) return;
-  uint r = i;
-  uint c5 = r % D5; r /= D5;
-  uint c4 = r % D4; r /= D4;
-  uint c3 = r % D3; r /= D3;
-  uint c2 = r % D2; r /= D2;
-  uint c1 = r % D1; r /= D1;
-  uint c0 = r;
-  uint ia = FLAT_A ? i : c0 * SA0 + c1 * SA1 + c2 * SA2 + c3 * SA3 + c4 * SA4 + c5 * SA5;
-  uint ib = FLAT_B ? i : c0 * SB0 + c1 * SB1 + c2 * SB2 + c3 * SB3 + c4 * SB4 + c5 * SB5;
-  uint ic = FLAT_C ? i : c0 * SC0 + c1 * SC1 + c2 * SC2 + c3 * SC3 + c4 * SC4 + c5 * SC5;
-  float x = a[ia];
-  float y = OP >= 40 ? b[ib] : 0.0;
-  float z = OP >= 50 ? c[ic] : 0.0;
+  uint k[6] = coords(i);
+  float x = a[index_a(i, k)];
+  float y = OP >= 40 ? b[index_b(i, k)] : 0.0;
+  float z = OP >= 50 ? c[index_c(i, k)] : 0.0;
   o[i] = SFLOAT(activate(apply(x, y, z)));
 }
+#endif

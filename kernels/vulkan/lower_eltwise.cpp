@@ -50,19 +50,28 @@ void emit(op_builder& b, int code, const std::vector<std::pair<buffer_ref, Shape
   spec[1] = static_cast<uint32_t>(shape_size(out));
   auto d = dims6(out);
   for (int i = 0; i < 6; ++i) spec[2 + i] = d[i];
+  // 4 outputs per invocation through rgba texels when they fill whole texels (eltwise.comp V4).
+  uint64_t total = static_cast<uint64_t>(shape_size(out));
+  bool v4 = total % 4 == 0;
   std::vector<buffer_ref> args;
   for (std::size_t k = 0; k < 3; ++k) {
     const auto& [ref, shape] = operands[std::min(k, operands.size() - 1)];
     auto s = bstrides(shape, out);
     for (int i = 0; i < 6; ++i) spec[static_cast<uint32_t>(8 + 6 * k + i)] = s[i];
     spec[static_cast<uint32_t>(26 + k)] = shape == out ? 1u : 0u;
-    args.push_back(ref);
+    // V4 operand mode: 0 contiguous texel, 1 one element for all 4 outputs, 2 per element.
+    uint32_t mode = 2;
+    if (shape == out) mode = 0;
+    else if (shape_size(shape) == 1) mode = 1;
+    else if (d[5] % 4 == 0) mode = s[5] == 0 ? 1 : 0;
+    spec[static_cast<uint32_t>(31 + k)] = mode;
+    args.push_back(v4 ? texels(ref, 4) : ref);
   }
   spec[29] = float_bits(p0);
   spec[30] = float_bits(p1);
   add_activation(op, spec);
-  args.push_back(b.output(0));
-  b.dispatch("eltwise", std::move(spec), std::move(args), static_cast<uint64_t>(shape_size(out)));
+  args.push_back(v4 ? texels(b.output(0), 4) : b.output(0));
+  b.dispatch(v4 ? "eltwise_v4" : "eltwise", std::move(spec), std::move(args), v4 ? total / 4 : total);
 }
 
 std::string check_rank(const graph::Graph& g, const graph::Op& op) {
