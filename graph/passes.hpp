@@ -9,6 +9,11 @@ namespace troupe::graph {
 /// fold into the Conv's weights and bias.
 void fold_batch_norm(Graph& g);
 
+/// Mul / Div / Add / Sub of a Conv's output (its only reader) by a constant that is uniform
+/// over each output channel (a scalar or [OC, 1, 1]) fold into the Conv's weights and bias;
+/// chains (conv * s + t) fold one after the other.
+void fold_conv_affine(Graph& g);
+
 /// Relu, Sigmoid, Tanh, HardSigmoid, HardSwish, Clip (constant bounds), LeakyRelu fold into the
 /// preceding Conv/ConvTranspose/MatMul/Gemm/Add when it has no other reader: the producer gets
 /// attrs "activation" (op type) and "activation_params" (floats: alpha, beta / min, max).

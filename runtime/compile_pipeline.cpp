@@ -15,6 +15,7 @@ void optimize_graph(graph::Graph& g) {
   };
   graph::infer_shapes(g, &eval);
   graph::fold_batch_norm(g);
+  graph::fold_conv_affine(g);
   graph::fuse_activations(g);
 }
 

@@ -17,6 +17,7 @@
 #include "graph/onnx_reader.hpp"
 #include "graph/passes.hpp"
 #include "graph/shape_inference.hpp"
+#include "kernels/reference/interpreter.hpp"
 #include "kernels/reference/kernels.hpp"
 
 namespace troupe {
@@ -521,8 +522,10 @@ BOOST_AUTO_TEST_CASE(reference_evaluator_makes_every_shape_static) {
 }
 
 BOOST_AUTO_TEST_CASE(passes_on_real_models) {
-  struct expect { const char* file; const char* input; int hardswish; };
-  for (expect c : {expect{cls_file, "1,3,48,192", 18}, expect{det_file, "1,3,320,320", 24}, expect{rec_file, "1,3,48,320", 28}}) {
+  // affine: Mul/Add by per-channel constants right after a Conv (rec's learnable affine blocks)
+  struct expect { const char* file; const char* input; int hardswish; int affine; };
+  for (expect c : {expect{cls_file, "1,3,48,192", 18, 0}, expect{det_file, "1,3,320,320", 24, 56},
+                   expect{rec_file, "1,3,48,320", 28, 56}}) {
     auto path = model_path(c.file);
     if (path.empty()) { BOOST_TEST_MESSAGE(c.file << " not found; skipped"); continue; }
     Graph g = read_onnx_file(path);
@@ -541,6 +544,9 @@ BOOST_AUTO_TEST_CASE(passes_on_real_models) {
     BOOST_TEST(mid["Clip"] == before["Clip"] - c.hardswish);
 
     fold_batch_norm(g);
+    std::size_t before_affine = g.ops.size();
+    fold_conv_affine(g);
+    BOOST_TEST(before_affine - g.ops.size() == static_cast<std::size_t>(c.affine));
     fuse_activations(g);
     auto after = op_counts(g);
     BOOST_TEST_MESSAGE(c.file << ": " << ops_before << " ops -> " << g.ops.size());
@@ -618,6 +624,69 @@ BOOST_AUTO_TEST_CASE(batch_norm_with_shared_conv_output_is_kept) {
   b.g.outputs = {bn.outputs[0], conv.outputs[0]};
   fold_batch_norm(b.g);
   BOOST_TEST(b.g.ops.size() == 2u);
+}
+
+/// Runs `g` (shape-inferred here) on the reference kernels.
+std::vector<Tensor> run_reference(Graph g, const std::vector<Tensor>& in) {
+  auto eval = reference_evaluator(g);
+  infer_shapes(g, &eval);
+  kernels::reference::interpreter it(std::make_shared<const Graph>(std::move(g)));
+  return it.run(in);
+}
+
+BOOST_AUTO_TEST_CASE(conv_affine_folds_into_weights_and_bias) {
+  // conv -> * [1,2,1,1] -> + scalar -> - [2,1,1] -> / scalar -> Relu: one Conv with Relu fused
+  builder b;
+  auto x = b.input("x", {1, 3, 4, 5});
+  auto w = b.floats({0.5f, -1, 2, 0.25f, 1, -0.75f}, {2, 3, 1, 1});
+  auto& conv = b.op("Conv", {x, w});
+  std::string conv_name = conv.name;
+  auto& mul = b.op("Mul", {b.floats({2, -3}, {1, 2, 1, 1}), conv.outputs[0]});
+  auto& add = b.op("Add", {mul.outputs[0], b.scalar(0.5f)});
+  auto& sub = b.op("Sub", {add.outputs[0], b.floats({1, -1}, {2, 1, 1})});
+  auto& div = b.op("Div", {sub.outputs[0], b.scalar(4)});
+  auto& relu = b.op("Relu", {div.outputs[0]});
+  b.g.outputs.push_back(relu.outputs[0]);
+  Graph original = b.g;
+  fold_conv_affine(b.g);
+  BOOST_TEST(b.g.ops.size() == 2u);
+  fuse_activations(b.g);
+  BOOST_TEST_REQUIRE(b.g.ops.size() == 1u);
+  BOOST_TEST(b.g.ops[0].name == conv_name);
+  BOOST_TEST(b.g.ops[0].attr_string("activation", "") == "Relu");
+  Tensor in(element_type::f32, {1, 3, 4, 5});
+  for (int64_t i = 0; i < in.get_size(); ++i) in.data<float>()[i] = std::sin(0.7f * float(i));
+  auto want = run_reference(original, {in}), got = run_reference(b.g, {in});
+  BOOST_TEST_REQUIRE(got[0].get_size() == want[0].get_size());
+  int nonzero = 0;
+  for (int64_t i = 0; i < want[0].get_size(); ++i) {
+    BOOST_TEST(got[0].data<float>()[i] == want[0].data<float>()[i], boost::test_tools::tolerance(1e-5f));
+    nonzero += want[0].data<float>()[i] != 0.0f;
+  }
+  BOOST_TEST(nonzero > 0);
+}
+
+BOOST_AUTO_TEST_CASE(conv_affine_that_does_not_fold_is_kept) {
+  auto conv_then = [](const std::string& type, bool const_first, ValueId (*c)(builder&), bool conv_is_output) {
+    builder b;
+    auto x = b.input("x", {1, 2, 3, 4});
+    auto& conv = b.op("Conv", {x, b.floats({1, 2}, {2, 1, 1, 1})}, {{"group", int64_t{2}}});
+    ValueId k = c(b);
+    auto& e = b.op(type, const_first ? std::vector<ValueId>{k, conv.outputs[0]} : std::vector<ValueId>{conv.outputs[0], k});
+    b.g.outputs.push_back(e.outputs[0]);
+    if (conv_is_output) b.g.outputs.push_back(b.g.ops[0].outputs[0]);
+    fold_conv_affine(b.g);
+    return b.g.ops.size();
+  };
+  auto per_channel = [](builder& b) { return b.floats({2, 3}, {2, 1, 1}); };
+  auto along_width = [](builder& b) { return b.floats({1, 2, 3, 4}, {1, 1, 1, 4}); };
+  auto with_zero = [](builder& b) { return b.floats({2, 0}, {2, 1, 1}); };
+  BOOST_TEST(conv_then("Mul", false, per_channel, false) == 1u); // the control: this one folds
+  BOOST_TEST(conv_then("Mul", false, along_width, false) == 2u); // varies inside a channel
+  BOOST_TEST(conv_then("Div", true, per_channel, false) == 2u);  // c / conv
+  BOOST_TEST(conv_then("Sub", true, per_channel, false) == 2u);  // c - conv
+  BOOST_TEST(conv_then("Div", false, with_zero, false) == 2u);   // x / 0 stays as it is
+  BOOST_TEST(conv_then("Add", false, per_channel, true) == 2u);  // the conv output has another reader
 }
 
 BOOST_AUTO_TEST_CASE(activations_become_attributes) {
