@@ -22,6 +22,14 @@ layout(constant_id = 5) const uint SAB = 0;  // batch strides in texels (A, B) a
 layout(constant_id = 6) const uint SBB = 0;
 layout(constant_id = 7) const uint SYB = 0;
 layout(constant_id = 8) const uint BIAS = 0; // 0 none, 1 per row m, 2 per column n
+// Scatter (ConvTranspose with kernel == stride, no pads): row m = (oc, kh, kw) with TAPS =
+// KH * KW taps, column n = (ih, iw) of an input row IW wide; Y element at
+// oc * OHW + (ih * KH + kh) * OW + iw * KW + kw. TAPS = 0: Y row-major [M][N].
+layout(constant_id = 9) const uint TAPS = 0;
+layout(constant_id = 10) const uint SKW = 1;
+layout(constant_id = 11) const uint SIW = 1;
+layout(constant_id = 12) const uint SOW = 1;
+layout(constant_id = 13) const uint SOHW = 1;
 
 layout(set = 0, binding = 0, FMT4) readonly uniform imageBuffer A;
 layout(set = 0, binding = 1, FMT4) readonly uniform imageBuffer B;
@@ -29,6 +37,15 @@ layout(set = 0, binding = 2) readonly buffer Bias { SFLOAT bias[]; };
 layout(set = 0, binding = 3, FMT1) writeonly uniform imageBuffer Y;
 
 const uint KT = K / 4;
+
+/// Index of Y[b][m][n] in the output buffer.
+uint y_index(uint b, uint m, uint n) {
+  if (TAPS == 0) return b * SYB + m * N + n;
+  uint oc = m / TAPS, t = m % TAPS;
+  uint kh = t / SKW, kw = t % SKW;
+  uint ih = n / SIW, iw = n % SIW;
+  return b * SYB + oc * SOHW + (ih * (TAPS / SKW) + kh) * SOW + iw * SKW + kw;
+}
 const uint MBLOCKS = (M + MB - 1) / MB;
 
 void main() {
@@ -59,13 +76,12 @@ void main() {
   for (int i = 0; i < MB; ++i) {
     uint m = m0 + uint(i);
     if (m >= M) break;
-    int ybase = int(b * SYB + m * N + n0);
     for (int j = 0; j < 4; ++j) {
       if (n0 + uint(j) >= N) break;
       float v = acc[i][j];
       if (BIAS == 1) v += bias[m];
       if (BIAS == 2) v += bias[n0 + uint(j)];
-      imageStore(Y, ybase + j, vec4(activate(v)));
+      imageStore(Y, int(y_index(b, m, n0 + uint(j))), vec4(activate(v)));
     }
   }
 }

@@ -364,6 +364,34 @@ std::string exec_type_of(const graph::Graph& g) {
   return prof.size() > 1 ? prof[1].exec_type : std::string();
 }
 
+BOOST_AUTO_TEST_CASE(conv_transpose_as_gemm) {
+  using A = std::map<std::string, graph::AttributeValue>;
+  using V = std::vector<int64_t>;
+  // kernel == stride, IC % 4 == 0, IH*IW % 4 == 0: one GEMM with a scattered store (PP-OCR det's
+  // head); batch 2, a non-square kernel, bias and a fused Relu
+  auto gemm_case = [](const Shape& x, const Shape& w, const Shape& y, A attrs, bool bias) {
+    graph_builder b;
+    std::vector<graph::ValueId> in{b.input("x", x), b.random_constant("w", w)};
+    if (bias) in.push_back(b.random_constant("b", {y[1]}));
+    b.op("ConvTranspose", in, {y}, std::move(attrs));
+    b.outputs_of_last();
+    return b.g;
+  };
+  auto g1 = gemm_case({2, 8, 3, 4}, {8, 3, 2, 3}, {2, 3, 6, 12}, A{{"strides", V{2, 3}}, {"activation", std::string("Relu")}}, true);
+  check_against_reference(g1, -1, 1, 1e-4f);
+  BOOST_TEST(exec_type_of(g1) == "vulkan:gemm_m8");
+  auto g2 = gemm_case({1, 24, 4, 5}, {24, 1, 2, 2}, {1, 1, 8, 10}, A{{"strides", V{2, 2}}}, false); // det's last layer
+  check_against_reference(g2, -1, 1, 1e-4f);
+  BOOST_TEST(exec_type_of(g2) == "vulkan:gemm_m8");
+  // and what stays on conv_transpose.comp: IC % 4 != 0, overlapping taps
+  auto g3 = gemm_case({1, 6, 4, 4}, {6, 2, 2, 2}, {1, 2, 8, 8}, A{{"strides", V{2, 2}}}, true);
+  check_against_reference(g3);
+  BOOST_TEST(exec_type_of(g3) == "vulkan:conv_transpose");
+  auto g4 = gemm_case({1, 8, 4, 4}, {8, 2, 3, 3}, {1, 2, 9, 9}, A{{"strides", V{2, 2}}}, true);
+  check_against_reference(g4);
+  BOOST_TEST(exec_type_of(g4) == "vulkan:conv_transpose");
+}
+
 BOOST_AUTO_TEST_CASE(gemm_variants) {
   using A = std::map<std::string, graph::AttributeValue>;
   // 1x1 convolutions as GEMM: 8-row blocks (OC < 32, OC not a multiple of 8), bias + HardSwish

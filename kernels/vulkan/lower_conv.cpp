@@ -44,6 +44,54 @@ conv_geom geometry(const graph::Graph& g, const graph::Op& op) {
   return c;
 }
 
+/// ConvTranspose whose kernel equals its stride (no overlap, no pads: every output pixel gets
+/// exactly one tap) as one GEMM with a scattered store: rows (oc, kh, kw) of the reordered
+/// weights times the input [IC][IH*IW] (PP-OCR det's head upsamplers). False when it does not fit.
+bool try_transpose_gemm(op_builder& b, const conv_geom& c, bool bias) {
+  const auto& g = b.graph();
+  const auto& op = b.op();
+  int64_t ic = c.x[1], oc = c.y[1], kh = c.k[0], kw = c.k[1], hw = c.x[2] * c.x[3];
+  if (c.groups != 1 || !g.is_constant(op.inputs[1]) || c.s != std::vector<int64_t>{kh, kw} ||
+      c.d != std::vector<int64_t>{1, 1} || c.y[2] != c.x[2] * kh || c.y[3] != c.x[3] * kw || ic % 4 != 0 || hw % 4 != 0)
+    return false;
+  if (c.pads != std::array<int64_t, 4>{0, 0, 0, 0} || (bias && !g.is_constant(op.inputs[2]))) return false;
+  int64_t taps = kh * kw, rows = oc * taps;
+  // A[(oc, t)][ic] = W[ic][oc][t]; the bias repeated per tap (bias mode "per row").
+  auto w = const_floats(g, op, 1);
+  std::vector<float> a(static_cast<std::size_t>(rows * ic));
+  for (int64_t i = 0; i < ic; ++i)
+    for (int64_t o = 0; o < oc; ++o)
+      for (int64_t t = 0; t < taps; ++t)
+        a[static_cast<std::size_t>((o * taps + t) * ic + i)] = w[static_cast<std::size_t>((i * oc + o) * taps + t)];
+  gemm_args args;
+  args.a = b.constant(std::move(a));
+  args.b = b.input(0);
+  if (bias) {
+    auto bv = const_floats(g, op, 2);
+    std::vector<float> rb(static_cast<std::size_t>(rows));
+    for (int64_t r = 0; r < rows; ++r) rb[static_cast<std::size_t>(r)] = bv[static_cast<std::size_t>(r / taps)];
+    args.bias = b.constant(std::move(rb));
+    args.bias_mode = 1;
+  } else {
+    args.bias = args.b;
+  }
+  args.y = b.output(0);
+  args.m = static_cast<uint32_t>(rows);
+  args.n = static_cast<uint32_t>(hw);
+  args.k = static_cast<uint32_t>(ic);
+  args.nt = static_cast<uint32_t>(hw / 4);
+  args.batch = static_cast<uint32_t>(c.x[0]);
+  args.sbb = static_cast<uint32_t>(ic * hw / 4);
+  args.syb = static_cast<uint32_t>(oc * c.y[2] * c.y[3]);
+  args.taps = static_cast<uint32_t>(taps);
+  args.kw = static_cast<uint32_t>(kw);
+  args.in_w = static_cast<uint32_t>(c.x[3]);
+  args.out_w = static_cast<uint32_t>(c.y[3]);
+  args.out_hw = static_cast<uint32_t>(c.y[2] * c.y[3]);
+  dispatch_gemm(b, args);
+  return true;
+}
+
 /// ConvTranspose pads as the reference computes them: from `pads`, or, with SAME_* or
 /// output_shape, from the total padding that the (inferred) output size implies.
 std::array<int64_t, 4> transposed_pads(const graph::Op& op, const conv_geom& c) {
@@ -223,6 +271,7 @@ void add_conv_rules(rule_table& t) {
                           conv_geom c = geometry_without_pads(g, op);
                           c.pads = transposed_pads(op, c);
                           bool bias = has_bias(op);
+                          if (try_transpose_gemm(b, c, bias)) return;
                           spec_map spec = conv_spec(c, bias);
                           add_activation(op, spec);
                           buffer_ref x = b.input(0);

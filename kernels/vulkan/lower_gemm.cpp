@@ -17,6 +17,11 @@ void dispatch_gemm(op_builder& b, const gemm_args& g) {
   spec[6] = g.sbb;
   spec[7] = g.syb;
   spec[8] = g.bias_mode;
+  spec[9] = g.taps;
+  spec[10] = g.kw;
+  spec[11] = g.in_w;
+  spec[12] = g.out_w;
+  spec[13] = g.out_hw;
   add_activation(b.op(), spec);
   uint32_t mblocks = (g.m + mb - 1) / mb;
   b.dispatch(mb == 16 ? "gemm_m16" : "gemm_m8", std::move(spec), {texels(g.a, 4), texels(g.b, 4), g.bias, texels(g.y, 1)},

@@ -82,6 +82,9 @@ struct gemm_args {
   uint32_t m = 1, n = 1, k = 4, nt = 1, batch = 1;
   uint32_t sab = 0, sbb = 0, syb = 0; ///< batch strides: texels of A and B, floats of Y
   uint32_t bias_mode = 0;             ///< 0 none, 1 per row, 2 per column
+  /// Scatter for ConvTranspose with kernel == stride: rows are (oc, kh, kw) of `taps` = KH*KW,
+  /// columns (ih, iw) of input rows `in_w` wide, Y is NCHW with rows `out_w` wide (gemm.comp).
+  uint32_t taps = 0, kw = 1, in_w = 1, out_w = 1, out_hw = 1;
 };
 /// Emits the dispatch (the op's fused activation included).
 void dispatch_gemm(op_builder& b, const gemm_args& g);
