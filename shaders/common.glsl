@@ -37,4 +37,13 @@ float act_fn(int code, float x, float a, float b) {
   return x;
 }
 
-float activate(float x) { return act_fn(ACT, x, ACT_A, ACT_B); }
+// A scalar affine map after the activation (y = act(x) * POST_SCALE + POST_SHIFT): Mul/Add by
+// scalar constants that follow a conv, folded into its store (kernels/vulkan/lower_post_affine.cpp).
+layout(constant_id = 63) const bool HAS_POST = false;
+layout(constant_id = 64) const float POST_SCALE = 1.0;
+layout(constant_id = 65) const float POST_SHIFT = 0.0;
+
+float activate(float x) {
+  float y = act_fn(ACT, x, ACT_A, ACT_B);
+  return HAS_POST ? y * POST_SCALE + POST_SHIFT : y;
+}

@@ -1129,3 +1129,81 @@ BOOST_AUTO_TEST_CASE(f16_storage) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(post_affine_fusion)
+
+namespace {
+
+graph::ValueId scalar_constant(graph_builder& gb, const std::string& name, float f) {
+  Tensor t(element_type::f32, {1});
+  t.data<float>()[0] = f;
+  return gb.constant(name, t);
+}
+
+/// Conv (fused HardSwish) -> the ops of `chain` ("Mul", "Add", "Sub", "Div"; "rMul" etc. put the
+/// constant first) by scalar constants; `extra_reader`: the conv output is a graph output too.
+graph::Graph conv_chain(const std::string& conv_type, const std::vector<std::string>& chain, bool extra_reader = false) {
+  graph_builder gb;
+  Shape y = conv_type == "Conv" ? Shape{1, 8, 6, 6} : Shape{1, 8, 12, 12};
+  auto x = gb.input("x", {1, 4, 6, 6});
+  graph::ValueId w = conv_type == "Conv" ? gb.random_constant("w", {8, 4, 3, 3}) : gb.random_constant("w", {4, 8, 2, 2});
+  std::map<std::string, graph::AttributeValue> attrs{{"activation", std::string("HardSwish")}};
+  if (conv_type == "Conv") attrs["pads"] = std::vector<int64_t>{1, 1, 1, 1};
+  else attrs["strides"] = std::vector<int64_t>{2, 2};
+  auto v = gb.op(conv_type, {x, w, gb.random_constant("b", {8})}, {y}, attrs).outputs[0];
+  if (extra_reader) gb.output(v);
+  float k = 0.75f;
+  for (const auto& s : chain) {
+    bool rev = s[0] == 'r';
+    std::string name = "c";
+    name += std::to_string(gb.g.ops.size());
+    auto c = scalar_constant(gb, name, k);
+    k += 0.5f;
+    v = gb.op(rev ? s.substr(1) : s, rev ? std::vector<graph::ValueId>{c, v} : std::vector<graph::ValueId>{v, c}, {y}).outputs[0];
+  }
+  gb.output(v);
+  return gb.g;
+}
+
+/// (ops that ran a dispatch, exec types of those).
+std::pair<int, std::string> executed(const graph::Graph& g) {
+  int n = 0;
+  std::string types;
+  for (const auto& r : op_rows(g))
+    if (r.state == kernels::op_profile::status::executed) {
+      ++n;
+      if (!types.empty()) types += ' ';
+      types += r.exec_type;
+    }
+  return {n, types};
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(scale_and_shift_after_a_conv_are_its_store) {
+  // PP-OCRv4's learnable affine block after HardSwish: one dispatch, on every conv path
+  for (const char* conv : {"Conv", "ConvTranspose"}) {
+    auto g = conv_chain(conv, {"Mul", "Add"});
+    check_against_reference(g, -1, 1, 1e-4f);
+    BOOST_TEST(executed(g).first == 1, conv << ": Mul and Add are optimized out");
+  }
+  auto g = conv_chain("Conv", {"rMul", "Sub", "Div", "rAdd"});
+  check_against_reference(g, -1, 1, 1e-4f);
+  BOOST_TEST(executed(g).first == 1);
+}
+
+BOOST_AUTO_TEST_CASE(what_is_not_affine_in_the_conv_keeps_its_dispatch) {
+  // c - x and c / x end the chain; the ops before them still fold
+  auto g1 = conv_chain("Conv", {"Mul", "rSub", "Add"});
+  check_against_reference(g1, -1, 1, 1e-4f);
+  BOOST_TEST(executed(g1).first == 3);
+  auto g2 = conv_chain("Conv", {"rDiv"});
+  check_against_reference(g2, -1, 1, 1e-4f);
+  BOOST_TEST(executed(g2).first == 2);
+  // the conv output is read twice (a graph output too): nothing folds
+  auto g3 = conv_chain("Conv", {"Mul", "Add"}, true);
+  check_against_reference(g3, -1, 1, 1e-4f);
+  BOOST_TEST(executed(g3).first == 3);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -196,11 +196,23 @@ void emit(op_builder& b, const attention_block& blk) {
              uint64_t(blk.batch) * ((blk.m + rows - 1) / rows));
 }
 
+/// For A/B timing in one build: TROUPE_VULKAN_NO_ATTENTION_FUSION=1 keeps one dispatch per op.
+bool attention_fusion_off() {
+  const char* off = std::getenv("TROUPE_VULKAN_NO_ATTENTION_FUSION");
+  return off && *off && *off != '0';
+}
+
 } // namespace
 
+std::vector<int> attention_members(const graph::Graph& g) {
+  std::vector<int> r;
+  if (attention_fusion_off()) return r;
+  for (const auto& blk : find_blocks(g)) r.insert(r.end(), blk.members.begin(), blk.members.end());
+  return r;
+}
+
 void add_attention_rules(rule_table& t) {
-  // For A/B timing in one build: TROUPE_VULKAN_NO_ATTENTION_FUSION=1 keeps one dispatch per op.
-  if (const char* off = std::getenv("TROUPE_VULKAN_NO_ATTENTION_FUSION"); off && *off && *off != '0') return;
+  if (attention_fusion_off()) return;
   for (const char* type : {"MatMul", "Softmax", "Mul", "Div", "Transpose"}) {
     auto it = t.find(type);
     if (it == t.end()) continue;

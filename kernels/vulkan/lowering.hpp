@@ -64,8 +64,12 @@ support query_op(const graph::Graph& g, const graph::Op& op);
 
 /// Static shape of a value (the graph has passed query, so shapes are static).
 Shape shape_of(const graph::Graph& g, graph::ValueId v);
-/// Activation code and parameters from attrs activation/activation_params, into spec ids 60..62.
+/// Activation code and parameters from attrs activation/activation_params, into spec ids 60..62,
+/// and the scalar affine map after it (attr post_affine_attr: scale, shift) into 63..65.
 void add_activation(const graph::Op& op, spec_map& spec);
+/// Lowering-internal attr (never in a graph outside the lowering): [scale, shift] applied after
+/// the fused activation, set by lower_post_affine.cpp on the conv's op copy.
+inline constexpr const char* post_affine_attr = "vulkan.post_affine";
 /// Empty when the op's fused activation has a shader, else why not.
 std::string check_activation(const graph::Op& op);
 /// Constant input i as int64s (axes, pads, ...); empty when absent.
@@ -99,5 +103,10 @@ void add_reduce_rules(rule_table& t);
 /// MatMul -> [scale] -> Softmax(last axis) -> MatMul as one dispatch (lower_attention.cpp): wraps
 /// the MatMul, Softmax, Mul, Div and Transpose rules already in `t`, so it is added last.
 void add_attention_rules(rule_table& t);
+/// Ops that add_attention_rules fuses into blocks (they must not join another fusion).
+std::vector<int> attention_members(const graph::Graph& g);
+/// Mul/Div/Add/Sub by scalar constants after a Conv/ConvTranspose (its only reader, in a chain)
+/// fold into the conv's store (lower_post_affine.cpp): wraps those rules, so it is added last.
+void add_post_affine_rules(rule_table& t);
 
 } // namespace troupe::kernels::vulkan

@@ -16,6 +16,7 @@ const std::map<std::string, op_rule>& op_rules() {
     add_movement_rules(r);
     add_reduce_rules(r);
     add_attention_rules(r);
+    add_post_affine_rules(r);
     return r;
   }();
   return t;
@@ -63,6 +64,12 @@ std::string check_activation(const graph::Op& op) {
 }
 
 void add_activation(const graph::Op& op, spec_map& spec) {
+  if (op.has_attr(post_affine_attr)) {
+    auto ab = op.attr_floats(post_affine_attr);
+    spec[63] = 1;
+    spec[64] = float_bits(ab.at(0));
+    spec[65] = float_bits(ab.at(1));
+  }
   if (!op.has_attr("activation")) return;
   auto name = op.attr_string("activation", "");
   int code = activation_codes().at(name);

@@ -1,0 +1,135 @@
+/// Scalar affine chains after a conv: Conv/ConvTranspose (with or without a fused activation)
+/// -> Mul/Div/Add/Sub by one-element constants, each the only reader of the value before it
+/// (PP-OCRv4's learnable affine blocks after HardSwish), become y = act(conv) * scale + shift in
+/// the conv's own store (shaders/common.glsl activate()). The conv writes the chain's last
+/// value; the chain's ops record no dispatch and report optimized_out. This is the GPU's
+/// counterpart of the CPU's oneDNN post-op chains; a lavapipe dispatch costs ~40 us plus a pass
+/// over the tensor.
+#include <algorithm>
+#include <optional>
+#include <tuple>
+
+#include <troupe/exception.hpp>
+
+#include "kernels/vulkan/lowering.hpp"
+
+namespace troupe::kernels::vulkan {
+
+namespace {
+
+struct affine_chain {
+  int producer = -1;
+  std::vector<int> members;
+  graph::ValueId y = graph::no_value; ///< the last member's output: what the conv writes
+  float scale = 1.0f, shift = 0.0f;
+};
+
+/// y = x (op) c with c a one-element f32 constant and y shaped like x: x's new (scale, shift).
+std::optional<std::pair<float, float>> step(const graph::Graph& g, const graph::Op& op, graph::ValueId x, float scale,
+                                            float shift) {
+  if (op.input_count() != 2 || op.outputs.size() != 1 || op.has_attr("activation") || !op.domain.empty()) return std::nullopt;
+  std::size_t xi = op.inputs[0] == x ? 0 : 1;
+  if (op.inputs[xi] != x || op.inputs[1 - xi] == x) return std::nullopt;
+  graph::ValueId c = op.inputs[1 - xi];
+  if (!g.is_constant(c) || g.value(c).type != element_type::f32 || g.value(c).constant->get_size() != 1) return std::nullopt;
+  if (g.value(op.outputs[0]).type != element_type::f32 || shape_of(g, op.outputs[0]) != shape_of(g, x)) return std::nullopt;
+  float k = g.value(c).constant->data<float>()[0];
+  if (op.type == "Mul") return std::make_pair(scale * k, shift * k);
+  if (op.type == "Add") return std::make_pair(scale, shift + k);
+  if (xi != 0) return std::nullopt; // c / x and c - x are not affine in x
+  if (op.type == "Div" && k != 0.0f) return std::make_pair(scale / k, shift / k);
+  if (op.type == "Sub") return std::make_pair(scale, shift - k);
+  return std::nullopt;
+}
+
+std::vector<affine_chain> find_chains(const graph::Graph& g) {
+  auto uses = g.use_counts();
+  std::vector<int> reader(g.values.size(), -1);
+  for (std::size_t i = 0; i < g.ops.size(); ++i)
+    for (auto v : g.ops[i].inputs)
+      if (v != graph::no_value) reader[static_cast<std::size_t>(v)] = static_cast<int>(i);
+  auto taken = attention_members(g);
+  std::vector<affine_chain> r;
+  for (std::size_t p = 0; p < g.ops.size(); ++p) {
+    const auto& conv = g.ops[p];
+    if ((conv.type != "Conv" && conv.type != "ConvTranspose") || conv.outputs.size() != 1) continue;
+    affine_chain c;
+    c.producer = static_cast<int>(p);
+    graph::ValueId v = conv.outputs[0];
+    while (uses[static_cast<std::size_t>(v)] == 1) {
+      int next = reader[static_cast<std::size_t>(v)];
+      if (next < 0 || std::find(taken.begin(), taken.end(), next) != taken.end()) break;
+      auto s = step(g, g.ops[static_cast<std::size_t>(next)], v, c.scale, c.shift);
+      if (!s) break;
+      std::tie(c.scale, c.shift) = *s;
+      c.members.push_back(next);
+      v = g.ops[static_cast<std::size_t>(next)].outputs[0];
+    }
+    if (c.members.empty()) continue;
+    c.y = v;
+    r.push_back(std::move(c));
+  }
+  return r;
+}
+
+/// The conv's lowering, seen through the chain: its op carries the affine map, its output is
+/// the chain's last value.
+class chain_builder final : public op_builder {
+public:
+  chain_builder(op_builder& inner, const affine_chain& c) : inner_(inner), op_(inner.op()), y_(c.y) {
+    op_.attrs[post_affine_attr] = std::vector<float>{c.scale, c.shift};
+  }
+  const graph::Graph& graph() const override { return inner_.graph(); }
+  const graph::Op& op() const override { return op_; }
+  buffer_ref input(std::size_t i) override { return inner_.input(i); }
+  buffer_ref output(std::size_t i) override { return i == 0 ? buffer_ref{buffer_ref::kind::value, y_} : inner_.output(i); }
+  buffer_ref constant(std::vector<float> data) override { return inner_.constant(std::move(data)); }
+  void dispatch(const std::string& shader, spec_map spec, std::vector<buffer_ref> args, uint64_t invocations,
+                uint32_t slices) override {
+    inner_.dispatch(shader, std::move(spec), std::move(args), invocations, slices);
+  }
+  void alias_output() override { throw Exception(graph::describe(op_) + ": an affine chain cannot alias its output"); }
+
+private:
+  op_builder& inner_;
+  graph::Op op_;
+  graph::ValueId y_;
+};
+
+int index_of(const op_builder& b) {
+  const auto& g = b.graph();
+  auto at = &b.op() - g.ops.data();
+  return at >= 0 && at < static_cast<std::ptrdiff_t>(g.ops.size()) ? static_cast<int>(at) : -1;
+}
+
+} // namespace
+
+void add_post_affine_rules(rule_table& t) {
+  for (const char* type : {"Conv", "ConvTranspose"}) {
+    auto it = t.find(type);
+    if (it == t.end()) continue;
+    it->second.lower = [inner = it->second.lower](op_builder& b) {
+      int index = index_of(b);
+      if (index >= 0)
+        for (const auto& c : find_chains(b.graph()))
+          if (c.producer == index) {
+            chain_builder cb(b, c);
+            return inner(cb);
+          }
+      inner(b);
+    };
+  }
+  for (const char* type : {"Mul", "Div", "Add", "Sub"}) {
+    auto it = t.find(type);
+    if (it == t.end()) continue;
+    it->second.lower = [inner = it->second.lower](op_builder& b) {
+      int index = index_of(b);
+      if (index >= 0)
+        for (const auto& c : find_chains(b.graph()))
+          if (std::find(c.members.begin(), c.members.end(), index) != c.members.end()) return; // in the conv's store
+      inner(b);
+    };
+  }
+}
+
+} // namespace troupe::kernels::vulkan
