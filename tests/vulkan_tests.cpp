@@ -852,6 +852,18 @@ BOOST_AUTO_TEST_CASE(tensor_larger_than_the_device_allows) {
   });
   BOOST_TEST(dev.context().device_memory().bytes_in_use() == before_bytes);
   BOOST_TEST(dev.context().device_memory().block_count() == before_blocks);
+  // Sizes count as stored: 192 MiB of float32 is 96 MiB in f16 storage, which fits.
+  graph_builder h;
+  auto hx = h.input("x", {1, 48, 1024, 1024});
+  h.op("Relu", {hx}, {{1, 48, 1024, 1024}});
+  h.outputs_of_last();
+  BOOST_CHECK_THROW(dev.compile(h.g, {}), Exception);
+  if (dev.context().facts().fp16) {
+    kernels::compile_config f16;
+    f16.inference_precision = element_type::f16;
+    BOOST_CHECK_NO_THROW(dev.compile(h.g, f16));
+  }
+  BOOST_TEST(dev.context().device_memory().bytes_in_use() == before_bytes);
 }
 
 /// Runs `g` on `exe` with inputs from `seed` and compares with the reference.

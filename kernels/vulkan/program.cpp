@@ -458,12 +458,14 @@ void vk_executable::run(const std::vector<Tensor>& inputs, std::vector<Tensor>& 
 
 } // namespace
 
-support check_sizes(const graph::Graph& g, const graph::Op& op, uint64_t max_range, const std::string& device_name) {
+support check_sizes(const graph::Graph& g, const graph::Op& op, uint64_t max_range, const std::string& device_name,
+                    std::size_t float_bytes) {
   auto bytes_of = [&](graph::ValueId v) -> uint64_t {
     const auto& val = g.value(v);
-    if (val.constant) return val.constant->get_byte_size();
+    std::size_t e = val.type == element_type::f32 ? float_bytes : element_size(val.type);
+    if (val.constant) return static_cast<uint64_t>(val.constant->get_size()) * e;
     if (!val.shape.rank_known || !val.shape.is_static()) return 0;
-    return static_cast<uint64_t>(shape_size(val.shape.to_shape())) * element_size(val.type);
+    return static_cast<uint64_t>(shape_size(val.shape.to_shape())) * e;
   };
   auto check = [&](graph::ValueId v, const char* what) -> std::string {
     if (v == graph::no_value) return "";
@@ -513,14 +515,15 @@ std::unique_ptr<executable> compile_program(std::shared_ptr<gpu_context> ctx, co
   // Check every op and every tensor before anything is allocated.
   for (const auto& op : g.ops) {
     auto s = query_op(g, op);
-    if (s.supported) s = check_sizes(g, op, max_range, device_name);
+    if (s.supported) s = check_sizes(g, op, max_range, device_name, p->stored_size(element_type::f32));
     if (!s.supported) throw Exception(device_name + ": " + s.reason);
   }
   for (std::size_t v = 0; v < g.values.size(); ++v) {
     const auto& val = g.values[v];
     if (val.constant) {
-      if (static_cast<VkDeviceSize>(val.constant->get_byte_size()) > max_range)
-        throw Exception(device_name + ": constant '" + val.name + "' of " + std::to_string(val.constant->get_byte_size()) +
+      auto bytes = static_cast<VkDeviceSize>(val.constant->get_size()) * p->stored_size(val.type);
+      if (bytes > max_range)
+        throw Exception(device_name + ": constant '" + val.name + "' of " + std::to_string(bytes) +
                         " bytes exceeds the device's largest storage buffer (" + std::to_string(max_range) + " bytes)");
       continue;
     }

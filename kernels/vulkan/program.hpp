@@ -18,7 +18,9 @@ std::unique_ptr<executable> compile_program(std::shared_ptr<gpu_context> ctx, co
 
 /// Unsupported when an input or output of `op` is larger than `max_range` bytes (the device's
 /// largest storage buffer); the reason names the op, the value, its size, the limit and the device.
-support check_sizes(const graph::Graph& g, const graph::Op& op, uint64_t max_range, const std::string& device_name);
+/// `float_bytes`: how many bytes a float32 tensor takes on the device (2 with f16 storage).
+support check_sizes(const graph::Graph& g, const graph::Op& op, uint64_t max_range, const std::string& device_name,
+                    std::size_t float_bytes = 4);
 
 /// Records `fill` into a one-time command buffer, submits it and waits (used for uploads at compile time).
 void run_once(gpu_context& ctx, const std::function<void(VkCommandBuffer)>& fill);
