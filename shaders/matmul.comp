@@ -47,9 +47,16 @@ layout(set = 0, binding = 1, FMT1) readonly uniform imageBuffer Bm;
 const uint NB = (N + 3) / 4;
 #endif
 layout(set = 0, binding = 2) readonly buffer Bias { SFLOAT bias[]; };
+#ifdef B4
+layout(set = 0, binding = 3, FMT4) writeonly uniform imageBuffer Y; // rows of Y are whole texels too
+#else
 layout(set = 0, binding = 3, FMT1) writeonly uniform imageBuffer Y;
+#endif
 
-const uint MB = (M + 3) / 4;
+#ifndef MR
+#define MR 4 // rows of Y per invocation (B4 only; the r32f path keeps 4)
+#endif
+const uint MB = (M + MR - 1) / MR;
 
 void main() {
   uint id = linear_id();
@@ -70,21 +77,21 @@ void main() {
 #else
   const uint NW = 4;
 #endif
-  uint m0 = mb * 4, n0 = nb * NW;
+  uint m0 = mb * MR, n0 = nb * NW;
   // Rows/columns past the edge read a clamped (valid) index and are not stored.
-  int ar[4];
-  [[unroll]] for (uint i = 0; i < 4; ++i) ar[i] = int(abase + min(m0 + i, M - 1) * SAM);
-  vec4 acc[2 * 4];
-  [[unroll]] for (uint i = 0; i < 8; ++i) acc[i] = vec4(0.0);
+  int ar[MR];
+  [[unroll]] for (uint i = 0; i < MR; ++i) ar[i] = int(abase + min(m0 + i, M - 1) * SAM);
+  vec4 acc[2 * MR];
+  [[unroll]] for (uint i = 0; i < 2 * MR; ++i) acc[i] = vec4(0.0);
 #ifdef B4
   int bt0 = int(bbase / 4 + min(nb * 2, NT - 1)), bt1 = int(bbase / 4 + min(nb * 2 + 1, NT - 1));
   for (uint k = 0; k < K; ++k) {
     int bk = int(k * (SBK / 4)), ak = int(k * SAK);
     vec4 b0 = imageLoad(Bm, bt0 + bk), b1 = imageLoad(Bm, bt1 + bk);
-    [[unroll]] for (uint i = 0; i < 4; ++i) {
+    [[unroll]] for (uint i = 0; i < MR; ++i) {
       float a = imageLoad(A, ar[i] + ak).x;
       acc[i] += a * b0;
-      acc[4 + i] += a * b1;
+      acc[MR + i] += a * b1;
     }
   }
 #else
@@ -97,6 +104,22 @@ void main() {
     [[unroll]] for (uint i = 0; i < 4; ++i) acc[i] += imageLoad(A, ar[i] + ak).x * bv;
   }
 #endif
+#ifdef B4
+  for (uint i = 0; i < MR; ++i) {
+    uint m = m0 + i;
+    if (m >= M) break;
+    [[unroll]] for (uint t = 0; t < 2; ++t) {
+      uint nt = nb * 2 + t;
+      if (nt >= NT) break;
+      vec4 v = ALPHA * acc[t * MR + i];
+      [[unroll]] for (uint j = 0; j < 4; ++j) {
+        if (HAS_BIAS) v[j] += BETA * bias[m * SCM + (nt * 4 + j) * SCN];
+        v[j] = activate(v[j]);
+      }
+      imageStore(Y, int((ybatch + m * N) / 4 + nt), v);
+    }
+  }
+#else
   for (uint i = 0; i < 4; ++i) {
     uint m = m0 + i;
     if (m >= M) break;
@@ -108,4 +131,5 @@ void main() {
       imageStore(Y, int(ybatch + m * N + n), vec4(activate(v)));
     }
   }
+#endif
 }

@@ -73,9 +73,9 @@ spec_map mm_spec(const mm_plan& p) {
   return s;
 }
 
-/// Invocations of matmul.comp: 4x4 blocks of Y, or 4x8 (`cols` = 8) with B as rgba texels.
-uint64_t invocations(const mm_plan& p, uint32_t cols = 4) {
-  return uint64_t(p.batch[0]) * p.batch[1] * p.batch[2] * p.batch[3] * ((p.m + 3) / 4) * ((p.n + cols - 1) / cols);
+/// Invocations of matmul.comp: `rows` x `cols` blocks of Y (4x4; 8x8 with B as rgba texels).
+uint64_t invocations(const mm_plan& p, uint32_t rows = 4, uint32_t cols = 4) {
+  return uint64_t(p.batch[0]) * p.batch[1] * p.batch[2] * p.batch[3] * ((p.m + rows - 1) / rows) * ((p.n + cols - 1) / cols);
 }
 
 /// MatMul with a right operand without batch dims (weights) as one GEMM over all rows of A
@@ -131,8 +131,8 @@ void add_matmul_rules(rule_table& t) {
                    // Rows of B in whole texels (so are its batch strides, multiples of K x N).
                    bool b4 = p.n % 4 == 0;
                    b.dispatch(b4 ? "matmul_b4" : "matmul", std::move(spec),
-                              {texels(a, 1), texels(b.input(1), b4 ? 4 : 1), a, texels(b.output(0), 1)},
-                              invocations(p, b4 ? 8 : 4));
+                              {texels(a, 1), texels(b.input(1), b4 ? 4 : 1), a, texels(b.output(0), b4 ? 4 : 1)},
+                              b4 ? invocations(p, 4, 8) : invocations(p));
                  }};
 
   t["Gemm"] = {[](const graph::Graph& g, const graph::Op& op) {
