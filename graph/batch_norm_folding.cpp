@@ -16,15 +16,6 @@ const Tensor* f32_constant(const Graph& g, ValueId v, int64_t n) {
   return &t;
 }
 
-ValueId add_constant(Graph& g, std::string name, Tensor t) {
-  Value v;
-  v.name = std::move(name);
-  v.type = t.get_element_type();
-  v.shape = PartialShape(t.get_shape());
-  v.constant = std::move(t);
-  return g.add_value(std::move(v));
-}
-
 /// Folds ops[bn_index] into its producer; false when the pattern does not apply.
 bool fold_one(Graph& g, std::size_t bn_index, const std::vector<int>& producers, const std::vector<int>& uses) {
   const Op& bn = g.ops[bn_index];
@@ -79,8 +70,8 @@ bool fold_one(Graph& g, std::size_t bn_index, const std::vector<int>& producers,
   }
   ValueId out = bn.outputs[0];
   std::string base = conv.name + "/bn_folded_";
-  ValueId wid = add_constant(g, base + "weight", std::move(nw));
-  ValueId bid = add_constant(g, base + "bias", std::move(nb));
+  ValueId wid = detail::add_constant(g, base + "weight", std::move(nw));
+  ValueId bid = detail::add_constant(g, base + "bias", std::move(nb));
   conv.inputs.resize(3);
   conv.inputs[1] = wid;
   conv.inputs[2] = bid;

@@ -32,15 +32,6 @@ std::vector<float> per_channel(const Graph& g, ValueId c, std::size_t rank, int6
   return v;
 }
 
-ValueId add_constant(Graph& g, std::string name, Tensor t) {
-  Value v;
-  v.name = std::move(name);
-  v.type = t.get_element_type();
-  v.shape = PartialShape(t.get_shape());
-  v.constant = std::move(t);
-  return g.add_value(std::move(v));
-}
-
 /// Folds ops[index] (an element-wise op) into the Conv that produces its other operand and
 /// returns that Conv's index; -1 when the pattern does not apply.
 int fold_one(Graph& g, std::size_t index, const std::vector<int>& producers, const std::vector<int>& uses) {
@@ -82,12 +73,12 @@ int fold_one(Graph& g, std::size_t index, const std::vector<int>& producers, con
         for (int64_t i = 0; i < per_oc; ++i) nw.data<float>()[o * per_oc + i] = w.data<float>()[o * per_oc + i] * f;
         nb.data<float>()[o] *= f;
       }
-      wid = add_constant(g, conv.name + "/" + e.name + "_folded_weight", std::move(nw));
+      wid = detail::add_constant(g, conv.name + "/" + e.name + "_folded_weight", std::move(nw));
     } else {
       float sign = e.type == "Add" ? 1.0f : -1.0f;
       for (int64_t o = 0; o < channels; ++o) nb.data<float>()[o] += sign * k[static_cast<std::size_t>(o)];
     }
-    ValueId bid = add_constant(g, conv.name + "/" + e.name + "_folded_bias", std::move(nb));
+    ValueId bid = detail::add_constant(g, conv.name + "/" + e.name + "_folded_bias", std::move(nb));
     ValueId out = e.outputs[0];
     conv.inputs.resize(3);
     conv.inputs[1] = wid;

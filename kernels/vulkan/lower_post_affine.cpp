@@ -6,6 +6,8 @@
 /// counterpart of the CPU's oneDNN post-op chains; a lavapipe dispatch costs ~40 us plus a pass
 /// over the tensor.
 #include <algorithm>
+#include <functional>
+#include <initializer_list>
 #include <optional>
 #include <tuple>
 
@@ -105,31 +107,27 @@ int index_of(const op_builder& b) {
 } // namespace
 
 void add_post_affine_rules(rule_table& t) {
-  for (const char* type : {"Conv", "ConvTranspose"}) {
-    auto it = t.find(type);
-    if (it == t.end()) continue;
-    it->second.lower = [inner = it->second.lower](op_builder& b) {
-      int index = index_of(b);
-      if (index >= 0)
-        for (const auto& c : find_chains(b.graph()))
-          if (c.producer == index) {
-            chain_builder cb(b, c);
-            return inner(cb);
-          }
-      inner(b);
-    };
-  }
-  for (const char* type : {"Mul", "Div", "Add", "Sub"}) {
-    auto it = t.find(type);
-    if (it == t.end()) continue;
-    it->second.lower = [inner = it->second.lower](op_builder& b) {
-      int index = index_of(b);
-      if (index >= 0)
-        for (const auto& c : find_chains(b.graph()))
-          if (std::find(c.members.begin(), c.members.end(), index) != c.members.end()) return; // in the conv's store
-      inner(b);
-    };
-  }
+  using lower_fn = std::function<void(op_builder&)>;
+  auto wrap = [&t](std::initializer_list<const char*> types, void (*with)(const lower_fn&, op_builder&)) {
+    for (const char* type : types)
+      if (auto it = t.find(type); it != t.end())
+        it->second.lower = [inner = it->second.lower, with](op_builder& b) { with(inner, b); };
+  };
+  wrap({"Conv", "ConvTranspose"}, [](const lower_fn& inner, op_builder& b) {
+    if (int index = index_of(b); index >= 0)
+      for (const auto& c : find_chains(b.graph()))
+        if (c.producer == index) {
+          chain_builder cb(b, c);
+          return inner(cb);
+        }
+    inner(b);
+  });
+  wrap({"Mul", "Div", "Add", "Sub"}, [](const lower_fn& inner, op_builder& b) {
+    if (int index = index_of(b); index >= 0)
+      for (const auto& c : find_chains(b.graph()))
+        if (std::find(c.members.begin(), c.members.end(), index) != c.members.end()) return; // in the conv's store
+    inner(b);
+  });
 }
 
 } // namespace troupe::kernels::vulkan
