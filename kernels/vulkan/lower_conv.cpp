@@ -44,6 +44,25 @@ conv_geom geometry(const graph::Graph& g, const graph::Op& op) {
   return c;
 }
 
+/// A GEMM per image: A [m][k] (rgba texels) x the image's X [k][hw] (hw % 4 == 0) into Y, whose
+/// images are `y_per_image` floats apart; bias, scatter and activation left to the caller.
+gemm_args image_gemm(buffer_ref a, buffer_ref x, buffer_ref y, int64_t m, int64_t k, int64_t hw, int64_t images,
+                     int64_t y_per_image) {
+  gemm_args g;
+  g.a = a;
+  g.b = x;
+  g.bias = x;
+  g.y = y;
+  g.m = static_cast<uint32_t>(m);
+  g.n = static_cast<uint32_t>(hw);
+  g.k = static_cast<uint32_t>(k);
+  g.nt = static_cast<uint32_t>(hw / 4);
+  g.batch = static_cast<uint32_t>(images);
+  g.sbb = static_cast<uint32_t>(k * hw / 4);
+  g.syb = static_cast<uint32_t>(y_per_image);
+  return g;
+}
+
 /// ConvTranspose whose kernel equals its stride (no overlap, no pads: every output pixel gets
 /// exactly one tap) as one GEMM with a scattered store: rows (oc, kh, kw) of the reordered
 /// weights times the input [IC][IH*IW] (PP-OCR det's head upsamplers). False when it does not fit.
@@ -63,26 +82,14 @@ bool try_transpose_gemm(op_builder& b, const conv_geom& c, bool bias) {
     for (int64_t o = 0; o < oc; ++o)
       for (int64_t t = 0; t < taps; ++t)
         a[static_cast<std::size_t>((o * taps + t) * ic + i)] = w[static_cast<std::size_t>((i * oc + o) * taps + t)];
-  gemm_args args;
-  args.a = b.constant(std::move(a));
-  args.b = b.input(0);
+  gemm_args args = image_gemm(b.constant(std::move(a)), b.input(0), b.output(0), rows, ic, hw, c.x[0], oc * c.y[2] * c.y[3]);
   if (bias) {
     auto bv = const_floats(g, op, 2);
     std::vector<float> rb(static_cast<std::size_t>(rows));
     for (int64_t r = 0; r < rows; ++r) rb[static_cast<std::size_t>(r)] = bv[static_cast<std::size_t>(r / taps)];
     args.bias = b.constant(std::move(rb));
     args.bias_mode = 1;
-  } else {
-    args.bias = args.b;
   }
-  args.y = b.output(0);
-  args.m = static_cast<uint32_t>(rows);
-  args.n = static_cast<uint32_t>(hw);
-  args.k = static_cast<uint32_t>(ic);
-  args.nt = static_cast<uint32_t>(hw / 4);
-  args.batch = static_cast<uint32_t>(c.x[0]);
-  args.sbb = static_cast<uint32_t>(ic * hw / 4);
-  args.syb = static_cast<uint32_t>(oc * c.y[2] * c.y[3]);
   args.taps = static_cast<uint32_t>(taps);
   args.kw = static_cast<uint32_t>(kw);
   args.in_w = static_cast<uint32_t>(c.x[3]);
@@ -188,18 +195,8 @@ void add_conv_rules(rule_table& t) {
                  if (c.k[0] == 1 && c.k[1] == 1 && c.s[0] == 1 && c.s[1] == 1 && c.groups == 1 &&
                      c.pads == std::array<int64_t, 4>{0, 0, 0, 0} && icg % 4 == 0 && hw % 4 == 0) {
                    // A 1x1 convolution is a GEMM per image: W [OC][IC] x X [IC][HW].
-                   gemm_args a;
-                   a.a = b.input(1);
-                   a.b = x;
+                   gemm_args a = image_gemm(b.input(1), x, b.output(0), oc, icg, hw, c.y[0], oc * hw);
                    a.bias = bias_ref;
-                   a.y = b.output(0);
-                   a.m = static_cast<uint32_t>(oc);
-                   a.n = static_cast<uint32_t>(hw);
-                   a.k = static_cast<uint32_t>(icg);
-                   a.nt = static_cast<uint32_t>(hw / 4);
-                   a.batch = static_cast<uint32_t>(c.y[0]);
-                   a.sbb = static_cast<uint32_t>(icg * hw / 4);
-                   a.syb = static_cast<uint32_t>(oc * hw);
                    a.bias_mode = bias ? 1 : 0;
                    dispatch_gemm(b, a);
                    return;
