@@ -5,16 +5,11 @@
 #include <troupe/exception.hpp>
 
 #include "actors/subgraph_actor.hpp"
+#include "runtime/model_impl.hpp"
 
 namespace troupe {
 
 namespace {
-
-std::string port_list(const std::vector<Port>& ports) {
-  std::string r;
-  for (const auto& p : ports) r += (r.empty() ? "'" : ", '") + p.get_any_name() + "'";
-  return r.empty() ? "(none)" : r;
-}
 
 /// Checks a tensor against a port: element type, rank, static dims.
 void check_tensor(const char* kind, const Port& p, const Tensor& t) {

@@ -8,31 +8,25 @@ namespace troupe {
 
 namespace {
 
+std::vector<Port> ports_of(const graph::Graph& g, const std::vector<graph::ValueId>& ids) {
+  std::vector<Port> r;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const auto& v = g.value(ids[i]);
+    r.emplace_back(v.name, v.type, v.shape, i);
+  }
+  return r;
+}
+
+} // namespace
+
 std::string port_list(const std::vector<Port>& ports) {
   std::string r;
   for (const auto& p : ports) r += (r.empty() ? "'" : ", '") + p.get_any_name() + "'";
   return r.empty() ? "(none)" : r;
 }
 
-} // namespace
-
-std::vector<Port> graph_inputs(const graph::Graph& g) {
-  std::vector<Port> r;
-  for (std::size_t i = 0; i < g.inputs.size(); ++i) {
-    const auto& v = g.value(g.inputs[i]);
-    r.emplace_back(v.name, v.type, v.shape, i);
-  }
-  return r;
-}
-
-std::vector<Port> graph_outputs(const graph::Graph& g) {
-  std::vector<Port> r;
-  for (std::size_t i = 0; i < g.outputs.size(); ++i) {
-    const auto& v = g.value(g.outputs[i]);
-    r.emplace_back(v.name, v.type, v.shape, i);
-  }
-  return r;
-}
+std::vector<Port> graph_inputs(const graph::Graph& g) { return ports_of(g, g.inputs); }
+std::vector<Port> graph_outputs(const graph::Graph& g) { return ports_of(g, g.outputs); }
 
 std::vector<Port> Model::inputs() const { return graph_inputs(impl_->graph); }
 std::vector<Port> Model::outputs() const { return graph_outputs(impl_->graph); }

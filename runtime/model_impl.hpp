@@ -15,4 +15,7 @@ struct Model::Impl {
 std::vector<Port> graph_inputs(const graph::Graph& g);
 std::vector<Port> graph_outputs(const graph::Graph& g);
 
+/// "'a', 'b'" (or "(none)"): the port names an error message offers instead of a wrong one.
+std::string port_list(const std::vector<Port>& ports);
+
 } // namespace troupe
