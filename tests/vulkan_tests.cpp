@@ -109,6 +109,19 @@ std::vector<Tensor> random_inputs(const graph::Graph& g, float lo, float hi) {
 kernels::compile_config check_cfg;
 float check_tol_floor = 0;
 
+/// For a scope: checks compile with float16 storage and compare within 1e-2; the f32 settings
+/// come back at scope exit, even on a throw.
+struct f16_checks {
+  f16_checks() {
+    check_cfg.inference_precision = element_type::f16;
+    check_tol_floor = 1e-2f;
+  }
+  ~f16_checks() {
+    check_cfg = {};
+    check_tol_floor = 0;
+  }
+};
+
 /// Compiles on the GPU, runs, and compares every output with the reference.
 void check_against_reference(const graph::Graph& g, float lo = -1, float hi = 1, float tol = 1e-4f) {
   tol = std::max(tol, check_tol_floor);
@@ -519,17 +532,8 @@ BOOST_AUTO_TEST_CASE(conv_dw_variants) {
   BOOST_TEST(exec_type_of(k7).find("conv_dw") == std::string::npos);
   expect(conv({1, 4, 13, 13}, {4, 1, 5, 5}, {1, 4, 13, 13}, A{{"group", int64_t(4)}, {"pads", V{2, 2, 2, 2}}}, true),
          "vulkan:conv_oc1");
-  // float16 storage (the f32 check settings come back at scope exit, even on a throw)
-  struct f16_mode {
-    f16_mode() {
-      check_cfg.inference_precision = element_type::f16;
-      check_tol_floor = 1e-2f;
-    }
-    ~f16_mode() {
-      check_cfg = {};
-      check_tol_floor = 0;
-    }
-  } mode;
+  // float16 storage
+  f16_checks mode;
   auto h = conv({1, 8, 20, 20}, {8, 1, 5, 5}, {1, 8, 20, 20}, A{{"group", int64_t(8)}, {"pads", V{2, 2, 2, 2}}}, true);
   check_against_reference(h);
   kernels::compile_config prof = check_cfg;
@@ -545,16 +549,7 @@ BOOST_AUTO_TEST_CASE(f16_storage_variants) {
   // arithmetic f32; f32 at the boundary. The same graphs as above, against the f32 reference.
   auto& dev = dynamic_cast<kv::vulkan_device&>(gpu());
   BOOST_TEST_REQUIRE(dev.context().facts().fp16, "lavapipe has shaderFloat16 + 16-bit storage");
-  struct f16_mode {
-    f16_mode() {
-      check_cfg.inference_precision = element_type::f16;
-      check_tol_floor = 1e-2f;
-    }
-    ~f16_mode() {
-      check_cfg = {};
-      check_tol_floor = 0;
-    }
-  } mode;
+  f16_checks mode;
   using A = std::map<std::string, graph::AttributeValue>;
   using V = std::vector<int64_t>;
   check_against_reference(conv({1, 8, 9, 11}, {16, 8, 3, 3}, {1, 16, 9, 11}, A{{"pads", V{1, 1, 1, 1}}, {"activation", std::string("Relu")}}, true));
@@ -1125,16 +1120,7 @@ BOOST_AUTO_TEST_CASE(transpose_with_another_reader_stays) {
 }
 
 BOOST_AUTO_TEST_CASE(f16_storage) {
-  struct f16_mode {
-    f16_mode() {
-      check_cfg.inference_precision = element_type::f16;
-      check_tol_floor = 1e-2f;
-    }
-    ~f16_mode() {
-      check_cfg = {};
-      check_tol_floor = 0;
-    }
-  } mode;
+  f16_checks mode;
   attention_shape a;
   check_against_reference(attention_block(a));
   BOOST_TEST(dispatch_summary(attention_block(a)).second);
