@@ -228,37 +228,36 @@ std::vector<value_info> gemm(const infer_ctx& c) {
   return {{c.type(0), out}};
 }
 
-std::vector<value_info> depth_to_space(const infer_ctx& c) {
+/// DepthToSpace (to_depth false: b*b channels become a b x b spatial block) and SpaceToDepth
+/// (the reverse), blocksize b.
+std::vector<value_info> block_rearrange(const infer_ctx& c, bool to_depth) {
   const auto& x = c.shape(0);
   int64_t b = c.op.attr_int("blocksize", 0);
   if (b < 1) c.fail("blocksize " + std::to_string(b) + " is not positive");
   if (!x.rank_known) return {{c.type(0), x}};
   if (x.rank() != 4) c.fail("input " + x.to_string() + " must be 4-D");
+  // d * mul / div; a div that does not divide d fails with "<name> d <complaint>".
+  auto scaled = [&](int64_t d, int64_t mul, int64_t div, const char* name, const char* complaint) -> int64_t {
+    if (d < 0) return -1;
+    if (d % div) c.fail(name + (" " + std::to_string(d)) + complaint);
+    return d / div * mul;
+  };
+  const char* channels = "channels";
+  const char* spatial = "spatial size";
   PartialShape o = dynamic_of_rank(4);
   o.dims[0] = x.dims[0];
-  if (x.dims[1] >= 0) {
-    if (x.dims[1] % (b * b)) c.fail("channels " + std::to_string(x.dims[1]) + " are not divisible by blocksize^2");
-    o.dims[1] = x.dims[1] / (b * b);
+  if (to_depth) {
+    o.dims[1] = scaled(x.dims[1], b * b, 1, channels, "");
+    for (int i = 2; i < 4; ++i) o.dims[i] = scaled(x.dims[i], 1, b, spatial, " is not divisible by blocksize");
+  } else {
+    o.dims[1] = scaled(x.dims[1], 1, b * b, channels, " are not divisible by blocksize^2");
+    for (int i = 2; i < 4; ++i) o.dims[i] = scaled(x.dims[i], b, 1, spatial, "");
   }
-  for (int i = 2; i < 4; ++i) o.dims[i] = x.dims[i] >= 0 ? x.dims[i] * b : -1;
   return {{c.type(0), o}};
 }
 
-std::vector<value_info> space_to_depth(const infer_ctx& c) {
-  const auto& x = c.shape(0);
-  int64_t b = c.op.attr_int("blocksize", 0);
-  if (b < 1) c.fail("blocksize " + std::to_string(b) + " is not positive");
-  if (!x.rank_known) return {{c.type(0), x}};
-  if (x.rank() != 4) c.fail("input " + x.to_string() + " must be 4-D");
-  PartialShape o = dynamic_of_rank(4);
-  o.dims[0] = x.dims[0];
-  o.dims[1] = x.dims[1] >= 0 ? x.dims[1] * b * b : -1;
-  for (int i = 2; i < 4; ++i) {
-    if (x.dims[i] >= 0 && x.dims[i] % b) c.fail("spatial size " + std::to_string(x.dims[i]) + " is not divisible by blocksize");
-    o.dims[i] = x.dims[i] >= 0 ? x.dims[i] / b : -1;
-  }
-  return {{c.type(0), o}};
-}
+std::vector<value_info> depth_to_space(const infer_ctx& c) { return block_rearrange(c, false); }
+std::vector<value_info> space_to_depth(const infer_ctx& c) { return block_rearrange(c, true); }
 
 /// Resize and Upsample: sizes win over scales. nullopt = computed at run time; empty = absent
 /// (an omitted input or an empty tensor).

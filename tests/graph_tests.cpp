@@ -443,6 +443,11 @@ BOOST_AUTO_TEST_CASE(data_movement) {
   BOOST_TEST(shape_of(b.infer(b.op("Resize", {img, no_value, b.floats({1, 1, 2, 0.5f})}))) == (dims{1, 3, 16, 4}));
   BOOST_TEST(shape_of(b.infer(b.op("Resize", {img, no_value, no_value, b.ints({1, 3, 5, 7})}))) == (dims{1, 3, 5, 7}));
   BOOST_TEST(shape_of(b.infer(b.op("DepthToSpace", {b.input("d", {1, 8, 2, 3})}, {{"blocksize", int64_t{2}}}))) == (dims{1, 2, 4, 6}));
+  BOOST_TEST(shape_of(b.infer(b.op("SpaceToDepth", {b.input("s", {1, 2, 4, 6})}, {{"blocksize", int64_t{2}}}))) == (dims{1, 8, 2, 3}));
+  auto& d2s = b.op("DepthToSpace", {b.input("d6", {1, 6, 2, 3})}, {{"blocksize", int64_t{2}}});
+  expect_error([&] { infer_op(b.g, d2s); }, {"channels 6 are not divisible by blocksize^2"});
+  auto& s2d = b.op("SpaceToDepth", {b.input("s5", {1, 2, 4, 5})}, {{"blocksize", int64_t{2}}});
+  expect_error([&] { infer_op(b.g, s2d); }, {"spatial size 5 is not divisible by blocksize"});
   BOOST_TEST(infer_op(b.g, b.op("Cast", {y}, {{"to", int64_t{7}}}))[0].type == element_type::i64);
 }
 
