@@ -8,13 +8,25 @@ namespace troupe::kernels::reference {
 
 namespace {
 
-void batch_norm_kernel(const context& ctx, const std::vector<Tensor>& in, std::vector<Tensor>& out) {
+/// What BatchNormalization and InstanceNormalization share: x [N, C, spatial...] (S spatial
+/// elements per channel), y, and inputs 1 and 2 (scale, B) as doubles.
+struct channel_norm {
+  const Tensor& x;
+  Tensor& y;
+  int64_t N, C, S;
+  std::vector<double> scale, bias;
+};
+
+channel_norm channel_norm_operands(const context& ctx, const std::vector<Tensor>& in, std::vector<Tensor>& out) {
   const Tensor& x = input(ctx, in, 0);
-  Tensor& y = output(ctx, out, 0);
   const Shape& xs = x.get_shape();
   if (xs.size() < 2) fail(ctx, "input must have rank >= 2");
-  int64_t N = xs[0], C = xs[1], S = dims_product(xs, 2, xs.size());
-  auto scale = to_doubles(input(ctx, in, 1)), bias = to_doubles(input(ctx, in, 2));
+  return {x, output(ctx, out, 0), xs[0], xs[1], dims_product(xs, 2, xs.size()), to_doubles(input(ctx, in, 1)),
+          to_doubles(input(ctx, in, 2))};
+}
+
+void batch_norm_kernel(const context& ctx, const std::vector<Tensor>& in, std::vector<Tensor>& out) {
+  auto [x, y, N, C, S, scale, bias] = channel_norm_operands(ctx, in, out);
   auto mean = to_doubles(input(ctx, in, 3)), var = to_doubles(input(ctx, in, 4));
   for (auto* v : {&scale, &bias, &mean, &var})
     if (static_cast<int64_t>(v->size()) != C) fail(ctx, "scale/B/mean/var must have C elements");
@@ -65,12 +77,7 @@ void batch_norm_kernel(const context& ctx, const std::vector<Tensor>& in, std::v
 }
 
 void instance_norm_kernel(const context& ctx, const std::vector<Tensor>& in, std::vector<Tensor>& out) {
-  const Tensor& x = input(ctx, in, 0);
-  Tensor& y = output(ctx, out, 0);
-  const Shape& xs = x.get_shape();
-  if (xs.size() < 2) fail(ctx, "input must have rank >= 2");
-  int64_t N = xs[0], C = xs[1], S = dims_product(xs, 2, xs.size());
-  auto scale = to_doubles(input(ctx, in, 1)), bias = to_doubles(input(ctx, in, 2));
+  auto [x, y, N, C, S, scale, bias] = channel_norm_operands(ctx, in, out);
   if (static_cast<int64_t>(scale.size()) != C || static_cast<int64_t>(bias.size()) != C) fail(ctx, "scale/B must have C elements");
   double eps = ctx.op.attr_float("epsilon", 1e-5f);
   auto xv = to_doubles(x);
