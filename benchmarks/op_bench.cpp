@@ -41,13 +41,11 @@ Tensor random_tensor(const Shape& s, unsigned seed) {
 }
 
 graph::ValueId add_input(graph::Graph& g, const std::string& name, const Shape& s) {
-  auto id = g.add_value({name, element_type::f32, PartialShape(s), std::nullopt});
-  g.inputs.push_back(id);
-  return id;
+  return g.add_input(name, element_type::f32, PartialShape(s));
 }
 
 graph::ValueId add_constant(graph::Graph& g, const std::string& name, const Shape& s, unsigned seed) {
-  return g.add_value({name, element_type::f32, PartialShape(s), random_tensor(s, seed)});
+  return g.add_constant(name, random_tensor(s, seed));
 }
 
 void add_op(graph::Graph& g, const std::string& type, std::vector<graph::ValueId> in, const Shape& out,
@@ -121,7 +119,7 @@ bench_case attention(const char* where, int64_t heads, int64_t t, int64_t d, boo
   auto q = add_input(c.g, "q", qs), k = add_input(c.g, "k", qs), v = add_input(c.g, "v", qs);
   Tensor sc(element_type::f32, {1});
   sc.data<float>()[0] = 1.0f / std::sqrt(float(d));
-  auto scale = c.g.add_value({"scale", element_type::f32, PartialShape(Shape{1}), sc});
+  auto scale = c.g.add_constant("scale", sc);
   auto op = [&](const std::string& type, std::vector<graph::ValueId> in, const Shape& out,
                 std::map<std::string, graph::AttributeValue> attrs) {
     graph::Op o;

@@ -70,8 +70,8 @@ bool fold_one(Graph& g, std::size_t bn_index, const std::vector<int>& producers,
   }
   ValueId out = bn.outputs[0];
   std::string base = conv.name + "/bn_folded_";
-  ValueId wid = detail::add_constant(g, base + "weight", std::move(nw));
-  ValueId bid = detail::add_constant(g, base + "bias", std::move(nb));
+  ValueId wid = g.add_constant(base + "weight", std::move(nw));
+  ValueId bid = g.add_constant(base + "bias", std::move(nb));
   conv.inputs.resize(3);
   conv.inputs[1] = wid;
   conv.inputs[2] = bid;

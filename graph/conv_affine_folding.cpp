@@ -73,12 +73,12 @@ int fold_one(Graph& g, std::size_t index, const std::vector<int>& producers, con
         for (int64_t i = 0; i < per_oc; ++i) nw.data<float>()[o * per_oc + i] = w.data<float>()[o * per_oc + i] * f;
         nb.data<float>()[o] *= f;
       }
-      wid = detail::add_constant(g, conv.name + "/" + e.name + "_folded_weight", std::move(nw));
+      wid = g.add_constant(conv.name + "/" + e.name + "_folded_weight", std::move(nw));
     } else {
       float sign = e.type == "Add" ? 1.0f : -1.0f;
       for (int64_t o = 0; o < channels; ++o) nb.data<float>()[o] += sign * k[static_cast<std::size_t>(o)];
     }
-    ValueId bid = detail::add_constant(g, conv.name + "/" + e.name + "_folded_bias", std::move(nb));
+    ValueId bid = g.add_constant(conv.name + "/" + e.name + "_folded_bias", std::move(nb));
     ValueId out = e.outputs[0];
     conv.inputs.resize(3);
     conv.inputs[1] = wid;

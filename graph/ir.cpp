@@ -49,6 +49,23 @@ ValueId Graph::add_value(Value v) {
   return static_cast<ValueId>(values.size() - 1);
 }
 
+ValueId Graph::add_input(std::string name, element_type type, PartialShape shape) {
+  ValueId id = add_value({std::move(name), type, std::move(shape), std::nullopt});
+  inputs.push_back(id);
+  return id;
+}
+
+ValueId Graph::add_constant(std::string name, Tensor t) { return add_value(constant_value(std::move(name), std::move(t))); }
+
+Value constant_value(std::string name, Tensor t) {
+  Value v;
+  v.name = std::move(name);
+  v.type = t.get_element_type();
+  v.shape = PartialShape(t.get_shape());
+  v.constant = std::move(t);
+  return v;
+}
+
 ValueId Graph::find_value(const std::string& name) const {
   for (std::size_t i = 0; i < values.size(); ++i)
     if (values[i].name == name) return static_cast<ValueId>(i);

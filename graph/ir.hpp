@@ -58,6 +58,10 @@ struct Graph {
   std::string source;            ///< file the model came from (for error messages)
 
   ValueId add_value(Value v);
+  /// A graph input (appended to `inputs`).
+  ValueId add_input(std::string name, element_type type, PartialShape shape);
+  /// A constant value holding `t` (type and shape from t).
+  ValueId add_constant(std::string name, Tensor t);
   ValueId find_value(const std::string& name) const; ///< no_value when absent
   const Value& value(ValueId id) const { return values.at(static_cast<std::size_t>(id)); }
   Value& value(ValueId id) { return values.at(static_cast<std::size_t>(id)); }
@@ -69,6 +73,9 @@ struct Graph {
   /// Drops ops whose outputs nobody reads and values nobody references (ids are renumbered).
   void prune();
 };
+
+/// The value of a constant named `name` holding `t`.
+Value constant_value(std::string name, Tensor t);
 
 /// "Conv node 'conv1' (op #3)" -- how every error names an op.
 std::string describe(const Op& op);

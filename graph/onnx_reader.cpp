@@ -77,14 +77,7 @@ private:
     return id;
   }
 
-  void add_constant(const std::string& name, Tensor t) {
-    Value v;
-    v.name = name;
-    v.type = t.get_element_type();
-    v.shape = PartialShape(t.get_shape());
-    v.constant = std::move(t);
-    add(std::move(v));
-  }
+  void add_constant(const std::string& name, Tensor t) { add(constant_value(name, std::move(t))); }
 
   Value value_from_info(const onnx::ValueInfoProto& info, const char* what) {
     std::string label = where() + what + " '" + info.name() + "'";

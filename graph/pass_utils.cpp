@@ -43,13 +43,4 @@ bool is_float_or_unknown(element_type t) {
          t == element_type::bf16 || t == element_type::f64;
 }
 
-ValueId add_constant(Graph& g, std::string name, Tensor t) {
-  Value v;
-  v.name = std::move(name);
-  v.type = t.get_element_type();
-  v.shape = PartialShape(t.get_shape());
-  v.constant = std::move(t);
-  return g.add_value(std::move(v));
-}
-
 } // namespace troupe::graph::detail

@@ -16,9 +16,6 @@ std::optional<double> scalar_constant(const Graph& g, ValueId v);
 /// bound is computed at run time. Missing bounds are the float limits.
 std::optional<std::pair<float, float>> clip_bounds(const Graph& g, const Op& clip);
 
-/// A new constant value holding `t` (weights a pass rewrote); returns its id.
-ValueId add_constant(Graph& g, std::string name, Tensor t);
-
 /// Drops the ops marked in `removed` (keeping order), then prunes unreferenced values.
 void remove_ops(Graph& g, const std::vector<bool>& removed);
 

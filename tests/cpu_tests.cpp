@@ -30,16 +30,8 @@ Tensor random_tensor(const Shape& s, unsigned seed) {
 struct builder {
   graph::Graph g;
   unsigned seed = 1;
-  ValueId input(const Shape& s) {
-    ValueId v = g.add_value({"in" + std::to_string(g.values.size()), element_type::f32, PartialShape(s), {}});
-    g.inputs.push_back(v);
-    return v;
-  }
-  ValueId constant(Tensor t) {
-    ValueId v = g.add_value({"c" + std::to_string(g.values.size()), t.get_element_type(),
-                             PartialShape(t.get_shape()), t});
-    return v;
-  }
+  ValueId input(const Shape& s) { return g.add_input("in" + std::to_string(g.values.size()), element_type::f32, PartialShape(s)); }
+  ValueId constant(Tensor t) { return g.add_constant("c" + std::to_string(g.values.size()), std::move(t)); }
   ValueId weights(const Shape& s) { return constant(random_tensor(s, 1000 + seed++)); }
   ValueId i64s(std::vector<int64_t> v) {
     Tensor t(element_type::i64, Shape{static_cast<int64_t>(v.size())});
@@ -468,8 +460,7 @@ BOOST_AUTO_TEST_CASE(dynamic_region_between_onednn_ops) {
   builder b;
   b.g.opset = 13;
   auto x = b.input({1, 4, 6, 6});
-  ValueId shp = b.g.add_value({"shape", element_type::i64, PartialShape(Shape{3}), {}});
-  b.g.inputs.push_back(shp);
+  ValueId shp = b.g.add_input("shape", element_type::i64, PartialShape(Shape{3}));
   auto c = b.op("Conv", {x, b.weights({16, 4, 3, 3})}, {{"pads", ints{1, 1, 1, 1}}});
   auto r = b.op("Reshape", {c, shp});
   BOOST_TEST_REQUIRE(!b.g.value(r).shape.is_static());

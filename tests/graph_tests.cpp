@@ -140,22 +140,9 @@ struct builder {
     g.ops.reserve(256);
   }
   ValueId input(const std::string& name, PartialShape s, element_type t = element_type::f32) {
-    Value v;
-    v.name = name;
-    v.type = t;
-    v.shape = std::move(s);
-    ValueId id = g.add_value(std::move(v));
-    g.inputs.push_back(id);
-    return id;
+    return g.add_input(name, t, std::move(s));
   }
-  ValueId constant(const std::string& name, Tensor t) {
-    Value v;
-    v.name = name;
-    v.type = t.get_element_type();
-    v.shape = PartialShape(t.get_shape());
-    v.constant = std::move(t);
-    return g.add_value(std::move(v));
-  }
+  ValueId constant(const std::string& name, Tensor t) { return g.add_constant(name, std::move(t)); }
   ValueId ints(const std::vector<int64_t>& x) {
     Tensor t(element_type::i64, {static_cast<int64_t>(x.size())});
     std::copy(x.begin(), x.end(), t.data<int64_t>());

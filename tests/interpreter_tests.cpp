@@ -30,23 +30,8 @@ namespace {
 /// A tiny graph builder: inputs, constants and ops whose outputs get fresh values.
 struct builder {
   Graph g;
-  ValueId input(const std::string& name, element_type t, Shape s) {
-    Value v;
-    v.name = name;
-    v.type = t;
-    v.shape = PartialShape(std::move(s));
-    ValueId id = g.add_value(std::move(v));
-    g.inputs.push_back(id);
-    return id;
-  }
-  ValueId constant(const std::string& name, Tensor t) {
-    Value v;
-    v.name = name;
-    v.type = t.get_element_type();
-    v.shape = PartialShape(t.get_shape());
-    v.constant = t;
-    return g.add_value(std::move(v));
-  }
+  ValueId input(const std::string& name, element_type t, Shape s) { return g.add_input(name, t, PartialShape(std::move(s))); }
+  ValueId constant(const std::string& name, Tensor t) { return g.add_constant(name, std::move(t)); }
   std::vector<ValueId> op(const std::string& type, std::vector<ValueId> in, std::size_t outs = 1,
                           std::map<std::string, AttributeValue> attrs = {}) {
     Op o;

@@ -44,15 +44,9 @@ struct graph_builder {
   graph::Graph g;
   unsigned seed = 1;
   graph::ValueId input(const std::string& name, const Shape& s, element_type t = element_type::f32) {
-    auto id = g.add_value({name, t, PartialShape(s), std::nullopt});
-    g.inputs.push_back(id);
-    return id;
+    return g.add_input(name, t, PartialShape(s));
   }
-  graph::ValueId constant(const std::string& name, Tensor t) {
-    auto s = t.get_shape();
-    auto ty = t.get_element_type();
-    return g.add_value({name, ty, PartialShape(s), std::move(t)});
-  }
+  graph::ValueId constant(const std::string& name, Tensor t) { return g.add_constant(name, std::move(t)); }
   graph::ValueId random_constant(const std::string& name, const Shape& s, float lo = -1, float hi = 1) {
     return constant(name, random_tensor(s, lo, hi, seed++));
   }
