@@ -81,6 +81,17 @@ const PartialShape& spatial_input(const infer_ctx& c, const char* what) {
   return x;
 }
 
+/// Conv and ConvTranspose: attr group (checked positive) and the window, whose kernel shape
+/// defaults to the weight's spatial dims.
+std::pair<int64_t, window> conv_group_and_window(const infer_ctx& c, const PartialShape& w, std::size_t spatial) {
+  int64_t group = c.op.attr_int("group", 1);
+  if (group < 1) c.fail("group " + std::to_string(group) + " is not positive");
+  std::vector<int64_t> kdef(spatial, -1);
+  if (w.rank_known)
+    for (std::size_t i = 0; i < spatial; ++i) kdef[i] = w.dims[2 + i];
+  return {group, read_window(c, spatial, kdef)};
+}
+
 std::vector<value_info> conv(const infer_ctx& c) {
   const auto& x = spatial_input(c, "a convolution");
   const auto& w = c.shape(1);
@@ -89,12 +100,7 @@ std::vector<value_info> conv(const infer_ctx& c) {
   if (!x.rank_known && !w.rank_known) return {{c.type(0), PartialShape::unknown_rank()}};
   std::size_t rank = x.rank_known ? x.rank() : w.rank();
   std::size_t spatial = rank - 2;
-  int64_t group = c.op.attr_int("group", 1);
-  if (group < 1) c.fail("group " + std::to_string(group) + " is not positive");
-  std::vector<int64_t> kdef(spatial, -1);
-  if (w.rank_known)
-    for (std::size_t i = 0; i < spatial; ++i) kdef[i] = w.dims[2 + i];
-  window win = read_window(c, spatial, kdef);
+  auto [group, win] = conv_group_and_window(c, w, spatial);
   PartialShape out = dynamic_of_rank(rank);
   if (x.rank_known) out.dims[0] = x.dims[0];
   if (w.rank_known) {
@@ -120,12 +126,7 @@ std::vector<value_info> conv_transpose(const infer_ctx& c) {
   std::size_t rank = x.rank_known ? x.rank() : w.rank();
   if (w.rank_known && w.rank() != rank) c.fail("weight " + w.to_string() + " and input X " + x.to_string() + " differ in rank");
   std::size_t spatial = rank - 2;
-  int64_t group = c.op.attr_int("group", 1);
-  if (group < 1) c.fail("group " + std::to_string(group) + " is not positive");
-  std::vector<int64_t> kdef(spatial, -1);
-  if (w.rank_known)
-    for (std::size_t i = 0; i < spatial; ++i) kdef[i] = w.dims[2 + i];
-  window win = read_window(c, spatial, kdef);
+  auto [group, win] = conv_group_and_window(c, w, spatial);
   auto out_pad = c.op.attr_ints("output_padding", std::vector<int64_t>(spatial, 0));
   if (out_pad.size() != spatial) c.fail("output_padding has " + std::to_string(out_pad.size()) + " values");
   for (auto v : out_pad)
