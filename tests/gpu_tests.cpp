@@ -9,6 +9,7 @@
 #include <troupe/troupe.hpp>
 
 #include "tests/support/gpu_env.hpp"
+#include "tests/support/ppocr_cases.hpp"
 
 #include "benchmarks/tiny_onnx.hpp"
 #include "tests/support/tensor_compare.hpp"
@@ -93,42 +94,10 @@ Tensor ramp(const Shape& s, float scale, float offset) {
 
 // ---- PP-OCR models -------------------------------------------------------------------------
 
-struct model_case {
-  std::string model; ///< file in data/models without .onnx
-  Shape shape;
-  std::string tag;
-};
-
-const model_case cls{"ch_ppocr_mobile_v2.0_cls_infer", {1, 3, 48, 192}, "1x3x48x192"};
-const model_case rec{"ch_PP-OCRv4_rec_infer", {1, 3, 48, 320}, "1x3x48x320"};
-const model_case det320{"ch_PP-OCRv4_det_presigmoid", {1, 3, 320, 320}, "1x3x320x320"};
-
-fs::path ref_dir(const model_case& c) { return fs::path(TROUPE_DATA_DIR) / "ort" / (c.model + "_" + c.tag); }
-
-std::vector<float> ref_output(const model_case& c) {
-  for (const auto& e : fs::directory_iterator(ref_dir(c)))
-    if (e.path().filename().string().rfind("output_", 0) == 0) return tests::read_f32_file(e.path().string());
-  throw Exception("no reference output in " + ref_dir(c).string());
-}
-
-/// The model's only output on `device` for the seeded input onnxruntime saw.
-std::vector<float> run_model(Core& core, const model_case& c, const std::string& device, const AnyMap& props = {}) {
-  BOOST_REQUIRE_MESSAGE(fs::exists(ref_dir(c) / "meta.json"),
-                        "missing " << ref_dir(c) << ": run scripts/fetch_test_data.sh (the test data is part of the tests)");
-  Model model = core.read_model((fs::path(TROUPE_DATA_DIR) / "models" / (c.model + ".onnx")).string());
-  model.reshape({{model.input().get_any_name(), PartialShape(c.shape)}});
-  CompiledModel compiled = core.compile_model(model, device, props);
-  InferRequest request = compiled.create_infer_request();
-  auto input = tests::read_f32_file((ref_dir(c) / "input_x.f32").string());
-  Tensor x(element_type::f32, c.shape);
-  BOOST_REQUIRE_EQUAL(static_cast<int64_t>(input.size()), x.get_size());
-  std::memcpy(x.data(), input.data(), input.size() * sizeof(float));
-  request.set_input_tensor(x);
-  request.infer();
-  Tensor out = request.get_output_tensor();
-  BOOST_REQUIRE(out.get_element_type() == element_type::f32);
-  return {out.data<float>(), out.data<float>() + out.get_size()};
-}
+using tests::model_case;
+const model_case& cls = tests::ppocr_cls;
+const model_case& rec = tests::ppocr_rec;
+const model_case& det320 = tests::ppocr_det320;
 
 /// The troupe command (beside this test) with `args`: exit code and stdout+stderr.
 std::pair<int, std::string> troupe_cli(const std::string& args) {
@@ -147,11 +116,11 @@ std::pair<int, std::string> troupe_cli(const std::string& args) {
 void check_model_on_gpu(const model_case& c) {
   Core core;
   require_gpu(core);
-  auto gpu = run_model(core, c, "GPU");
-  auto vs_ort = tests::compare_scaled(gpu, ref_output(c), 1e-4, 1e-5);
+  auto gpu = tests::run_on_device(core, c, "GPU");
+  auto vs_ort = tests::compare_scaled(gpu, tests::ort_output(c), 1e-4, 1e-5);
   std::cout << c.model << " " << c.tag << " on GPU vs onnxruntime: " << vs_ort.message << "\n";
   BOOST_TEST(vs_ort.ok, c.model << " " << c.tag << " on GPU vs onnxruntime: " << vs_ort.message);
-  auto cpu = run_model(core, c, "CPU");
+  auto cpu = tests::run_on_device(core, c, "CPU");
   auto vs_cpu = tests::compare_scaled(gpu, cpu, 1e-4, 1e-5);
   std::cout << c.model << " " << c.tag << " on GPU vs CPU: " << vs_cpu.message << "\n";
   BOOST_TEST(vs_cpu.ok, c.model << " " << c.tag << " on GPU vs CPU: " << vs_cpu.message);
@@ -442,8 +411,8 @@ void check_model_on_gpu_f16(const model_case& c, double bound) {
                "lavapipe has shaderFloat16 + storageBuffer16BitAccess");
     return;
   }
-  auto got = run_model(core, c, "GPU", {inference_precision(element_type::f16)});
-  auto ref = ref_output(c);
+  auto got = tests::run_on_device(core, c, "GPU", {inference_precision(element_type::f16)});
+  auto ref = tests::ort_output(c);
   BOOST_TEST_REQUIRE(got.size() == ref.size());
   double worst = 0, top = 0;
   for (std::size_t i = 0; i < ref.size(); ++i) {
@@ -483,9 +452,9 @@ BOOST_AUTO_TEST_CASE(two_gpus_each_run_cls, *utf::precondition(tests::gpu_presen
   // Identical drivers are told apart by index.
   BOOST_TEST(core.get_property("GPU.0", "DEVICE_INDEX").as_string() !=
              core.get_property("GPU.1", "DEVICE_INDEX").as_string());
-  auto ref = ref_output(cls);
-  auto out0 = run_model(core, cls, "GPU.0");
-  auto out1 = run_model(core, cls, "GPU.1");
+  auto ref = tests::ort_output(cls);
+  auto out0 = tests::run_on_device(core, cls, "GPU.0");
+  auto out1 = tests::run_on_device(core, cls, "GPU.1");
   for (const auto* out : {&out0, &out1}) {
     auto c = tests::compare_scaled(*out, ref, 1e-4, 1e-5);
     BOOST_TEST(c.ok, "cls on GPU." << (out == &out0 ? 0 : 1) << " vs onnxruntime: " << c.message);

@@ -7,61 +7,24 @@
 #include <troupe/troupe.hpp>
 
 #include "tests/support/gpu_env.hpp"
+#include "tests/support/ppocr_cases.hpp"
 #include "tests/support/tensor_compare.hpp"
 
-#include <algorithm>
-#include <cstdlib>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <regex>
 
-namespace fs = std::filesystem;
 using namespace troupe;
 
 namespace {
 
-struct model_case {
-  std::string model;  ///< file in data/models without .onnx
-  Shape shape;
-  std::string tag;    ///< 1x3x48x192
-};
-
-const model_case cls{"ch_ppocr_mobile_v2.0_cls_infer", {1, 3, 48, 192}, "1x3x48x192"};
-const model_case rec{"ch_PP-OCRv4_rec_infer", {1, 3, 48, 320}, "1x3x48x320"};
-const model_case det320{"ch_PP-OCRv4_det_presigmoid", {1, 3, 320, 320}, "1x3x320x320"};
-const model_case det640{"ch_PP-OCRv4_det_presigmoid", {1, 3, 640, 640}, "1x3x640x640"};
-
-fs::path data_dir() { return TROUPE_DATA_DIR; }
-
-/// The reference folder's output file for the model's only output.
-fs::path ref_output(const fs::path& dir) {
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().filename().string().rfind("output_", 0) == 0) return e.path();
-  throw Exception("no reference output in " + dir.string());
-}
+using tests::model_case;
+const model_case& cls = tests::ppocr_cls;
+const model_case& rec = tests::ppocr_rec;
+const model_case& det320 = tests::ppocr_det320;
+const model_case& det640 = tests::ppocr_det640;
 
 /// Runs the case on a device and returns the comparison with onnxruntime.
 tests::comparison run_case(Core& core, const model_case& c, const std::string& device, const AnyMap& props = {}) {
-  const fs::path ref = data_dir() / "ort" / (c.model + "_" + c.tag);
-  BOOST_REQUIRE_MESSAGE(fs::exists(ref / "meta.json"),
-                        "missing " << ref << ": run scripts/fetch_test_data.sh (the test data is part of the tests)");
-  Model model = core.read_model((data_dir() / "models" / (c.model + ".onnx")).string());
-  model.reshape({{model.input().get_any_name(), PartialShape(c.shape)}});
-  CompiledModel compiled = core.compile_model(model, device, props);
-  InferRequest request = compiled.create_infer_request();
-
-  auto input = tests::read_f32_file((ref / "input_x.f32").string());
-  Tensor x(element_type::f32, c.shape);
-  BOOST_REQUIRE_EQUAL(static_cast<int64_t>(input.size()), x.get_size());
-  std::memcpy(x.data(), input.data(), input.size() * sizeof(float));
-  request.set_input_tensor(x);
-  request.infer();
-  Tensor out = request.get_output_tensor();
-  BOOST_REQUIRE(out.get_element_type() == element_type::f32);
-  std::vector<float> got(out.data<float>(), out.data<float>() + out.get_size());
-  return tests::compare_scaled(got, tests::read_f32_file(ref_output(ref).string()), 1e-4, 1e-5);
+  return tests::compare_scaled(tests::run_on_device(core, c, device, props), tests::ort_output(c), 1e-4, 1e-5);
 }
 
 void check_f32(const model_case& c, const std::string& device) {
