@@ -10,12 +10,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <random>
 #include <string>
 #include <vector>
 
 #include <troupe/exception.hpp>
 
+#include "tests/support/random_tensor.hpp"
 #include "kernels/cpu/cpu_device.hpp"
 #include "kernels/vulkan/vulkan_device.hpp"
 
@@ -32,13 +32,7 @@ struct bench_case {
   std::string timed = "Conv MatMul"; ///< the op types whose profile rows are the op time
 };
 
-Tensor random_tensor(const Shape& s, unsigned seed) {
-  Tensor t(element_type::f32, s);
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-  for (int64_t i = 0; i < t.get_size(); ++i) t.data<float>()[i] = d(rng);
-  return t;
-}
+using tests::random_tensor;
 
 graph::ValueId add_input(graph::Graph& g, const std::string& name, const Shape& s) {
   return g.add_input(name, element_type::f32, PartialShape(s));

@@ -3,11 +3,11 @@
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
-#include <random>
 #include <thread>
 
 #include <troupe/exception.hpp>
 
+#include "tests/support/random_tensor.hpp"
 #include "graph/shape_inference.hpp"
 #include "kernels/cpu/cpu_device.hpp"
 #include "kernels/reference/interpreter.hpp"
@@ -18,13 +18,7 @@ using graph::ValueId;
 
 namespace {
 
-Tensor random_tensor(const Shape& s, unsigned seed) {
-  Tensor t(element_type::f32, s);
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-1.f, 1.f);
-  for (int64_t i = 0; i < t.get_size(); ++i) t.data<float>()[i] = d(rng);
-  return t;
-}
+using tests::random_tensor;
 
 /// Builds a graph op by op; output shapes come from graph::infer_op.
 struct builder {

@@ -7,10 +7,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <random>
 
 #include <troupe/exception.hpp>
 
+#include "tests/support/random_tensor.hpp"
 #include "kernels/reference/kernels.hpp"
 #include "kernels/vulkan/vulkan_device.hpp"
 #include "kernels/vulkan/spirv_table.hpp"
@@ -31,13 +31,7 @@ kernels::device& gpu() {
   return *devices.front();
 }
 
-Tensor random_tensor(const Shape& s, float lo, float hi, unsigned seed) {
-  Tensor t(element_type::f32, s);
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(lo, hi);
-  for (int64_t i = 0; i < t.get_size(); ++i) t.data<float>()[i] = d(rng);
-  return t;
-}
+using tests::random_tensor;
 
 /// A hand-built graph: add inputs/constants, ops with their outputs' types and shapes.
 struct graph_builder {
@@ -48,7 +42,7 @@ struct graph_builder {
   }
   graph::ValueId constant(const std::string& name, Tensor t) { return g.add_constant(name, std::move(t)); }
   graph::ValueId random_constant(const std::string& name, const Shape& s, float lo = -1, float hi = 1) {
-    return constant(name, random_tensor(s, lo, hi, seed++));
+    return constant(name, random_tensor(s, seed++, lo, hi));
   }
   graph::ValueId ints(const std::string& name, std::vector<int64_t> v) {
     Tensor t(element_type::i64, {static_cast<int64_t>(v.size())});
@@ -94,7 +88,7 @@ std::vector<Tensor> reference_run(const graph::Graph& g, const std::vector<Tenso
 std::vector<Tensor> random_inputs(const graph::Graph& g, float lo, float hi) {
   std::vector<Tensor> r;
   unsigned seed = 100;
-  for (auto v : g.inputs) r.push_back(random_tensor(g.value(v).shape.to_shape(), lo, hi, seed++));
+  for (auto v : g.inputs) r.push_back(random_tensor(g.value(v).shape.to_shape(), seed++, lo, hi));
   return r;
 }
 
@@ -858,7 +852,7 @@ BOOST_AUTO_TEST_CASE(tensor_larger_than_the_device_allows) {
 /// Runs `g` on `exe` with inputs from `seed` and compares with the reference.
 bool matches_reference(kernels::executable& exe, const graph::Graph& g, unsigned seed) {
   std::vector<Tensor> inputs;
-  for (auto v : g.inputs) inputs.push_back(random_tensor(g.value(v).shape.to_shape(), -1, 1, seed++));
+  for (auto v : g.inputs) inputs.push_back(random_tensor(g.value(v).shape.to_shape(), seed++));
   std::vector<Tensor> got;
   exe.run(inputs, got);
   auto want = reference_run(g, inputs);
@@ -884,7 +878,7 @@ BOOST_AUTO_TEST_CASE(a_lost_device_fails_the_request_and_the_next_one_runs) {
     return VK_ERROR_DEVICE_LOST;
   });
   std::vector<Tensor> out;
-  BOOST_CHECK_EXCEPTION(exe->run({random_tensor({1, 8, 9, 11}, -1, 1, 2)}, out), Exception, [](const Exception& e) {
+  BOOST_CHECK_EXCEPTION(exe->run({random_tensor({1, 8, 9, 11}, 2)}, out), Exception, [](const Exception& e) {
     BOOST_TEST_MESSAGE(e.what());
     std::string m = e.what();
     return m.find("VK_ERROR_DEVICE_LOST") != std::string::npos && m.find("lost") != std::string::npos &&
@@ -902,7 +896,7 @@ BOOST_AUTO_TEST_CASE(a_lost_device_fails_the_request_and_the_next_one_runs) {
     VkResult r = vkQueueSubmit(q, 1, &si, f);
     return r == VK_SUCCESS ? VK_ERROR_DEVICE_LOST : r;
   });
-  BOOST_CHECK_THROW(exe->run({random_tensor({1, 8, 9, 11}, -1, 1, 4)}, out), Exception);
+  BOOST_CHECK_THROW(exe->run({random_tensor({1, 8, 9, 11}, 4)}, out), Exception);
   BOOST_TEST(calls == 2);
   // Vulkan forbids submitting with a signaled fence (lavapipe lets it pass): the failed request
   // must have waited for its work and unsignaled the fence.
