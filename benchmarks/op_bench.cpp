@@ -1,7 +1,10 @@
 /// Per-op speed of Conv and MatMul at the real shapes of the PP-OCR models, on every device
 /// (CPU and each Vulkan GPU.N): single-op graphs compiled straight on the devices. For each
 /// case it prints the median op time (device timestamps when the device profiles the op, else
-/// the whole run() including upload/download) and GFLOP/s = 2 * MACs / time.
+/// the whole run() including upload/download) and GFLOP/s = 2 * MACs / time. The first case
+/// times an (almost) empty dispatch, the device's fixed cost per op; each later case also
+/// prints the ceiling that cost alone puts on it: 2 * MACs / floor, what a shader taking no
+/// time at all would reach.
 /// usage: troupe_op_bench [-n RUNS=15] [-d DEVICE] [FILTER]   (FILTER: substring of the case name)
 #include <algorithm>
 #include <chrono>
@@ -184,13 +187,14 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/// Times one case on one device; prints one line.
-void run_case(kernels::device& dev, const bench_case& c, int runs) {
+/// Times one case on one device; prints one line and returns the median time in seconds (0
+/// when the device does not run it). `floor` > 0: the device's dispatch floor, for the ceiling.
+double run_case(kernels::device& dev, const bench_case& c, int runs, double floor) {
   for (const auto& o : c.g.ops) {
     auto s = dev.query(c.g, o);
     if (!s.supported) {
       std::printf("%-6s %-52s unsupported: %s\n", dev.name().c_str(), c.name.c_str(), s.reason.c_str());
-      return;
+      return 0;
     }
     if (!c.block) break;
   }
@@ -222,11 +226,13 @@ void run_case(kernels::device& dev, const bench_case& c, int runs) {
   for (const auto& p : exe->profile())
     if (counts(p) && (!c.block || p.state != kernels::op_profile::status::optimized_out))
       exec += (exec.empty() ? "" : " ") + p.exec_type;
-  char rate[32] = "";
+  char rate[32] = "", ceiling[40] = "";
   if (c.macs > 0) std::snprintf(rate, sizeof rate, "%7.2f GFLOP/s", 2.0 * c.macs / t * 1e-9);
-  std::printf("%-6s %-52s %8.3f ms %15s   (%s; run() %.3f ms; %s)\n", dev.name().c_str(), c.name.c_str(), t * 1e3,
-              rate, have_op ? "op time" : "run() time", median(wall) * 1e3, exec.c_str());
+  if (c.macs > 0 && floor > 0) std::snprintf(ceiling, sizeof ceiling, "; ceiling %.1f", 2.0 * c.macs / floor * 1e-9);
+  std::printf("%-6s %-52s %8.3f ms %15s   (%s; run() %.3f ms%s; %s)\n", dev.name().c_str(), c.name.c_str(), t * 1e3,
+              rate, have_op ? "op time" : "run() time", median(wall) * 1e3, ceiling, exec.c_str());
   std::fflush(stdout);
+  return t;
 }
 
 } // namespace
@@ -249,8 +255,9 @@ int main(int argc, char** argv) {
     auto all = cases();
     for (auto& dev : devices) {
       if (!only_device.empty() && dev->name() != only_device) continue;
-      for (const auto& c : all)
-        if (filter.empty() || c.name.find(filter) != std::string::npos) run_case(*dev, c, runs);
+      double floor = run_case(*dev, all.front(), runs, 0); // the floor runs whatever the filter
+      for (std::size_t i = 1; i < all.size(); ++i)
+        if (filter.empty() || all[i].name.find(filter) != std::string::npos) run_case(*dev, all[i], runs, floor);
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "troupe_op_bench: %s\n", e.what());
