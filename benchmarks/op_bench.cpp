@@ -5,7 +5,9 @@
 /// times an (almost) empty dispatch, the device's fixed cost per op; each later case also
 /// prints the ceiling that cost alone puts on it: 2 * MACs / floor, what a shader taking no
 /// time at all would reach.
-/// usage: troupe_op_bench [-n RUNS=15] [-d DEVICE] [FILTER]   (FILTER: substring of the case name)
+/// usage: troupe_op_bench [-n RUNS=15] [-d DEVICE] [-p f32|f16|f16math] [FILTER]
+///   FILTER: substring of the case name; -p: GPU precision, f16 = float16 storage,
+///   f16math = float16 storage and arithmetic (GPU_F16_ARITHMETIC); the CPU always runs f32.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -189,7 +191,7 @@ double median(std::vector<double> v) {
 
 /// Times one case on one device; prints one line and returns the median time in seconds (0
 /// when the device does not run it). `floor` > 0: the device's dispatch floor, for the ceiling.
-double run_case(kernels::device& dev, const bench_case& c, int runs, double floor) {
+double run_case(kernels::device& dev, const bench_case& c, int runs, double floor, kernels::compile_config cfg) {
   for (const auto& o : c.g.ops) {
     auto s = dev.query(c.g, o);
     if (!s.supported) {
@@ -203,7 +205,6 @@ double run_case(kernels::device& dev, const bench_case& c, int runs, double floo
     if (c.block) return p.node_type != "Upload" && p.node_type != "Download";
     return (" " + c.timed + " ").find(" " + p.node_type + " ") != std::string::npos;
   };
-  kernels::compile_config cfg;
   cfg.profiling = true;
   auto exe = dev.compile(c.g, cfg);
   std::vector<Tensor> in, out;
@@ -239,14 +240,22 @@ double run_case(kernels::device& dev, const bench_case& c, int runs, double floo
 
 int main(int argc, char** argv) {
   int runs = 15;
-  std::string filter, only_device;
+  std::string filter, only_device, precision = "f32";
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "-n") && i + 1 < argc) runs = std::max(1, std::atoi(argv[++i]));
     else if (!std::strcmp(argv[i], "-d") && i + 1 < argc) only_device = argv[++i];
+    else if (!std::strcmp(argv[i], "-p") && i + 1 < argc) precision = argv[++i];
     else if (argv[i][0] == '-') {
-      std::fprintf(stderr, "usage: %s [-n RUNS] [-d DEVICE] [FILTER]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [-n RUNS] [-d DEVICE] [-p f32|f16|f16math] [FILTER]\n", argv[0]);
       return 2;
     } else filter = argv[i];
+  }
+  kernels::compile_config gpu_cfg;
+  if (precision == "f16" || precision == "f16math") gpu_cfg.inference_precision = element_type::f16;
+  gpu_cfg.f16_arithmetic = precision == "f16math";
+  if (precision != "f32" && precision != "f16" && precision != "f16math") {
+    std::fprintf(stderr, "troupe_op_bench: -p %s: expected f32, f16 or f16math\n", precision.c_str());
+    return 2;
   }
   try {
     std::vector<std::unique_ptr<kernels::device>> devices;
@@ -255,9 +264,10 @@ int main(int argc, char** argv) {
     auto all = cases();
     for (auto& dev : devices) {
       if (!only_device.empty() && dev->name() != only_device) continue;
-      double floor = run_case(*dev, all.front(), runs, 0); // the floor runs whatever the filter
+      const auto cfg = dev->name() == "CPU" ? kernels::compile_config{} : gpu_cfg;
+      double floor = run_case(*dev, all.front(), runs, 0, cfg); // the floor runs whatever the filter
       for (std::size_t i = 1; i < all.size(); ++i)
-        if (filter.empty() || all[i].name.find(filter) != std::string::npos) run_case(*dev, all[i], runs, floor);
+        if (filter.empty() || all[i].name.find(filter) != std::string::npos) run_case(*dev, all[i], runs, floor, cfg);
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "troupe_op_bench: %s\n", e.what());

@@ -17,6 +17,9 @@ struct compile_config {
   int num_threads = 0;                                ///< per stream; 0 = device default
   element_type inference_precision = element_type::f32; ///< f32 or bf16
   bool profiling = false;
+  /// With inference_precision f16 on a GPU: float16 arithmetic in the Conv/MatMul/Gemm loops
+  /// too, not only float16 storage (GPU_F16_ARITHMETIC).
+  bool f16_arithmetic = false;
 };
 
 /// One row of performance counters, as ov::ProfilingInfo.

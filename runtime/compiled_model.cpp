@@ -44,10 +44,11 @@ Any CompiledModel::get_property(const std::string& name) const {
   if (name == "INFERENCE_NUM_THREADS") return Any(c.threads_per_stream * c.streams);
   if (name == "INFERENCE_PRECISION_HINT") return Any(c.precision);
   if (name == "PERF_COUNT") return Any(c.profiling);
+  if (name == "GPU_F16_ARITHMETIC" && impl_->device.rfind("GPU", 0) == 0) return Any(c.compile.f16_arithmetic);
   if (name == "PERFORMANCE_HINT") return Any(c.hint);
   throw Exception("the compiled model has no property '" + name +
                   "'; its properties: OPTIMAL_NUMBER_OF_INFER_REQUESTS, EXECUTION_DEVICES, NUM_STREAMS, "
-                  "INFERENCE_NUM_THREADS, INFERENCE_PRECISION_HINT, PERF_COUNT, PERFORMANCE_HINT");
+                  "INFERENCE_NUM_THREADS, INFERENCE_PRECISION_HINT, PERF_COUNT, PERFORMANCE_HINT (and GPU_F16_ARITHMETIC on a GPU)");
 }
 
 } // namespace troupe

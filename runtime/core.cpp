@@ -258,6 +258,7 @@ Any Core::get_property(const std::string& device, const std::string& name) const
     if (name == "PERFORMANCE_HINT") return Any("LATENCY");
     if (name == "INFERENCE_PRECISION_HINT") return Any("f32");
     if (name == "PERF_COUNT") return Any(false);
+    if (name == "GPU_F16_ARITHMETIC") return Any(default_f16_arithmetic(dev));
     if (name == "NUM_STREAMS") return Any(1);
     if (name == "INFERENCE_NUM_THREADS") return Any(0);
     if (name == "PERFORMANCE_HINT_NUM_REQUESTS") return Any(0);

@@ -48,6 +48,12 @@ constexpr int gpu_throughput_streams = 2;
 
 } // namespace
 
+bool default_f16_arithmetic(const kernels::device& dev) {
+  // A CPU-type Vulkan device (lavapipe) emulates float16 math: there it only slows things down.
+  auto info = dev.info();
+  return kind_of(dev) == device_kind::gpu && has_capability(dev, "FP16") && info["DEVICE_TYPE"] != "cpu";
+}
+
 device_kind kind_of(const kernels::device& dev) {
   const auto n = dev.name();
   if (n.rfind("GPU", 0) == 0) return device_kind::gpu;
@@ -59,8 +65,8 @@ const std::vector<std::string>& writable_properties(const kernels::device& dev) 
   static const std::vector<std::string> cpu{"INFERENCE_NUM_THREADS", "NUM_STREAMS", "INFERENCE_PRECISION_HINT",
                                             "PERF_COUNT", "PERFORMANCE_HINT", "PERFORMANCE_HINT_NUM_REQUESTS"};
   // The GPU's work runs in shaders: there is no host thread count to set.
-  static const std::vector<std::string> gpu{"NUM_STREAMS", "INFERENCE_PRECISION_HINT", "PERF_COUNT",
-                                            "PERFORMANCE_HINT", "PERFORMANCE_HINT_NUM_REQUESTS"};
+  static const std::vector<std::string> gpu{"NUM_STREAMS", "INFERENCE_PRECISION_HINT", "GPU_F16_ARITHMETIC",
+                                            "PERF_COUNT", "PERFORMANCE_HINT", "PERFORMANCE_HINT_NUM_REQUESTS"};
   return kind_of(dev) == device_kind::gpu ? gpu : cpu;
 }
 
@@ -106,7 +112,7 @@ void validate_property(const std::string& d, const kernels::device& dev, const s
                       "): it lacks shaderFloat16 / storageBuffer16BitAccess; allowed: f32");
     }
     bad_value(d, name, v, bf16 ? "f32, bf16" : "f32");
-  } else if (name == "PERF_COUNT") {
+  } else if (name == "PERF_COUNT" || name == "GPU_F16_ARITHMETIC") {
     const auto& s = v.as_string();
     if (s != "YES" && s != "NO" && s != "true" && s != "false") bad_value(d, name, v, "YES, NO, true, false");
   } else if (name == "PERFORMANCE_HINT") {
@@ -151,9 +157,12 @@ resolved_config resolve_config(const AnyMap& props, const kernels::device& dev) 
   if (!explicit_threads && get("NUM_STREAMS")) r.threads_per_stream = gpu ? 1 : std::max(1, cores / r.streams);
   if (auto* v = get("PERF_COUNT")) r.profiling = v->as<bool>();
   if (auto* v = get("INFERENCE_PRECISION_HINT")) r.precision = v->as<element_type>();
+  r.f16_arithmetic = default_f16_arithmetic(dev);
+  if (auto* v = get("GPU_F16_ARITHMETIC")) r.f16_arithmetic = v->as<bool>();
   r.compile.num_threads = r.threads_per_stream;
   r.compile.inference_precision = r.precision;
   r.compile.profiling = r.profiling;
+  r.compile.f16_arithmetic = r.f16_arithmetic && r.precision == element_type::f16;
   return r;
 }
 

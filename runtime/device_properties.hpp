@@ -32,11 +32,16 @@ struct resolved_config {
   int threads_per_stream = 1; ///< resolved: never 0
   bool profiling = false;
   element_type precision = element_type::f32;
+  bool f16_arithmetic = false; ///< GPU_F16_ARITHMETIC (it acts only with precision f16)
   kernels::compile_config compile;
 };
 
 /// `props` already validated (device defaults merged with the call's own) for `dev`.
 resolved_config resolve_config(const AnyMap& props, const kernels::device& dev);
+
+/// GPU_F16_ARITHMETIC's default: YES on a GPU with float16 support whose DEVICE_TYPE is not
+/// cpu (there f16 math is native), NO elsewhere.
+bool default_f16_arithmetic(const kernels::device& dev);
 
 /// Hardware threads this process may use.
 int core_count();

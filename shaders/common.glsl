@@ -3,7 +3,7 @@
 // (docs/internals.md: attrs activation/activation_params), chosen by specialization
 // constants 60..62 so the driver folds the unused branches away.
 // Storage type: F16 builds the variant that keeps every float tensor as float16 in memory
-// (INFERENCE_PRECISION_HINT=f16); the arithmetic stays f32 (loads widen, stores narrow).
+// (INFERENCE_PRECISION_HINT=f16); loads widen to f32, stores narrow (but see F16_MATH).
 #ifdef F16
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
@@ -16,6 +16,17 @@
 #define SWORD uint
 #define FMT1 r32f
 #define FMT4 rgba32f
+#endif
+
+// Arithmetic type of the hot loops (Conv, MatMul, Gemm): F16_MATH (always with F16) keeps the
+// loaded operands and the accumulators in float16 (INFERENCE_PRECISION_HINT=f16 on a device
+// whose f16 math is native); everything else computes in f32.
+#ifdef F16_MATH
+#define AFLOAT float16_t
+#define AVEC4 f16vec4
+#else
+#define AFLOAT float
+#define AVEC4 vec4
 #endif
 
 layout(local_size_x = 64, local_size_y = 1, local_size_z = 1) in;

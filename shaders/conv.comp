@@ -62,11 +62,11 @@ void main() {
   uint g = oc0 / OCG;
 
 #if OCB >= 4
-  vec4 acc[OWB * OCV];
-  for (int j = 0; j < OWB * OCV; ++j) acc[j] = vec4(0.0);
+  AVEC4 acc[OWB * OCV];
+  for (int j = 0; j < OWB * OCV; ++j) acc[j] = AVEC4(0.0);
 #else
-  float acc[OWB];
-  for (int j = 0; j < OWB; ++j) acc[j] = 0.0;
+  AFLOAT acc[OWB];
+  for (int j = 0; j < OWB; ++j) acc[j] = AFLOAT(0.0);
 #endif
 
   for (uint ic = 0; ic < ICG; ++ic) {
@@ -82,20 +82,20 @@ void main() {
       uint row = xbase + uint(ih * IW);
       for (int kw = 0; kw < KW; ++kw) {
         int iw0 = ow0 * SW - PW + kw * DW;
-        float xv[OWB];
+        AFLOAT xv[OWB];
         for (int j = 0; j < OWB; ++j) {
           int iw = iw0 + j * SW;
-          float v = imageLoad(X, int(row) + iw).x;
-          xv[j] = (iw >= 0 && iw < IW) ? v : 0.0;
+          AFLOAT v = AFLOAT(imageLoad(X, int(row) + iw).x);
+          xv[j] = (iw >= 0 && iw < IW) ? v : AFLOAT(0.0);
         }
 #if OCB >= 4
         uint wi = wbase + uint(kh * KW + kw) * OCV;
         for (int v = 0; v < OCV; ++v) {
-          vec4 wv = imageLoad(W, int(wi) + v);
+          AVEC4 wv = AVEC4(imageLoad(W, int(wi) + v));
           for (int j = 0; j < OWB; ++j) acc[v * OWB + j] += xv[j] * wv;
         }
 #else
-        float wv = imageLoad(W, int(wbase) + kh * KW + kw).x;
+        AFLOAT wv = AFLOAT(imageLoad(W, int(wbase) + kh * KW + kw).x);
         for (int j = 0; j < OWB; ++j) acc[j] += xv[j] * wv;
 #endif
       }
@@ -111,9 +111,9 @@ void main() {
       uint ow = uint(ow0 + j);
       if (ow < OW) {
 #if OCB >= 4
-        imageStore(Y, int(obase + ow), vec4(activate(acc[(q / 4) * OWB + j][q % 4] + b)));
+        imageStore(Y, int(obase + ow), vec4(activate(float(acc[(q / 4) * OWB + j][q % 4]) + b)));
 #else
-        imageStore(Y, int(obase + ow), vec4(activate(acc[j] + b)));
+        imageStore(Y, int(obase + ow), vec4(activate(float(acc[j]) + b)));
 #endif
       }
     }

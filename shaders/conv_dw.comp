@@ -68,18 +68,18 @@ void main() {
   int ow0 = int(owt) * OWB;
   int t0 = ow0 * SW / 4 - LEAD; // first texel of each row segment, relative to the row
 
-  float w[MAXWT * 4];
+  AFLOAT w[MAXWT * 4];
   [[unroll]] for (int q = 0; q < MAXWT; ++q) {
     if (q >= WT) break;
-    vec4 v = imageLoad(W, int(c) * WT + q);
+    AVEC4 v = AVEC4(imageLoad(W, int(c) * WT + q));
     w[4 * q] = v.x;
     w[4 * q + 1] = v.y;
     w[4 * q + 2] = v.z;
     w[4 * q + 3] = v.w;
   }
 
-  float acc[OHB * OWB];
-  [[unroll]] for (int j = 0; j < OHB * OWB; ++j) acc[j] = 0.0;
+  AFLOAT acc[OHB * OWB];
+  [[unroll]] for (int j = 0; j < OHB * OWB; ++j) acc[j] = AFLOAT(0.0);
 
   int plane = int((n * IC + c) * uint(IH)) * IWT;
   [[unroll]] for (int r = 0; r < MAXR; ++r) {
@@ -87,13 +87,13 @@ void main() {
     int ih = oh0 * SH - PH + r;
     bool row_ok = ih >= 0 && ih < IH;
     int row = plane + ih * IWT;
-    float xs[MAXT * 4];
+    AFLOAT xs[MAXT * 4];
     [[unroll]] for (int q = 0; q < MAXT; ++q) {
       if (q >= NTX) break;
       int t = t0 + q;
-      vec4 v = imageLoad(X, row + t);
+      AVEC4 v = AVEC4(imageLoad(X, row + t));
       bool ok = row_ok && t >= 0 && t < IWT;
-      v = ok ? v : vec4(0.0);
+      v = ok ? v : AVEC4(0.0);
       xs[4 * q] = v.x;
       xs[4 * q + 1] = v.y;
       xs[4 * q + 2] = v.z;
@@ -105,7 +105,7 @@ void main() {
       if (d < 0 || d % DH != 0 || d / DH >= KH) continue;
       int kh = d / DH;
       [[unroll]] for (int kw = 0; kw < KW; ++kw) {
-        float wv = w[kh * KW + kw];
+        AFLOAT wv = w[kh * KW + kw];
         [[unroll]] for (int j = 0; j < OWB; ++j) acc[oy * OWB + j] += xs[OFF + j * SW + kw * DW] * wv;
       }
     }
@@ -122,13 +122,13 @@ void main() {
         int ow = ow0 + j;
         if (ow < OW)
           imageStore(Yv, (obase + ow) / 4,
-                     vec4(activate(acc[oy * OWB + j] + b), activate(acc[oy * OWB + j + 1] + b),
-                          activate(acc[oy * OWB + j + 2] + b), activate(acc[oy * OWB + j + 3] + b)));
+                     vec4(activate(float(acc[oy * OWB + j]) + b), activate(float(acc[oy * OWB + j + 1]) + b),
+                          activate(float(acc[oy * OWB + j + 2]) + b), activate(float(acc[oy * OWB + j + 3]) + b)));
       }
     } else {
       [[unroll]] for (int j = 0; j < OWB; ++j) {
         int ow = ow0 + j;
-        if (ow < OW) imageStore(Y, obase + ow, vec4(activate(acc[oy * OWB + j] + b)));
+        if (ow < OW) imageStore(Y, obase + ow, vec4(activate(float(acc[oy * OWB + j]) + b)));
       }
     }
   }

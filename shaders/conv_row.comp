@@ -71,11 +71,11 @@ void main() {
   int t0 = ow0 * SW / 4 - LEAD; // first texel of the segment, relative to the row
 
 #if OCB >= 4
-  vec4 acc[OWB * OCV];
-  [[unroll]] for (int j = 0; j < OWB * OCV; ++j) acc[j] = vec4(0.0);
+  AVEC4 acc[OWB * OCV];
+  [[unroll]] for (int j = 0; j < OWB * OCV; ++j) acc[j] = AVEC4(0.0);
 #else
-  float acc[OWB];
-  [[unroll]] for (int j = 0; j < OWB; ++j) acc[j] = 0.0;
+  AFLOAT acc[OWB];
+  [[unroll]] for (int j = 0; j < OWB; ++j) acc[j] = AFLOAT(0.0);
 #endif
 
   for (uint ic = 0; ic < ICG; ++ic) {
@@ -89,13 +89,13 @@ void main() {
       int ih = oh * SH - PH + kh * DH;
       bool row_ok = ih >= 0 && ih < IH;
       int row = plane + ih * IWT;
-      float xs[MAXT * 4];
+      AFLOAT xs[MAXT * 4];
       [[unroll]] for (int q = 0; q < MAXT; ++q) {
         if (q >= NTX) break;
         int t = t0 + q;
-        vec4 v = imageLoad(X, row + t);
+        AVEC4 v = AVEC4(imageLoad(X, row + t));
         bool ok = row_ok && t >= 0 && t < IWT;
-        v = ok ? v : vec4(0.0);
+        v = ok ? v : AVEC4(0.0);
         xs[4 * q] = v.x;
         xs[4 * q + 1] = v.y;
         xs[4 * q + 2] = v.z;
@@ -105,11 +105,11 @@ void main() {
 #if OCB >= 4
         uint wi = wbase + uint(kh * KW + kw) * OCV;
         [[unroll]] for (int c = 0; c < OCV; ++c) {
-          vec4 wv = imageLoad(W, int(wi) + c);
+          AVEC4 wv = AVEC4(imageLoad(W, int(wi) + c));
           [[unroll]] for (int j = 0; j < OWB; ++j) acc[c * OWB + j] += xs[OFF + j * SW + kw * DW] * wv;
         }
 #else
-        float wv = imageLoad(W, int(wbase) + kh * KW + kw).x;
+        AFLOAT wv = AFLOAT(imageLoad(W, int(wbase) + kh * KW + kw).x);
         [[unroll]] for (int j = 0; j < OWB; ++j) acc[j] += xs[OFF + j * SW + kw * DW] * wv;
 #endif
       }
@@ -124,9 +124,9 @@ void main() {
     float b = HAS_BIAS ? imageLoad(Bias, int(oc)).x : 0.0;
     uint obase = ((n * OC + oc) * OH + uint(oh)) * OW;
 #if OCB >= 4
-#define ACC(j) acc[(q / 4) * OWB + (j)][q % 4]
+#define ACC(j) float(acc[(q / 4) * OWB + (j)][q % 4])
 #else
-#define ACC(j) acc[j]
+#define ACC(j) float(acc[j])
 #endif
     if (Y4) {
       [[unroll]] for (int j = 0; j < OWB; j += 4) {

@@ -58,16 +58,16 @@ void main() {
   [[unroll]] for (int i = 0; i < MB; ++i) arow[i] = int(b * SAB + min(m0 + uint(i), M - 1) * KT);
   int bcol = int(b * SBB + nt);
 
-  vec4 acc[MB];
-  [[unroll]] for (int i = 0; i < MB; ++i) acc[i] = vec4(0.0);
+  AVEC4 acc[MB];
+  [[unroll]] for (int i = 0; i < MB; ++i) acc[i] = AVEC4(0.0);
   for (uint kt = 0; kt < KT; ++kt) {
     int br = bcol + int(kt * 4 * NT);
-    vec4 b0 = imageLoad(B, br);
-    vec4 b1 = imageLoad(B, br + int(NT));
-    vec4 b2 = imageLoad(B, br + int(2 * NT));
-    vec4 b3 = imageLoad(B, br + int(3 * NT));
+    AVEC4 b0 = AVEC4(imageLoad(B, br));
+    AVEC4 b1 = AVEC4(imageLoad(B, br + int(NT)));
+    AVEC4 b2 = AVEC4(imageLoad(B, br + int(2 * NT)));
+    AVEC4 b3 = AVEC4(imageLoad(B, br + int(3 * NT)));
     [[unroll]] for (int i = 0; i < MB; ++i) {
-      vec4 a = imageLoad(A, arow[i] + int(kt));
+      AVEC4 a = AVEC4(imageLoad(A, arow[i] + int(kt)));
       acc[i] += a.x * b0 + a.y * b1 + a.z * b2 + a.w * b3;
     }
   }
@@ -78,7 +78,7 @@ void main() {
     if (m >= M) break;
     for (int j = 0; j < 4; ++j) {
       if (n0 + uint(j) >= N) break;
-      float v = acc[i][j];
+      float v = float(acc[i][j]);
       if (BIAS == 1) v += bias[m];
       if (BIAS == 2) v += bias[n0 + uint(j)];
       imageStore(Y, int(y_index(b, m, n0 + uint(j))), vec4(activate(v)));

@@ -81,15 +81,15 @@ void main() {
   // Rows/columns past the edge read a clamped (valid) index and are not stored.
   int ar[MR];
   [[unroll]] for (uint i = 0; i < MR; ++i) ar[i] = int(abase + min(m0 + i, M - 1) * SAM);
-  vec4 acc[2 * MR];
-  [[unroll]] for (uint i = 0; i < 2 * MR; ++i) acc[i] = vec4(0.0);
+  AVEC4 acc[2 * MR];
+  [[unroll]] for (uint i = 0; i < 2 * MR; ++i) acc[i] = AVEC4(0.0);
 #ifdef B4
   int bt0 = int(bbase / 4 + min(nb * 2, NT - 1)), bt1 = int(bbase / 4 + min(nb * 2 + 1, NT - 1));
   for (uint k = 0; k < K; ++k) {
     int bk = int(k * (SBK / 4)), ak = int(k * SAK);
-    vec4 b0 = imageLoad(Bm, bt0 + bk), b1 = imageLoad(Bm, bt1 + bk);
+    AVEC4 b0 = AVEC4(imageLoad(Bm, bt0 + bk)), b1 = AVEC4(imageLoad(Bm, bt1 + bk));
     [[unroll]] for (uint i = 0; i < MR; ++i) {
-      float a = imageLoad(A, ar[i] + ak).x;
+      AFLOAT a = AFLOAT(imageLoad(A, ar[i] + ak).x);
       acc[i] += a * b0;
       acc[MR + i] += a * b1;
     }
@@ -99,9 +99,9 @@ void main() {
   [[unroll]] for (uint i = 0; i < 4; ++i) bc[i] = int(bbase + min(n0 + i, N - 1) * SBN);
   for (uint k = 0; k < K; ++k) {
     int bk = int(k * SBK), ak = int(k * SAK);
-    vec4 bv = vec4(imageLoad(Bm, bc[0] + bk).x, imageLoad(Bm, bc[1] + bk).x, imageLoad(Bm, bc[2] + bk).x,
-                   imageLoad(Bm, bc[3] + bk).x);
-    [[unroll]] for (uint i = 0; i < 4; ++i) acc[i] += imageLoad(A, ar[i] + ak).x * bv;
+    AVEC4 bv = AVEC4(imageLoad(Bm, bc[0] + bk).x, imageLoad(Bm, bc[1] + bk).x, imageLoad(Bm, bc[2] + bk).x,
+                     imageLoad(Bm, bc[3] + bk).x);
+    [[unroll]] for (uint i = 0; i < 4; ++i) acc[i] += AFLOAT(imageLoad(A, ar[i] + ak).x) * bv;
   }
 #endif
 #ifdef B4
@@ -111,7 +111,7 @@ void main() {
     [[unroll]] for (uint t = 0; t < 2; ++t) {
       uint nt = nb * 2 + t;
       if (nt >= NT) break;
-      vec4 v = ALPHA * acc[t * MR + i];
+      vec4 v = ALPHA * vec4(acc[t * MR + i]);
       [[unroll]] for (uint j = 0; j < 4; ++j) {
         if (HAS_BIAS) v[j] += BETA * bias[m * SCM + (nt * 4 + j) * SCN];
         v[j] = activate(v[j]);
@@ -126,7 +126,7 @@ void main() {
     for (uint j = 0; j < NW; ++j) {
       uint n = n0 + j;
       if (n >= N) break;
-      float v = ALPHA * acc[(j / 4) * 4 + i][j % 4];
+      float v = ALPHA * float(acc[(j / 4) * 4 + i][j % 4]);
       if (HAS_BIAS) v += BETA * bias[m * SCM + n * SCN];
       imageStore(Y, int(ybatch + m * N + n), vec4(activate(v)));
     }

@@ -241,6 +241,19 @@ BOOST_AUTO_TEST_CASE(gpu_properties_are_validated_and_kept_per_device, *utf::pre
   }
   expect_error([&] { core.compile_model(model, "GPU", {inference_precision(element_type::bf16)}); },
                {"INFERENCE_PRECISION_HINT", "'bf16'", "GPU"});
+  // GPU_F16_ARITHMETIC: by default only where f16 math is native (not on a CPU-type device such
+  // as lavapipe, which emulates it); the compiled model says what it runs with.
+  const bool native = core.get_property("GPU", "FP16_SUPPORTED").as_string() == "YES" &&
+                      core.get_property("GPU", "DEVICE_TYPE").as_string() != "cpu";
+  BOOST_TEST(core.get_property("GPU", "GPU_F16_ARITHMETIC").as<bool>() == native);
+  BOOST_TEST(core.compile_model(model, "GPU").get_property("GPU_F16_ARITHMETIC").as<bool>() == false, "f32 precision");
+  if (core.get_property("GPU", "FP16_SUPPORTED").as_string() == "YES") {
+    auto on = core.compile_model(model, "GPU", {inference_precision(element_type::f16), {"GPU_F16_ARITHMETIC", true}});
+    BOOST_TEST(on.get_property("GPU_F16_ARITHMETIC").as<bool>());
+  }
+  expect_error([&] { core.compile_model(model, "GPU", {{"GPU_F16_ARITHMETIC", "maybe"}}); },
+               {"GPU_F16_ARITHMETIC", "'maybe'", "GPU", "YES, NO"});
+  expect_error([&] { core.compile_model(model, "CPU", {{"GPU_F16_ARITHMETIC", "YES"}}); }, {"GPU_F16_ARITHMETIC", "CPU"});
   expect_error([&] { core.compile_model(model, "GPU", {{"INFERENCE_NUM_THREADS", "2"}}); },
                {"INFERENCE_NUM_THREADS", "GPU"});
   expect_error([&] { core.set_property("GPU.0", {{"NO_SUCH", "1"}}); }, {"NO_SUCH", "GPU.0"});
@@ -400,18 +413,21 @@ BOOST_AUTO_TEST_CASE(query_model_agrees_with_compile, *utf::precondition(tests::
 
 // ---- real models ---------------------------------------------------------------------------
 
-/// INFERENCE_PRECISION_HINT=f16 (float16 tensors and weights on the device, f32 arithmetic and
-/// f32 at the boundary) against onnxruntime's f32 output: max|gpu - ref| / max|ref|.
-void check_model_on_gpu_f16(const model_case& c, double bound) {
+/// INFERENCE_PRECISION_HINT=f16 (float16 tensors and weights on the device; f32 at the
+/// boundary) against onnxruntime's f32 output: max|gpu - ref| / max|ref|. `arithmetic`:
+/// GPU_F16_ARITHMETIC, float16 math in the Conv/MatMul/Gemm loops too (else f32 math).
+/// Returns the output, empty where the device has no f16.
+std::vector<float> check_model_on_gpu_f16(const model_case& c, double bound, bool arithmetic) {
   Core core;
   require_gpu(core);
   if (core.get_property("GPU", "FP16_SUPPORTED").as_string() != "YES") {
     BOOST_TEST_MESSAGE("GPU.0 lacks f16: " << c.model << " not run in f16");
     BOOST_TEST(core.get_property("GPU", "FULL_DEVICE_NAME").as_string().find("llvmpipe") == std::string::npos,
                "lavapipe has shaderFloat16 + storageBuffer16BitAccess");
-    return;
+    return {};
   }
-  auto got = tests::run_on_device(core, c, "GPU", {inference_precision(element_type::f16)});
+  auto got = tests::run_on_device(core, c, "GPU",
+                                  {inference_precision(element_type::f16), {"GPU_F16_ARITHMETIC", arithmetic}});
   auto ref = tests::ort_output(c);
   BOOST_TEST_REQUIRE(got.size() == ref.size());
   double worst = 0, top = 0;
@@ -419,14 +435,25 @@ void check_model_on_gpu_f16(const model_case& c, double bound) {
     worst = std::max(worst, std::abs(double(got[i]) - ref[i]));
     top = std::max(top, std::abs(double(ref[i])));
   }
-  std::cout << c.model << " " << c.tag << " on GPU in f16 vs onnxruntime: max error " << worst << ", max|ref| " << top
-            << ", relative " << worst / top << "\n";
-  BOOST_TEST(worst / top <= bound, c.model << " in f16: max error / max|ref| = " << worst / top);
-  BOOST_TEST(worst / top > 0.0, "f16 storage must round something"); // it really ran narrowed
+  const char* what = arithmetic ? "f16 storage and arithmetic" : "f16 storage";
+  std::cout << c.model << " " << c.tag << " on GPU in " << what << " vs onnxruntime: max error " << worst
+            << ", max|ref| " << top << ", relative " << worst / top << "\n";
+  BOOST_TEST(worst / top <= bound, c.model << " in " << what << ": max error / max|ref| = " << worst / top);
+  BOOST_TEST(worst / top > 0.0, "f16 must round something"); // it really ran narrowed
+  return got;
 }
 
-BOOST_AUTO_TEST_CASE(cls_on_gpu_in_f16, *utf::precondition(tests::gpu_present())) { check_model_on_gpu_f16(cls, 2e-2); }
-BOOST_AUTO_TEST_CASE(rec_on_gpu_in_f16, *utf::precondition(tests::gpu_present())) { check_model_on_gpu_f16(rec, 5e-2); }
+/// Both f16 modes of one model: each within `bound`, and they differ (the f16math shader
+/// variants really ran).
+void check_model_on_gpu_f16_modes(const model_case& c, double bound) {
+  auto storage = check_model_on_gpu_f16(c, bound, false);
+  auto math = check_model_on_gpu_f16(c, bound, true);
+  if (!storage.empty()) BOOST_TEST((storage != math), c.model << ": f16 arithmetic gave the f32-arithmetic output");
+}
+
+BOOST_AUTO_TEST_CASE(cls_on_gpu_in_f16, *utf::precondition(tests::gpu_present())) { check_model_on_gpu_f16_modes(cls, 2e-2); }
+BOOST_AUTO_TEST_CASE(rec_on_gpu_in_f16, *utf::precondition(tests::gpu_present())) { check_model_on_gpu_f16_modes(rec, 5e-2); }
+BOOST_AUTO_TEST_CASE(det320_on_gpu_in_f16, *utf::precondition(tests::gpu_present())) { check_model_on_gpu_f16_modes(det320, 5e-2); }
 
 BOOST_AUTO_TEST_CASE(cls_on_gpu, *utf::precondition(tests::gpu_present())) { check_model_on_gpu(cls); }
 BOOST_AUTO_TEST_CASE(rec_on_gpu, *utf::precondition(tests::gpu_present())) { check_model_on_gpu(rec); }

@@ -100,9 +100,12 @@ float check_tol_floor = 0;
 /// For a scope: checks compile with float16 storage and compare within 1e-2; the f32 settings
 /// come back at scope exit, even on a throw.
 struct f16_checks {
-  f16_checks() {
+  /// `arithmetic`: float16 math in the Conv/MatMul/Gemm loops too (their _f16math variants),
+  /// whose float16 accumulators allow 3e-2.
+  explicit f16_checks(bool arithmetic = false) {
     check_cfg.inference_precision = element_type::f16;
-    check_tol_floor = 1e-2f;
+    check_cfg.f16_arithmetic = arithmetic;
+    check_tol_floor = arithmetic ? 3e-2f : 1e-2f;
   }
   ~f16_checks() {
     check_cfg = {};
@@ -610,6 +613,49 @@ BOOST_AUTO_TEST_CASE(f16_storage_variants) {
   BOOST_CHECK_EXCEPTION(gpu().compile(m1, bf), Exception, [](const Exception& e) {
     return std::string(e.what()).find("INFERENCE_PRECISION_HINT") != std::string::npos;
   });
+}
+
+BOOST_AUTO_TEST_CASE(f16_arithmetic_variants) {
+  // GPU_F16_ARITHMETIC: the Conv, MatMul and Gemm loops load float16 operands and accumulate in
+  // float16 (the _f16math shader variants); each family against the f32 reference.
+  auto& dev = dynamic_cast<kv::vulkan_device&>(gpu());
+  BOOST_TEST_REQUIRE(dev.context().facts().fp16, "lavapipe has shaderFloat16 + 16-bit storage");
+  f16_checks mode(true);
+  using A = std::map<std::string, graph::AttributeValue>;
+  using V = std::vector<int64_t>;
+  kernels::compile_config prof = check_cfg;
+  prof.profiling = true;
+  auto expect = [&](const graph::Graph& g, const std::string& exec_type) {
+    check_against_reference(g);
+    auto exe = gpu().compile(g, prof);
+    std::vector<Tensor> out;
+    exe->run(random_inputs(g, -1, 1), out);
+    std::string got;
+    for (const auto& p : exe->profile())
+      if (p.node_type != "Upload" && p.node_type != "Download") got = p.exec_type;
+    BOOST_TEST(got == exec_type);
+  };
+  expect(conv({1, 8, 9, 11}, {16, 8, 3, 3}, {1, 16, 9, 11}, A{{"pads", V{1, 1, 1, 1}}, {"activation", std::string("Relu")}}, true),
+         "vulkan:conv_oc8_f16math");
+  expect(conv({2, 3, 10, 10}, {6, 3, 3, 3}, {2, 6, 5, 5}, A{{"pads", V{1, 1, 0, 0}}, {"strides", V{2, 2}}}, false),
+         "vulkan:conv_oc4_f16math");
+  expect(conv({1, 8, 16, 64}, {16, 8, 3, 3}, {1, 16, 16, 64}, A{{"pads", V{1, 1, 1, 1}}}, true), "vulkan:conv_row_oc8_f16math");
+  expect(conv({1, 8, 20, 20}, {8, 1, 5, 5}, {1, 8, 20, 20}, A{{"group", int64_t(8)}, {"pads", V{2, 2, 2, 2}}}, true),
+         "vulkan:conv_dw_f16math");
+  expect(conv({2, 40, 5, 4}, {64, 40, 1, 1}, {2, 64, 5, 4}, {}, false), "vulkan:gemm_m16_f16math");
+  expect(binary("MatMul", {1, 40, 12}, {12, 36}, {1, 40, 36}, true), "vulkan:gemm_m8_f16math");
+  expect(binary("MatMul", {2, 3, 5, 6}, {2, 3, 6, 4}, {2, 3, 5, 4}, false), "vulkan:matmul_b4_f16math");
+  expect(binary("MatMul", {2, 3, 5, 6}, {2, 3, 6, 3}, {2, 3, 5, 3}, false), "vulkan:matmul_f16math");
+  // Ops without an f16math variant keep f32 math on float16 storage.
+  expect(binary("Add", {2, 3, 4, 5}, {3, 1, 5}, {2, 3, 4, 5}, false), "vulkan:eltwise_v4_f16");
+  // Without f16 storage the flag does nothing.
+  kernels::compile_config f32 = prof;
+  f32.inference_precision = element_type::f32;
+  auto g = conv({1, 8, 16, 64}, {16, 8, 3, 3}, {1, 16, 16, 64}, A{{"pads", V{1, 1, 1, 1}}}, true);
+  auto exe = gpu().compile(g, f32);
+  std::vector<Tensor> out;
+  exe->run(random_inputs(g, -1, 1), out);
+  BOOST_TEST(exe->profile()[1].exec_type == "vulkan:conv_row_oc8");
 }
 
 BOOST_AUTO_TEST_CASE(pooling) {

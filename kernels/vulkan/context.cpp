@@ -135,7 +135,7 @@ gpu_context::gpu_context(std::shared_ptr<vk_instance> inst, VkPhysicalDevice phy
     vk_check(vkCreatePipelineCache(device_, &pc, nullptr, &cache_), "vkCreatePipelineCache");
     for (const auto& blob : spirv_blobs()) {
       const std::string name = blob.name;
-      const bool f16_variant = name.size() > 4 && name.compare(name.size() - 4, 4, "_f16") == 0;
+      const bool f16_variant = name.find("_f16") != std::string::npos;
       if (f16_variant && !facts_.fp16) continue; // they declare Float16 / 16-bit storage
       load_shader(name, blob.words, blob.count);
     }
@@ -272,6 +272,11 @@ VkPipelineLayout gpu_context::pipeline_layout(uint32_t bindings, uint32_t texel_
   set_layout(bindings, texel_mask);
   std::lock_guard lock(pipeline_mutex_);
   return layouts_.at(bindings | uint64_t(texel_mask) << 32).second;
+}
+
+bool gpu_context::has_shader(const std::string& shader) const {
+  std::lock_guard lock(pipeline_mutex_);
+  return modules_.count(shader) != 0;
 }
 
 VkPipeline gpu_context::pipeline(const std::string& shader, uint32_t bindings, const spec_map& spec, uint32_t texel_mask) {

@@ -76,6 +76,8 @@ public:
   VkDescriptorSetLayout set_layout(uint32_t bindings, uint32_t texel_mask = 0);
   VkPipelineLayout pipeline_layout(uint32_t bindings, uint32_t texel_mask = 0);
   /// Created once per (shader, constants, layout), kept for the device's lifetime.
+  /// Whether `shader` (a variant name) is embedded and loaded on this device.
+  bool has_shader(const std::string& shader) const;
   VkPipeline pipeline(const std::string& shader, uint32_t bindings, const spec_map& spec, uint32_t texel_mask = 0);
   std::size_t pipeline_count() const;
 

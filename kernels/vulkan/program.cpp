@@ -44,6 +44,7 @@ struct program {
   std::vector<op_row> rows;
   bool profiling = false;
   bool f16 = false; ///< float tensors and constants stored as float16 (INFERENCE_PRECISION_HINT=f16)
+  bool f16_math = false; ///< and the Conv/MatMul/Gemm loops computing in float16 (their _f16math variants)
   /// Bytes of one element of a value of type `t` on the device.
   std::size_t stored_size(element_type t) const { return f16 && t == element_type::f32 ? 2 : element_size(t); }
   bool narrowed(const graph::Value& v) const { return f16 && v.type == element_type::f32; }
@@ -161,7 +162,9 @@ public:
     d.op = op_index_;
     d.shader = shader;
     // The copy shader moves words of any 32-bit type: only float tensors are narrowed.
-    if (p_.f16 && (shader != "copy" || p_.narrowed(p_.g.value(op().outputs.at(0))))) d.shader += "_f16";
+    if (p_.f16 && (shader != "copy" || p_.narrowed(p_.g.value(op().outputs.at(0))))) {
+      d.shader += p_.f16_math && p_.ctx->has_shader(shader + "_f16math") ? "_f16math" : "_f16";
+    }
     d.bindings = static_cast<uint32_t>(args.size());
     for (std::size_t a = 0; a < args.size(); ++a)
       if (args[a].texel) d.texel_mask |= 1u << a;
@@ -505,6 +508,7 @@ std::unique_ptr<executable> compile_program(std::shared_ptr<gpu_context> ctx, co
                       ctx->facts().name + "'): it lacks shaderFloat16 / storageBuffer16BitAccess / 16-bit texel "
                       "buffers; allowed: f32");
     p->f16 = true;
+    p->f16_math = cfg.f16_arithmetic;
   } else if (cfg.inference_precision != element_type::f32) {
     throw Exception("bad value '" + to_string(cfg.inference_precision) + "' for property INFERENCE_PRECISION_HINT of device " +
                     device_name + "; allowed: f32" + (ctx->facts().fp16 ? ", f16" : ""));
