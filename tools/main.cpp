@@ -19,7 +19,7 @@ const char* usage_text =
     "      one inference; writes DIR/<output>.f32 (raw little-endian float32) and DIR/outputs.json;\n"
     "      inputs without -i come from mulberry32 seed 12345 (as tools/ort/bench.js)\n"
     "  troupe bench -m MODEL [-d DEVICE] [-hint latency|throughput] [-api sync|async] [-nireq N]\n"
-    "               [-niter N] [-t SECONDS] [-shape SHAPES] [-nstreams N] [-nthreads N] [-ip f32|bf16]\n"
+    "               [-niter N] [-t SECONDS] [-shape SHAPES] [-nstreams N] [-nthreads N] [-ip f32|bf16|f16]\n"
     "               [-pc] [-json_stats FILE]\n"
     "      benchmark_app-style throughput and latency\n"
     "SHAPES: x[1,3,48,192] | [1,3,48,192] (the only input) | a[1,2],b[3,4]\n";
