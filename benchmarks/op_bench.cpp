@@ -2,9 +2,9 @@
 /// (CPU and each Vulkan GPU.N): single-op graphs compiled straight on the devices. For each
 /// case it prints the median op time (device timestamps when the device profiles the op, else
 /// the whole run() including upload/download) and GFLOP/s = 2 * MACs / time. The first case
-/// times an (almost) empty dispatch, the device's fixed cost per op; each later case also
-/// prints the ceiling that cost alone puts on it: 2 * MACs / floor, what a shader taking no
-/// time at all would reach.
+/// times an (almost) empty dispatch, the device's fixed cost per dispatch; each later case also
+/// prints the ceiling that cost alone puts on it: 2 * MACs / (dispatches * floor), what shaders
+/// taking no time at all would reach.
 /// usage: troupe_op_bench [-n RUNS=15] [-d DEVICE] [-p f32|f16|f16math] [FILTER]
 ///   FILTER: substring of the case name; -p: GPU precision, f16 = float16 storage,
 ///   f16math = float16 storage and arithmetic (GPU_F16_ARITHMETIC); the CPU always runs f32.
@@ -224,12 +224,16 @@ double run_case(kernels::device& dev, const bench_case& c, int runs, double floo
   bool have_op = op.size() == wall.size();
   double t = have_op ? median(op) : median(wall);
   std::string exec;
+  int dispatches = 0; // each pays the floor: "vulkan:a+b" is two
   for (const auto& p : exe->profile())
-    if (counts(p) && (!c.block || p.state != kernels::op_profile::status::optimized_out))
+    if (counts(p) && (!c.block || p.state != kernels::op_profile::status::optimized_out)) {
       exec += (exec.empty() ? "" : " ") + p.exec_type;
+      dispatches += 1 + static_cast<int>(std::count(p.exec_type.begin(), p.exec_type.end(), '+'));
+    }
   char rate[32] = "", ceiling[40] = "";
   if (c.macs > 0) std::snprintf(rate, sizeof rate, "%7.2f GFLOP/s", 2.0 * c.macs / t * 1e-9);
-  if (c.macs > 0 && floor > 0) std::snprintf(ceiling, sizeof ceiling, "; ceiling %.1f", 2.0 * c.macs / floor * 1e-9);
+  if (c.macs > 0 && floor > 0)
+    std::snprintf(ceiling, sizeof ceiling, "; ceiling %.1f", 2.0 * c.macs / (std::max(dispatches, 1) * floor) * 1e-9);
   std::printf("%-6s %-52s %8.3f ms %15s   (%s; run() %.3f ms%s; %s)\n", dev.name().c_str(), c.name.c_str(), t * 1e3,
               rate, have_op ? "op time" : "run() time", median(wall) * 1e3, ceiling, exec.c_str());
   std::fflush(stdout);
