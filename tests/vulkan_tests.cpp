@@ -357,9 +357,9 @@ BOOST_AUTO_TEST_CASE(matmul_and_gemm) {
     }
 }
 
-/// The shader variant the GPU picked for the graph's first op (profiling row exec_type).
-std::string exec_type_of(const graph::Graph& g) {
-  kernels::compile_config cfg;
+/// The shader variant the GPU picked for the graph's first op (profiling row exec_type), compiled
+/// with `cfg` (f32 by default; check_cfg for the f16 modes).
+std::string exec_type_of(const graph::Graph& g, kernels::compile_config cfg = {}) {
   cfg.profiling = true;
   auto exe = gpu().compile(g, cfg);
   std::vector<Tensor> out;
@@ -527,12 +527,7 @@ BOOST_AUTO_TEST_CASE(conv_dw_variants) {
   f16_checks mode;
   auto h = conv({1, 8, 20, 20}, {8, 1, 5, 5}, {1, 8, 20, 20}, A{{"group", int64_t(8)}, {"pads", V{2, 2, 2, 2}}}, true);
   check_against_reference(h);
-  kernels::compile_config prof = check_cfg;
-  prof.profiling = true;
-  auto exe = gpu().compile(h, prof);
-  std::vector<Tensor> out;
-  exe->run(random_inputs(h, -1, 1), out);
-  BOOST_TEST(exe->profile()[1].exec_type == "vulkan:conv_dw_f16");
+  BOOST_TEST(exec_type_of(h, check_cfg) == "vulkan:conv_dw_f16");
 }
 
 BOOST_AUTO_TEST_CASE(f16_storage_variants) {
@@ -588,14 +583,8 @@ BOOST_AUTO_TEST_CASE(f16_storage_variants) {
     check_against_reference(b.g);
   }
   // The f16 variants ran, and the tensors take half the memory.
-  kernels::compile_config f16 = check_cfg, prof = check_cfg;
-  prof.profiling = true;
-  {
-    auto exe = gpu().compile(row, prof);
-    std::vector<Tensor> out;
-    exe->run(random_inputs(row, -1, 1), out);
-    BOOST_TEST(exe->profile()[1].exec_type == "vulkan:conv_row_oc8_f16");
-  }
+  kernels::compile_config f16 = check_cfg;
+  BOOST_TEST(exec_type_of(row, check_cfg) == "vulkan:conv_row_oc8_f16");
   auto before = dev.context().device_memory().bytes_in_use();
   std::size_t f32_bytes, f16_bytes;
   {
@@ -623,17 +612,9 @@ BOOST_AUTO_TEST_CASE(f16_arithmetic_variants) {
   f16_checks mode(true);
   using A = std::map<std::string, graph::AttributeValue>;
   using V = std::vector<int64_t>;
-  kernels::compile_config prof = check_cfg;
-  prof.profiling = true;
   auto expect = [&](const graph::Graph& g, const std::string& exec_type) {
     check_against_reference(g);
-    auto exe = gpu().compile(g, prof);
-    std::vector<Tensor> out;
-    exe->run(random_inputs(g, -1, 1), out);
-    std::string got;
-    for (const auto& p : exe->profile())
-      if (p.node_type != "Upload" && p.node_type != "Download") got = p.exec_type;
-    BOOST_TEST(got == exec_type);
+    BOOST_TEST(exec_type_of(g, check_cfg) == exec_type);
   };
   expect(conv({1, 8, 9, 11}, {16, 8, 3, 3}, {1, 16, 9, 11}, A{{"pads", V{1, 1, 1, 1}}, {"activation", std::string("Relu")}}, true),
          "vulkan:conv_oc8_f16math");
@@ -649,13 +630,10 @@ BOOST_AUTO_TEST_CASE(f16_arithmetic_variants) {
   // Ops without an f16math variant keep f32 math on float16 storage.
   expect(binary("Add", {2, 3, 4, 5}, {3, 1, 5}, {2, 3, 4, 5}, false), "vulkan:eltwise_v4_f16");
   // Without f16 storage the flag does nothing.
-  kernels::compile_config f32 = prof;
+  kernels::compile_config f32 = check_cfg;
   f32.inference_precision = element_type::f32;
   auto g = conv({1, 8, 16, 64}, {16, 8, 3, 3}, {1, 16, 16, 64}, A{{"pads", V{1, 1, 1, 1}}}, true);
-  auto exe = gpu().compile(g, f32);
-  std::vector<Tensor> out;
-  exe->run(random_inputs(g, -1, 1), out);
-  BOOST_TEST(exe->profile()[1].exec_type == "vulkan:conv_row_oc8");
+  BOOST_TEST(exec_type_of(g, f32) == "vulkan:conv_row_oc8");
 }
 
 BOOST_AUTO_TEST_CASE(pooling) {
