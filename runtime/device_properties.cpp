@@ -157,12 +157,12 @@ resolved_config resolve_config(const AnyMap& props, const kernels::device& dev) 
   if (!explicit_threads && get("NUM_STREAMS")) r.threads_per_stream = gpu ? 1 : std::max(1, cores / r.streams);
   if (auto* v = get("PERF_COUNT")) r.profiling = v->as<bool>();
   if (auto* v = get("INFERENCE_PRECISION_HINT")) r.precision = v->as<element_type>();
-  r.f16_arithmetic = default_f16_arithmetic(dev);
-  if (auto* v = get("GPU_F16_ARITHMETIC")) r.f16_arithmetic = v->as<bool>();
+  bool f16_arithmetic = default_f16_arithmetic(dev);
+  if (auto* v = get("GPU_F16_ARITHMETIC")) f16_arithmetic = v->as<bool>();
   r.compile.num_threads = r.threads_per_stream;
   r.compile.inference_precision = r.precision;
   r.compile.profiling = r.profiling;
-  r.compile.f16_arithmetic = r.f16_arithmetic && r.precision == element_type::f16;
+  r.compile.f16_arithmetic = f16_arithmetic && r.precision == element_type::f16; // acts only with f16
   return r;
 }
 

@@ -32,7 +32,6 @@ struct resolved_config {
   int threads_per_stream = 1; ///< resolved: never 0
   bool profiling = false;
   element_type precision = element_type::f32;
-  bool f16_arithmetic = false; ///< GPU_F16_ARITHMETIC (it acts only with precision f16)
   kernels::compile_config compile;
 };
 
