@@ -1,4 +1,4 @@
-# Third-party packages, all from Debian (see ../shared/STACK.md for the pitfalls).
+# Third-party packages, all from Debian.
 find_package(Protobuf REQUIRED)           # must precede ONNX
 find_package(ONNX CONFIG REQUIRED)        # targets: onnx, onnx_proto (ONNX_ML=1)
 find_package(dnnl CONFIG REQUIRED)        # DNNL::dnnl (its config wants OpenCL)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job: installs, builds, fetches the PP-OCR models, then benchmarks them with
-# `troupe bench` on CPU side by side with onnxruntime (../shared/tools/ort/bench.js) in one run.
+# `troupe bench` on CPU side by side with onnxruntime (scripts/reference/ort_reference.js) in one run.
 # Usage: scripts/bench.sh [cls|det|det640|rec ...] (default: cls det rec). SECONDS_PER_RUN=10.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,7 +29,7 @@ for m in "${models[@]}"; do
     || echo "{}" > "$out/${m}_bf16.json"
   "$troupe" bench -m "$model" -d CPU -shape "x$dims" -hint throughput -nstreams 2 -nthreads 1 -api async -nireq 2 -t "$t" \
     -json_stats "$out/${m}_throughput.json"
-  node "$root/data/ort-tool/bench.js" "$model" "$shape" --seconds "$t" --out "$out/ort_$m" > "$out/${m}_ort.json"
+  node "$root/scripts/reference/ort_reference.js" bench "$model" --shape "$shape" --seconds "$t" > "$out/${m}_ort.json"
 done
 [ -x "$root/build/bin/troupe_overhead" ] && "$root/build/bin/troupe_overhead" CPU | tee "$out/overhead.txt"
 /usr/bin/python3 "$root/scripts/bench_table.py" "$out" "${models[@]}"

@@ -19,7 +19,7 @@ rows = []
 for m in models:
     lat, bf16, tp, ort = (load(f"{m}_{k}.json") for k in ("latency", "bf16", "throughput", "ort"))
     ort_lat2 = next((l["median_ms"] for l in ort.get("latency", []) if l.get("threads") == 2), None)
-    ort_tp = next((t["per_s"] for t in ort.get("throughput", []) if t["mode"].startswith("2 worker")), None)
+    ort_tp = (ort.get("throughput") or {}).get("per_s")
     rows.append((m, lat.get("latency_median_ms"), ort_lat2, bf16.get("latency_median_ms"),
                  tp.get("throughput_fps"), ort_tp))
 

