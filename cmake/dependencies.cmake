@@ -4,6 +4,7 @@ find_package(ONNX CONFIG REQUIRED)        # targets: onnx, onnx_proto (ONNX_ML=1
 find_package(dnnl CONFIG REQUIRED)        # DNNL::dnnl (its config wants OpenCL)
 find_package(OpenMP REQUIRED)
 find_package(Threads REQUIRED)
+find_package(Vulkan REQUIRED COMPONENTS glslangValidator) # GPU device; glslang compiles the shaders at build time
 find_package(Boost 1.74 REQUIRED COMPONENTS unit_test_framework)
 
 # CAF 0.17 ships neither a CMake config nor a .pc file.

@@ -5,7 +5,7 @@ pkgs=(cmake ninja-build g++ clang libclang-rt-14-dev
       libcaf-dev libdnnl-dev ocl-icd-opencl-dev libboost-test-dev
       libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
       libvulkan-dev mesa-vulkan-drivers glslang-tools glslang-dev spirv-tools
-      python3 python3-onnx python3-numpy)
+      python3 python3-onnx python3-numpy pkg-config)
 command -v node >/dev/null && command -v npm >/dev/null || pkgs+=(nodejs npm)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done

@@ -1,6 +1,7 @@
 #pragma once
 /// A property value. Properties travel as text (as in OpenVINO's string form: "4", "LATENCY",
 /// "f32", "YES"); `as<T>()` parses and names the value when it cannot.
+#include <troupe/export.hpp>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -10,7 +11,7 @@
 
 namespace troupe {
 
-class Any {
+class TROUPE_API Any {
 public:
   Any() = default;
   Any(const char* v) : text_(v) {}

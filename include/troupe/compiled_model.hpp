@@ -1,4 +1,5 @@
 #pragma once
+#include <troupe/export.hpp>
 #include <memory>
 #include <string>
 #include <vector>
@@ -10,9 +11,9 @@
 namespace troupe {
 
 /// A model compiled for a device (as ov::CompiledModel).
-class CompiledModel {
+class TROUPE_API CompiledModel {
 public:
-  struct Impl;
+  struct TROUPE_INTERNAL Impl; ///< hidden: a shared libtroupe exports the public API only
   CompiledModel() = default;
   explicit CompiledModel(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 

@@ -1,4 +1,5 @@
 #pragma once
+#include <troupe/export.hpp>
 #include <map>
 #include <memory>
 #include <string>
@@ -11,7 +12,7 @@
 namespace troupe {
 
 /// The entry point (as ov::Core): devices, models, properties.
-class Core {
+class TROUPE_API Core {
 public:
   Core();
   ~Core();
@@ -33,7 +34,7 @@ public:
   void set_property(const std::string& device, const AnyMap& properties);
   Any get_property(const std::string& device, const std::string& name) const;
 
-  struct Impl;
+  struct TROUPE_INTERNAL Impl; ///< hidden: a shared libtroupe exports the public API only
 
 private:
   std::unique_ptr<Impl> impl_;

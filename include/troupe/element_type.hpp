@@ -1,5 +1,6 @@
 #pragma once
 /// Element types of tensors; values follow ONNX's TensorProto.DataType so conversion is a cast.
+#include <troupe/export.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -26,10 +27,10 @@ enum class element_type : int32_t {
 };
 
 /// Bytes per element; 0 for undefined and string.
-std::size_t element_size(element_type t);
+TROUPE_API std::size_t element_size(element_type t);
 /// "f32", "i64", "boolean", ... (OpenVINO's spelling).
-std::string to_string(element_type t);
+TROUPE_API std::string to_string(element_type t);
 /// Inverse of to_string; also accepts "float32", "int64", "bool", ... Throws on unknown names.
-element_type element_type_from_string(std::string_view name);
+TROUPE_API element_type element_type_from_string(std::string_view name);
 
 } // namespace troupe

@@ -1,6 +1,7 @@
 #pragma once
 /// One inference request (as ov::InferRequest). Requests of one compiled model may run
 /// concurrently; one request runs one inference at a time.
+#include <troupe/export.hpp>
 #include <chrono>
 #include <exception>
 #include <functional>
@@ -13,9 +14,9 @@
 
 namespace troupe {
 
-class InferRequest {
+class TROUPE_API InferRequest {
 public:
-  struct Impl;
+  struct TROUPE_INTERNAL Impl; ///< hidden: a shared libtroupe exports the public API only
   InferRequest() = default;
   explicit InferRequest(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 

@@ -1,6 +1,7 @@
 #pragma once
 /// A model read from ONNX: inputs, outputs, ops with friendly names and runtime info, and
 /// `reshape` to fix dynamic input dims (as ov::Model).
+#include <troupe/export.hpp>
 #include <map>
 #include <memory>
 #include <string>
@@ -31,9 +32,9 @@ private:
 
 class Node;
 
-class Model {
+class TROUPE_API Model {
 public:
-  struct Impl;
+  struct TROUPE_INTERNAL Impl; ///< hidden: a shared libtroupe exports the public API only
   explicit Model(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
   std::vector<Port> inputs() const;
@@ -55,7 +56,7 @@ private:
 };
 
 /// One op of a model; a handle that stays valid while the model lives.
-class Node {
+class TROUPE_API Node {
 public:
   std::string get_friendly_name() const;
   std::string get_type_name() const;

@@ -1,6 +1,7 @@
 #pragma once
 /// A shape whose dims may be dynamic (< 0), or whose rank may be unknown; ONNX dim_param
 /// names are kept as symbols for printing.
+#include <troupe/export.hpp>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -9,7 +10,7 @@
 
 namespace troupe {
 
-struct PartialShape {
+struct TROUPE_API PartialShape {
   std::vector<int64_t> dims;
   std::vector<std::string> symbols;
   bool rank_known = true;

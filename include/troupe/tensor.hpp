@@ -1,6 +1,7 @@
 #pragma once
 /// A tensor handle: element type, shape and a reference-counted buffer. Copying a Tensor
 /// copies the handle, never the bytes (as ov::Tensor); `clone()` copies the bytes.
+#include <troupe/export.hpp>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -14,11 +15,11 @@ namespace troupe {
 using Shape = std::vector<int64_t>;
 
 /// Number of elements of a shape (1 for a scalar).
-int64_t shape_size(const Shape& s);
+TROUPE_API int64_t shape_size(const Shape& s);
 /// "[1,3,48,192]"
-std::string to_string(const Shape& s);
+TROUPE_API std::string to_string(const Shape& s);
 
-class Tensor {
+class TROUPE_API Tensor {
 public:
   Tensor() = default;
   /// Allocates a zero-initialized, 64-byte aligned buffer.

@@ -11,3 +11,4 @@
 #include <troupe/profiling_info.hpp>
 #include <troupe/properties.hpp>
 #include <troupe/tensor.hpp>
+#include <troupe/version.hpp>

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# The installed package as a user meets it: installs troupe into a scratch prefix, builds
+# examples/first_program against it with find_package(troupe) and with pkg-config, runs both on
+# PP-OCR's cls model with onnxruntime's seeded input and compares with onnxruntime's output.
+#   check_install.sh static BUILD_DIR SOURCE_DIR DATA_DIR   (installs the tests' own build)
+#   check_install.sh shared BUILD_DIR SOURCE_DIR DATA_DIR   (configures and builds a shared
+#                                                            libtroupe under BUILD_DIR first)
+# Exit 77 (CTest: skipped) only when the data is missing and TROUPE_TESTS_OFFLINE=1 says so.
+set -euo pipefail
+mode=$1 build=$2 src=$3 data=$4
+case $mode in static|shared) ;; *) echo "check_install: mode must be static or shared, got '$mode'" >&2; exit 2 ;; esac
+
+model=$data/models/ch_ppocr_mobile_v2.0_cls_infer.onnx
+ref=$data/ort/ch_ppocr_mobile_v2.0_cls_infer_1x3x48x192
+if [ ! -f "$model" ] || [ ! -f "$ref/meta.json" ]; then
+  if [ "${TROUPE_TESTS_OFFLINE:-}" = 1 ]; then
+    echo "skipped install_$mode: TROUPE_TESTS_OFFLINE=1 and $model or $ref/meta.json is missing"
+    exit 77
+  fi
+  echo "check_install: missing $model or $ref/meta.json: run scripts/fetch_test_data.sh" >&2
+  exit 1
+fi
+
+work=$build/install-check-$mode
+rm -rf "$work"
+mkdir -p "$work"
+prefix=$work/prefix
+if [ "$mode" = shared ]; then
+  cmake -S "$src" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON >"$work/configure.log"
+  # The command-line tool too: it links the public API alone, so a shared build proves the exports.
+  ninja -C "$work/build" troupe troupe_cli >"$work/build.log" || { tail -n 30 "$work/build.log"; exit 1; }
+  cmake --install "$work/build" --prefix "$prefix" >/dev/null
+else
+  cmake --install "$build" --prefix "$prefix" >/dev/null
+fi
+libdir=$(cd "$prefix" && ls -d lib*/cmake/troupe | head -n 1 | cut -d/ -f1)
+
+fail() { echo "check_install ($mode): $*" >&2; exit 1; }
+
+[ -x "$prefix/bin/troupe" ] || fail "bin/troupe not installed"
+"$prefix/bin/troupe" devices >/dev/null || fail "the installed bin/troupe does not run"
+# Only the public headers are installed.
+extra=$(cd "$prefix/include" && find . -type f ! -path './troupe/*.hpp')
+[ -z "$extra" ] || fail "headers outside include/troupe/: $extra"
+for h in troupe.hpp version.hpp export.hpp core.hpp; do
+  [ -f "$prefix/include/troupe/$h" ] || fail "include/troupe/$h not installed"
+done
+# Every installed header compiles on its own.
+for h in "$prefix"/include/troupe/*.hpp; do
+  echo "#include <troupe/$(basename "$h")>" | g++ -std=c++20 -fsyntax-only -I"$prefix/include" -x c++ - ||
+    fail "include/troupe/$(basename "$h") does not compile on its own"
+done
+
+if [ "$mode" = shared ]; then
+  so=$prefix/$libdir/libtroupe.so
+  [ -f "$so" ] || fail "no $so"
+  [ ! -e "$prefix/$libdir/troupe" ] || fail "a shared install holds the internal archives ($prefix/$libdir/troupe)"
+  # The shared library exports the public API and nothing else: no internal layer, no CAF, no oneDNN.
+  exported=$(nm -D -C --defined-only "$so" | awk '{ $1 = ""; $2 = ""; print }')
+  leaked=$(echo "$exported" | grep -E 'troupe::(graph|kernels|actors|cli|detail)|::Impl\b|caf::|dnnl|onnx::|google::protobuf' | head -n 5 || true)
+  [ -z "$leaked" ] || fail "libtroupe.so exports internals, e.g.: $leaked"
+  echo "$exported" | grep -q 'troupe::Core::compile_model' || fail "libtroupe.so does not export troupe::Core::compile_model"
+  echo "libtroupe.so exports $(echo "$exported" | grep -c 'troupe::') troupe:: symbols, no internals"
+fi
+
+compare() { # program output line, e.g. "troupe 0.1.0, CPU: 0 degrees 0.912345, 180 degrees 0.087655"
+  /usr/bin/python3 - "$1" "$ref" <<'EOF'
+import json, os, re, struct, sys
+line, ref = sys.argv[1], sys.argv[2]
+meta = json.load(open(os.path.join(ref, "meta.json")))
+raw = open(os.path.join(ref, meta["outputs"][0]["file"]), "rb").read()
+expected = struct.unpack("<2f", raw[:8])
+got = [float(x) for x in re.findall(r"degrees ([-0-9.e]+)", line)]
+if len(got) != 2 or max(abs(a - b) for a, b in zip(got, expected)) > 1e-5:
+    sys.exit(f"first_program printed {got}, onnxruntime {list(expected)}")
+print(f"first_program {got} = onnxruntime {list(expected)} within 1e-5")
+EOF
+}
+
+# find_package(troupe CONFIG REQUIRED) + troupe::troupe, exactly as examples/first_program has it.
+cmake -S "$src/examples/first_program" -B "$work/consumer" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_PREFIX_PATH="$prefix" >"$work/consumer-configure.log" || { cat "$work/consumer-configure.log"; fail "consumer configure failed"; }
+ninja -C "$work/consumer" >"$work/consumer-build.log" || { cat "$work/consumer-build.log"; fail "consumer build failed"; }
+out=$("$work/consumer/first_program" "$model" "$ref/input_x.f32" CPU)
+echo "$out"
+grep -q "^troupe $(sed -n 's/^project(troupe VERSION \([0-9.]*\).*/\1/p' "$src/CMakeLists.txt")," <<<"$out" ||
+  fail "troupe::version() does not print the project version: $out"
+compare "$out"
+
+# pkg-config.
+flags=$(PKG_CONFIG_PATH=$prefix/$libdir/pkgconfig pkg-config --cflags --libs troupe) || fail "pkg-config troupe failed"
+g++ -O1 "$src/examples/first_program/main.cpp" -o "$work/first_program_pc" $flags -Wl,-rpath,"$prefix/$libdir" ||
+  fail "building with \$(pkg-config --cflags --libs troupe) failed"
+compare "$("$work/first_program_pc" "$model" "$ref/input_x.f32")"
+
+# A missing dependency is named (a static package finds its dependencies; here none are found).
+if [ "$mode" = static ]; then
+  if cmake -S "$src/examples/first_program" -B "$work/consumer-nodeps" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
+       -DCMAKE_IGNORE_PREFIX_PATH=/usr >"$work/nodeps.log" 2>&1; then
+    fail "configuring with dependencies hidden succeeded"
+  fi
+  # find_dependency passes REQUIRED on: the first missing one fails with its own name.
+  grep -E -m1 "Could NOT find [A-Za-z]+|could not be found because dependency [A-Za-z]+" "$work/nodeps.log" ||
+    { cat "$work/nodeps.log"; fail "a missing dependency is not named"; }
+fi
+echo "install_$mode: passed"
