@@ -530,6 +530,19 @@ BOOST_AUTO_TEST_CASE(clones_run_concurrently) {
   BOOST_TEST(worst[1] < 1e-4);
 }
 
+/// A batch of 0 (REVIEW-2026-11: oneDNN's primitive creation died of SIGFPE on it): the ops
+/// that would reach oneDNN with an empty tensor run on the reference kernels, giving an empty output.
+BOOST_AUTO_TEST_CASE(empty_batch_runs_and_gives_an_empty_output) {
+  builder b;
+  auto x = b.input({0, 4, 8, 8});
+  auto y = b.op("Conv", {x, b.weights({12, 4, 3, 3}), b.weights({12})},
+                {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  auto z = b.op("MatMul", {b.op("Reshape", {b.op("Relu", {y}), b.i64s({0, 12 * 64})}), b.weights({12 * 64, 5})});
+  b.output(z);
+  auto prof = check(b.g);
+  for (const auto& p : prof) BOOST_TEST(p.exec_type == "ref", p.node_type << " ran on " << p.exec_type);
+}
+
 BOOST_AUTO_TEST_CASE(wrong_input_is_an_error) {
   builder b;
   auto x = b.input({1, 4});

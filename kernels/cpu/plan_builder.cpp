@@ -4,6 +4,7 @@
 
 #include "kernels/cpu/native_ops.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -220,6 +221,22 @@ void plan_builder::add_dynamic(const graph::Op& op) {
   p.steps.push_back(std::move(s));
 }
 
+namespace {
+
+/// oneDNN divides by dimensions when it partitions work: a tensor with no elements (a batch of
+/// 0, say) would crash primitive creation, while the reference kernels handle it.
+bool touches_empty_tensor(const graph::Graph& g, const graph::Op& op) {
+  auto empty = [&](graph::ValueId v) {
+    if (v == graph::no_value) return false;
+    const auto& s = g.value(v).shape;
+    return s.rank_known && std::find(s.dims.begin(), s.dims.end(), int64_t{0}) != s.dims.end();
+  };
+  return std::any_of(op.inputs.begin(), op.inputs.end(), empty) ||
+         std::any_of(op.outputs.begin(), op.outputs.end(), empty);
+}
+
+} // namespace
+
 std::shared_ptr<const plan> build_plan(const graph::Graph& g, int num_threads, element_type precision,
                                        bool profiling) {
   auto p = std::make_shared<plan>();
@@ -245,7 +262,7 @@ std::shared_ptr<const plan> build_plan(const graph::Graph& g, int num_threads, e
       }
       bool done = false;
       try {
-        done = build_dnnl_op(b, op);
+        done = !touches_empty_tensor(g, op) && build_dnnl_op(b, op);
       } catch (const dnnl::error& e) {
         done = false; // oneDNN has no implementation for this case: the reference runs it
         if (std::getenv("TROUPE_CPU_VERBOSE")) std::fprintf(stderr, "%s: oneDNN: %s\n", graph::describe(op).c_str(), e.what());
