@@ -13,6 +13,7 @@
 
 #include "benchmarks/tiny_onnx.hpp"
 #include "tests/support/tensor_compare.hpp"
+#include "tests/support/test_data.hpp"
 
 #include <unistd.h>
 
@@ -399,10 +400,10 @@ BOOST_AUTO_TEST_CASE(a_tensor_larger_than_the_gpu_allows_is_a_clear_error, *utf:
   BOOST_TEST(request.get_output_tensor().data<float>()[20] == 11.0f);
 }
 
-BOOST_AUTO_TEST_CASE(query_model_agrees_with_compile, *utf::precondition(tests::gpu_present())) {
+BOOST_AUTO_TEST_CASE(query_model_agrees_with_compile, *utf::precondition(tests::gpu_present()) * tests::needs_model_of(cls)) {
   Core core;
   require_gpu(core);
-  auto model = core.read_model((fs::path(TROUPE_DATA_DIR) / "models" / (cls.model + ".onnx")).string());
+  auto model = core.read_model(tests::ppocr_model(cls.model).path.string());
   model.reshape({{model.input().get_any_name(), PartialShape(cls.shape)}});
   auto q = core.query_model(model, "GPU");
   // Everything in cls runs on the GPU (compile_model below would throw otherwise).
@@ -451,15 +452,15 @@ void check_model_on_gpu_f16_modes(const model_case& c, double bound) {
   if (!storage.empty()) BOOST_TEST((storage != math), c.model << ": f16 arithmetic gave the f32-arithmetic output");
 }
 
-BOOST_AUTO_TEST_CASE(cls_on_gpu_in_f16, *utf::precondition(tests::gpu_present())) { check_model_on_gpu_f16_modes(cls, 2e-2); }
-BOOST_AUTO_TEST_CASE(rec_on_gpu_in_f16, *utf::precondition(tests::gpu_present())) { check_model_on_gpu_f16_modes(rec, 5e-2); }
-BOOST_AUTO_TEST_CASE(det320_on_gpu_in_f16, *utf::precondition(tests::gpu_present())) { check_model_on_gpu_f16_modes(det320, 5e-2); }
+BOOST_AUTO_TEST_CASE(cls_on_gpu_in_f16, *utf::precondition(tests::gpu_present()) * tests::needs_case(cls)) { check_model_on_gpu_f16_modes(cls, 2e-2); }
+BOOST_AUTO_TEST_CASE(rec_on_gpu_in_f16, *utf::precondition(tests::gpu_present()) * tests::needs_case(rec)) { check_model_on_gpu_f16_modes(rec, 5e-2); }
+BOOST_AUTO_TEST_CASE(det320_on_gpu_in_f16, *utf::precondition(tests::gpu_present()) * tests::needs_case(det320)) { check_model_on_gpu_f16_modes(det320, 5e-2); }
 
-BOOST_AUTO_TEST_CASE(cls_on_gpu, *utf::precondition(tests::gpu_present())) { check_model_on_gpu(cls); }
-BOOST_AUTO_TEST_CASE(rec_on_gpu, *utf::precondition(tests::gpu_present())) { check_model_on_gpu(rec); }
-BOOST_AUTO_TEST_CASE(det320_on_gpu, *utf::precondition(tests::gpu_present())) { check_model_on_gpu(det320); }
+BOOST_AUTO_TEST_CASE(cls_on_gpu, *utf::precondition(tests::gpu_present()) * tests::needs_case(cls)) { check_model_on_gpu(cls); }
+BOOST_AUTO_TEST_CASE(rec_on_gpu, *utf::precondition(tests::gpu_present()) * tests::needs_case(rec)) { check_model_on_gpu(rec); }
+BOOST_AUTO_TEST_CASE(det320_on_gpu, *utf::precondition(tests::gpu_present()) * tests::needs_case(det320)) { check_model_on_gpu(det320); }
 
-BOOST_AUTO_TEST_CASE(two_gpus_each_run_cls, *utf::precondition(tests::gpu_present())) {
+BOOST_AUTO_TEST_CASE(two_gpus_each_run_cls, *utf::precondition(tests::gpu_present()) * tests::needs_case(cls)) {
   // Use the environment's ICDs when they give two devices (scripts/test.sh does); otherwise two
   // copies of lavapipe's ICD made here.
   std::optional<two_icd_copies> copies;
@@ -493,7 +494,7 @@ BOOST_AUTO_TEST_CASE(two_gpus_each_run_cls, *utf::precondition(tests::gpu_presen
 
 // ---- the troupe command --------------------------------------------------------------------
 
-BOOST_AUTO_TEST_CASE(cli_devices_run_bench_query_on_gpu, *utf::precondition(tests::gpu_present())) {
+BOOST_AUTO_TEST_CASE(cli_devices_run_bench_query_on_gpu, *utf::precondition(tests::gpu_present()) * tests::needs_model_of(cls)) {
   Core core;
   require_gpu(core);
   auto [code, out] = troupe_cli("devices");
@@ -501,7 +502,7 @@ BOOST_AUTO_TEST_CASE(cli_devices_run_bench_query_on_gpu, *utf::precondition(test
   for (const char* s : {"CPU\n", "GPU.0\n", "SUBGROUP_SIZE", "FP16_SUPPORTED", "GPU_DEVICE_TOTAL_MEM_SIZE", "DEVICE_TYPE"})
     BOOST_TEST(out.find(s) != std::string::npos, "troupe devices lacks '" << s << "':\n" << out);
 
-  const auto model = (fs::path(TROUPE_DATA_DIR) / "models" / (cls.model + ".onnx")).string();
+  const auto model = tests::ppocr_model(cls.model).path.string();
   const auto dir = temp_file("cli_out");
   std::tie(code, out) = troupe_cli("run -m " + model + " -d GPU -shape x[1,3,48,192] -o " + dir);
   BOOST_TEST(code == 0, out);

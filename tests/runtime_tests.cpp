@@ -8,6 +8,7 @@
 #include <troupe/troupe.hpp>
 
 #include "benchmarks/tiny_onnx.hpp"
+#include "tests/support/test_data.hpp"
 
 using namespace troupe;
 namespace fs = std::filesystem;
@@ -333,14 +334,8 @@ BOOST_AUTO_TEST_CASE(any_parses_and_names_bad_values) {
   expect_error([] { Any("perhaps").as<bool>(); }, {"perhaps"});
 }
 
-BOOST_AUTO_TEST_CASE(real_ppocr_model_runs_without_reshape) {
-  std::string dir = std::string(TROUPE_DATA_DIR) + "/models/";
-  if (!fs::exists(dir + "ch_ppocr_mobile_v2.0_cls_infer.onnx")) dir = "/tmp/ort/models/gutenye/package/assets/";
-  auto path = dir + "ch_ppocr_mobile_v2.0_cls_infer.onnx";
-  if (!fs::exists(path)) {
-    BOOST_TEST_MESSAGE("no PP-OCR cls model; skipped");
-    return;
-  }
+BOOST_AUTO_TEST_CASE(real_ppocr_model_runs_without_reshape, *tests::needs_models({"ch_ppocr_mobile_v2.0_cls_infer"})) {
+  const auto path = tests::ppocr_model("ch_ppocr_mobile_v2.0_cls_infer").path.string();
   Core core;
   auto cm = core.compile_model(path, "CPU");
   auto req = cm.create_infer_request();
