@@ -19,13 +19,18 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <latch>
+#include <mutex>
 #include <optional>
+#include <set>
+#include <thread>
 
 namespace fs = std::filesystem;
 namespace utf = boost::unit_test;
@@ -287,13 +292,42 @@ BOOST_AUTO_TEST_CASE(streams_run_requests_in_parallel_with_right_results, *utf::
   require_gpu(core);
   auto model = core.read_model(add_relu_model(4096));
   auto compiled = core.compile_model(model, "GPU", {num_streams(3)});
-  BOOST_TEST(compiled.get_property("NUM_STREAMS").as<int>() == 3);
+  BOOST_TEST_REQUIRE(compiled.get_property("NUM_STREAMS").as<int>() == 3);
   std::vector<InferRequest> reqs;
   for (int r = 0; r < 6; ++r) {
     reqs.push_back(compiled.create_infer_request());
     reqs.back().set_input_tensor(0, ramp({1, 4096}, 1, static_cast<float>(-r * 10)));
     reqs.back().set_input_tensor(1, ramp({1, 4096}, 0.25f, 1));
   }
+
+  // Parallel, observed without a clock: a completion callback runs on the thread of the stream
+  // that ran the request and holds that stream until it returns. Each of three requests'
+  // callbacks waits until all three have arrived, so the three pass only if three streams have
+  // a request in flight at the same moment; with fewer running in parallel the last never
+  // arrives and the test hangs (CTest's TIMEOUT reports it) instead of passing.
+  {
+    std::latch all_in_flight(3);
+    std::mutex m;
+    std::set<std::thread::id> threads;
+    std::atomic<int> errors{0};
+    for (int r = 0; r < 3; ++r)
+      reqs[static_cast<std::size_t>(r)].set_callback([&](std::exception_ptr e) {
+        if (e) ++errors;
+        {
+          std::lock_guard l(m);
+          threads.insert(std::this_thread::get_id());
+        }
+        all_in_flight.arrive_and_wait();
+      });
+    for (int r = 0; r < 3; ++r) reqs[static_cast<std::size_t>(r)].start_async();
+    for (int r = 0; r < 3; ++r) reqs[static_cast<std::size_t>(r)].wait();
+    BOOST_TEST(errors.load() == 0);
+    BOOST_TEST(threads.size() == 3u); // three stream threads, none the test's own
+    BOOST_TEST(threads.count(std::this_thread::get_id()) == 0u);
+    for (int r = 0; r < 3; ++r) reqs[static_cast<std::size_t>(r)].set_callback(nullptr);
+  }
+
+  // Right results with more requests than streams, round after round.
   for (int round = 0; round < 5; ++round) {
     for (auto& r : reqs) r.start_async();
     for (auto& r : reqs) r.wait();
