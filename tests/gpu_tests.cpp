@@ -12,6 +12,7 @@
 #include "tests/support/ppocr_cases.hpp"
 
 #include "benchmarks/tiny_onnx.hpp"
+#include "tests/support/expect_error.hpp"
 #include "tests/support/tensor_compare.hpp"
 #include "tests/support/test_data.hpp"
 
@@ -35,6 +36,7 @@
 namespace fs = std::filesystem;
 namespace utf = boost::unit_test;
 using namespace troupe;
+using tests::expect_error;
 
 namespace {
 
@@ -68,16 +70,6 @@ struct two_icd_copies {
   }
   std::string list() const { return (dir / "lvp0.json").string() + ":" + (dir / "lvp1.json").string(); }
 };
-
-void expect_error(const std::function<void()>& f, const std::vector<std::string>& pieces) {
-  try {
-    f();
-    BOOST_ERROR("no error; expected one naming: " << pieces.front());
-  } catch (const Exception& e) {
-    const std::string msg = e.what();
-    for (const auto& p : pieces) BOOST_TEST(msg.find(p) != std::string::npos, "'" << msg << "' lacks '" << p << "'");
-  }
-}
 
 std::string temp_file(const std::string& name) {
   return (fs::temp_directory_path() / ("troupe_gpu_" + std::to_string(getpid()) + "_" + name)).string();

@@ -18,6 +18,7 @@
 #include "graph/shape_inference.hpp"
 #include "kernels/reference/interpreter.hpp"
 #include "kernels/reference/kernels.hpp"
+#include "tests/support/expect_error.hpp"
 #include "tests/support/test_data.hpp"
 
 namespace troupe {
@@ -28,6 +29,7 @@ inline std::ostream& operator<<(std::ostream& o, const PartialShape& s) { return
 
 using namespace troupe;
 using namespace troupe::graph;
+using tests::expect_error;
 namespace fs = std::filesystem;
 
 namespace {
@@ -110,18 +112,6 @@ std::string model(const pb& graph, int opset = 13) {
 }
 Graph parse(const std::string& bytes, const std::string& name = "test.onnx") {
   return read_onnx_bytes(bytes.data(), bytes.size(), name);
-}
-
-/// Checks that `f` throws a troupe::Exception whose message holds every given fragment.
-template <class F> void expect_error(F f, std::vector<std::string> fragments) {
-  try {
-    f();
-  } catch (const Exception& e) {
-    std::string msg = e.what();
-    for (const auto& frag : fragments) BOOST_TEST(msg.find(frag) != std::string::npos, "'" << frag << "' not in: " << msg);
-    return;
-  }
-  BOOST_FAIL("no troupe::Exception thrown");
 }
 
 // ---------------------------------------------------------------- building graphs in code

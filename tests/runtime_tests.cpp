@@ -10,9 +10,11 @@
 #include <troupe/troupe.hpp>
 
 #include "benchmarks/tiny_onnx.hpp"
+#include "tests/support/expect_error.hpp"
 #include "tests/support/test_data.hpp"
 
 using namespace troupe;
+using tests::expect_error;
 namespace fs = std::filesystem;
 
 namespace {
@@ -38,18 +40,6 @@ Tensor filled(Shape s, float v) {
   Tensor t(element_type::f32, std::move(s));
   for (int64_t i = 0; i < t.get_size(); ++i) t.data<float>()[i] = v + static_cast<float>(i);
   return t;
-}
-
-/// Checks that `f` throws troupe::Exception whose message holds every piece.
-template <class F> void expect_error(F&& f, std::initializer_list<std::string> pieces) {
-  try {
-    f();
-  } catch (const Exception& e) {
-    std::string msg = e.what();
-    for (const auto& p : pieces) BOOST_TEST(msg.find(p) != std::string::npos, "'" << msg << "' lacks '" << p << "'");
-    return;
-  }
-  BOOST_FAIL("no troupe::Exception thrown");
 }
 
 } // namespace
