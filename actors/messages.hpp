@@ -17,7 +17,6 @@ namespace troupe::actors {
 
 using infer_atom = caf::atom_constant<caf::atom("infer")>;
 using run_atom = caf::atom_constant<caf::atom("run")>;
-using done_atom = caf::atom_constant<caf::atom("done")>;
 
 /// Where a request's result goes. Called exactly once per submitted request id, on the thread
 /// of the actor that finished it (a device worker), so implementations must be cheap and

@@ -1,11 +1,11 @@
 // The actors layer with a fake executable: dispatch to streams, queueing, errors, shutdown.
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <map>
 #include <mutex>
-#include <thread>
 
 #include <troupe/exception.hpp>
 
@@ -16,16 +16,47 @@ using namespace troupe::actors;
 
 namespace {
 
-/// Doubles its input; throws when the first element is negative; sleeps `delay` per run.
+/// What the test controls in a run, without a clock: the first `held` runs wait in run() until
+/// `held` runs have started (a held run's stream cannot start another, so they are then all
+/// inside at once: they pass only if that many streams run in parallel) and the test has
+/// opened `release`. Counts the runs inside at once and the peak.
+struct run_control {
+  std::mutex m;
+  std::condition_variable cv;
+  int held = 0;        ///< how many of the first runs meet and wait
+  bool release = true; ///< held runs leave once this is true (and they all met)
+  int started = 0, inside = 0, peak = 0;
+
+  void enter() {
+    std::unique_lock l(m);
+    const int number = started++;
+    peak = std::max(peak, ++inside);
+    cv.notify_all();
+    if (number < held) cv.wait(l, [&] { return started >= held && release; });
+  }
+  void leave() {
+    std::lock_guard l(m);
+    --inside;
+  }
+  /// Blocks until `n` runs have entered (with no clock: a run that never comes hangs the test,
+  /// and CTest's TIMEOUT reports it).
+  void wait_started(int n) {
+    std::unique_lock l(m);
+    cv.wait(l, [&] { return started >= n; });
+  }
+  void open() {
+    std::lock_guard l(m);
+    release = true;
+    cv.notify_all();
+  }
+};
+
+/// Doubles its input; throws when the first element is negative; waits as `control` says.
 struct fake_exe : kernels::executable {
-  std::chrono::milliseconds delay{0};
-  std::shared_ptr<std::atomic<int>> concurrent, peak;
+  std::shared_ptr<run_control> control;
   void run(const std::vector<Tensor>& in, std::vector<Tensor>& out) override {
-    int now = ++*concurrent;
-    int p = *peak;
-    while (now > p && !peak->compare_exchange_weak(p, now)) {}
-    std::this_thread::sleep_for(delay);
-    --*concurrent;
+    control->enter();
+    control->leave();
     if (in.at(0).data<float>()[0] < 0) throw Exception("fake: negative input");
     Tensor t(element_type::f32, in[0].get_shape());
     for (int64_t i = 0; i < t.get_size(); ++i) t.data<float>()[i] = 2 * in[0].data<float>()[i];
@@ -55,9 +86,10 @@ struct recorder : completion_sink {
     cv.notify_all();
   }
   bool wanted(uint64_t) const noexcept override { return true; }
+  /// No clock: a completion that never comes hangs the test, and CTest's TIMEOUT reports it.
   void wait_for_count(std::size_t n) {
     std::unique_lock l(m);
-    BOOST_REQUIRE(cv.wait_for(l, std::chrono::seconds(20), [&] { return completions.size() >= n; }));
+    cv.wait(l, [&] { return completions.size() >= n; });
   }
 };
 
@@ -67,11 +99,9 @@ Tensor scalar(float v) {
   return t;
 }
 
-std::shared_ptr<const program> fake_program(std::chrono::milliseconds delay, std::shared_ptr<std::atomic<int>> peak) {
+std::shared_ptr<const program> fake_program(std::shared_ptr<run_control> control) {
   auto e = std::make_unique<fake_exe>();
-  e->delay = delay;
-  e->concurrent = std::make_shared<std::atomic<int>>(0);
-  e->peak = std::move(peak);
+  e->control = std::move(control);
   auto p = std::make_shared<program>();
   p->prototype = std::move(e);
   return p;
@@ -82,11 +112,12 @@ std::shared_ptr<const program> fake_program(std::chrono::milliseconds delay, std
 BOOST_AUTO_TEST_CASE(every_inference_completes_once_across_streams) {
   caf::actor_system_config cfg;
   caf::actor_system sys{cfg};
-  auto peak = std::make_shared<std::atomic<int>>(0);
+  auto control = std::make_shared<run_control>();
+  control->held = 2; // the first two runs only pass once both are inside: two streams at once
   auto rec = std::make_shared<recorder>();
   {
     subgraph_spec spec;
-    spec.fixed = fake_program(std::chrono::milliseconds(2), peak);
+    spec.fixed = fake_program(control);
     spec.streams = 2;
     subgraph sg(sys, std::move(spec));
     for (uint64_t i = 1; i <= 40; ++i) sg.submit(inference{i, {scalar(i % 5 == 0 ? -1.0f : float(i))}, rec});
@@ -97,7 +128,7 @@ BOOST_AUTO_TEST_CASE(every_inference_completes_once_across_streams) {
     if (i % 5 == 0) BOOST_TEST(rec->errors[i] == "fake: negative input");
     else BOOST_TEST(rec->values[i] == 2.0f * float(i));
   }
-  BOOST_TEST(peak->load() == 2); // both streams ran at once; never more
+  BOOST_TEST(control->peak == 2); // both streams ran at once; never more
 }
 
 BOOST_AUTO_TEST_CASE(dynamic_shapes_compile_once_per_shape_and_report_compile_errors) {
@@ -109,7 +140,7 @@ BOOST_AUTO_TEST_CASE(dynamic_shapes_compile_once_per_shape_and_report_compile_er
   spec.compile = [compiles](const std::vector<Shape>& shapes) -> std::shared_ptr<const program> {
     ++*compiles;
     if (shapes.at(0).at(0) == 7) throw Exception("cannot compile for [7]");
-    return fake_program(std::chrono::milliseconds(0), std::make_shared<std::atomic<int>>(0));
+    return fake_program(std::make_shared<run_control>());
   };
   subgraph sg(sys, std::move(spec));
   auto vec = [](int64_t n, float v) {
@@ -130,18 +161,25 @@ BOOST_AUTO_TEST_CASE(dynamic_shapes_compile_once_per_shape_and_report_compile_er
 BOOST_AUTO_TEST_CASE(queued_inferences_fail_when_the_subgraph_goes_away) {
   caf::actor_system_config cfg;
   caf::actor_system sys{cfg};
+  auto control = std::make_shared<run_control>();
+  control->held = 1;
+  control->release = false; // the first run stays on the one stream until the subgraph is gone
   auto rec = std::make_shared<recorder>();
   {
     subgraph_spec spec;
-    spec.fixed = fake_program(std::chrono::milliseconds(50), std::make_shared<std::atomic<int>>(0));
+    spec.fixed = fake_program(control);
     subgraph sg(sys, std::move(spec));
-    for (uint64_t i = 1; i <= 5; ++i) sg.submit(inference{i, {scalar(1)}, rec});
+    for (uint64_t i = 1; i <= 5; ++i) sg.submit(inference{i, {scalar(float(i))}, rec});
+    control->wait_started(1);
   }
+  control->open();
   rec->wait_for_count(5); // the running one completes, the queued ones fail: none is lost
-  int failed = 0;
-  for (uint64_t i = 1; i <= 5; ++i) {
+  BOOST_TEST(rec->completions[1] == 1);
+  BOOST_TEST(rec->errors.count(1) == 0u);
+  BOOST_TEST(rec->values[1] == 2.0f);
+  for (uint64_t i = 2; i <= 5; ++i) {
     BOOST_TEST(rec->completions[i] == 1);
-    failed += rec->errors.count(i) ? 1 : 0;
+    BOOST_TEST(rec->errors[i] == "the compiled model was destroyed");
   }
-  BOOST_TEST(failed >= 3);
+  BOOST_TEST(control->started == 1); // the queued ones never ran
 }

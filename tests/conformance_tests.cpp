@@ -8,6 +8,7 @@
 #include "tests/support/gpu_env.hpp"
 #include "tests/support/known_failures.hpp"
 #include "tests/support/onnx_case.hpp"
+#include "tests/support/test_data.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -22,7 +23,6 @@ using namespace troupe;
 namespace {
 
 const char* const suites[] = {"node", "pytorch-converted", "pytorch-operator", "simple"};
-const fs::path testdata = "/usr/share/libonnx-testdata/data";
 
 struct summary {
   int passed = 0, failed = 0, skipped = 0, known = 0;
@@ -31,6 +31,7 @@ struct summary {
 };
 
 void run_suite(Core& core, const std::string& device, summary& s) {
+  const fs::path testdata = tests::onnx_testdata().path.parent_path(); // node/'s parent
   for (const char* suite : suites) {
     std::vector<fs::path> cases;
     for (const auto& e : fs::directory_iterator(testdata / suite))
@@ -70,7 +71,6 @@ void report(const std::string& device, const summary& s) {
 }
 
 void check_device(const std::string& device) {
-  BOOST_REQUIRE_MESSAGE(fs::exists(testdata / "node"), "libonnx-testdata is not installed");
   Core core;
   summary s;
   run_suite(core, device, s);
@@ -82,10 +82,10 @@ void check_device(const std::string& device) {
 
 } // namespace
 
-BOOST_AUTO_TEST_CASE(conformance_reference) { check_device("REFERENCE"); }
-BOOST_AUTO_TEST_CASE(conformance_cpu) { check_device("CPU"); }
+BOOST_AUTO_TEST_CASE(conformance_reference, *tests::needs_onnx_testdata()) { check_device("REFERENCE"); }
+BOOST_AUTO_TEST_CASE(conformance_cpu, *tests::needs_onnx_testdata()) { check_device("CPU"); }
 /// Every case whose ops the GPU claims (query_model) must pass; the others are skipped, by op.
-BOOST_AUTO_TEST_CASE(conformance_gpu, *boost::unit_test::precondition(tests::gpu_present())) {
+BOOST_AUTO_TEST_CASE(conformance_gpu, *boost::unit_test::precondition(tests::gpu_present()) * tests::needs_onnx_testdata()) {
   Core core;
   auto devs = core.available_devices();
   BOOST_REQUIRE_MESSAGE(std::any_of(devs.begin(), devs.end(), [](const std::string& d) { return d.rfind("GPU", 0) == 0; }),

@@ -553,7 +553,7 @@ BOOST_AUTO_TEST_CASE(wrong_input_is_an_error) {
   BOOST_CHECK_THROW(exe->run({}, out), Exception);
 }
 
-// ---- Real models (PP-OCR), when present: CPU vs a reference-kernel run, plus timings ----
+// ---- Real models (PP-OCR, scripts/fetch_test_data.sh): CPU vs a reference-kernel run, plus timings ----
 
 #include <algorithm>
 #include <cstdio>
@@ -564,14 +564,9 @@ BOOST_AUTO_TEST_CASE(wrong_input_is_an_error) {
 
 #include "graph/onnx_reader.hpp"
 #include "graph/passes.hpp"
+#include "tests/support/test_data.hpp"
 
 namespace {
-
-std::string find_model(const std::string& file) {
-  for (std::string dir : {std::string(TROUPE_DATA_DIR) + "/models", std::string("/tmp/ort/models/gutenye/package/assets")})
-    if (std::filesystem::exists(dir + "/" + file)) return dir + "/" + file;
-  return "";
-}
 
 graph::Graph load_model(const std::string& path, const Shape& input) {
   graph::Graph g = graph::read_onnx_file(path);
@@ -600,16 +595,13 @@ double median_ms(kernels::executable& exe, const std::vector<Tensor>& in, int ru
 
 } // namespace
 
-BOOST_AUTO_TEST_CASE(real_models_match_reference) {
+BOOST_AUTO_TEST_CASE(real_models_match_reference,
+                     *tests::needs_models({"ch_ppocr_mobile_v2.0_cls_infer", "ch_PP-OCRv4_det_infer", "ch_PP-OCRv4_rec_infer"})) {
   struct model { std::string file; Shape input; double tol; };
-  for (const auto& m : std::vector<model>{{"ch_ppocr_mobile_v2.0_cls_infer.onnx", {1, 3, 48, 192}, 1e-3},
-                                          {"ch_PP-OCRv4_det_infer.onnx", {1, 3, 320, 320}, 1e-3},
-                                          {"ch_PP-OCRv4_rec_infer.onnx", {1, 3, 48, 320}, 1e-3}}) {
-    std::string path = find_model(m.file);
-    if (path.empty()) {
-      BOOST_TEST_MESSAGE("skipping " << m.file << ": not found (scripts/fetch_test_data.sh)");
-      continue;
-    }
+  for (const auto& m : std::vector<model>{{"ch_ppocr_mobile_v2.0_cls_infer", {1, 3, 48, 192}, 1e-3},
+                                          {"ch_PP-OCRv4_det_infer", {1, 3, 320, 320}, 1e-3},
+                                          {"ch_PP-OCRv4_rec_infer", {1, 3, 48, 320}, 1e-3}}) {
+    const std::string path = tests::ppocr_model(m.file).path.string();
     BOOST_TEST_CONTEXT(m.file) {
       graph::Graph g = load_model(path, m.input);
       auto dev = kernels::cpu::make_cpu_device();

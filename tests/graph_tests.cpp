@@ -4,7 +4,6 @@
 
 #include <troupe/exception.hpp>
 
-#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -19,6 +18,8 @@
 #include "graph/shape_inference.hpp"
 #include "kernels/reference/interpreter.hpp"
 #include "kernels/reference/kernels.hpp"
+#include "tests/support/expect_error.hpp"
+#include "tests/support/test_data.hpp"
 
 namespace troupe {
 // Boost.Test prints values of failed checks.
@@ -28,20 +29,15 @@ inline std::ostream& operator<<(std::ostream& o, const PartialShape& s) { return
 
 using namespace troupe;
 using namespace troupe::graph;
+using tests::expect_error;
 namespace fs = std::filesystem;
 
 namespace {
 
 // ---------------------------------------------------------------- models on disk
 
-/// The PP-OCR model file, from the data folder or the npm package unpacked in /tmp; "" if absent.
-std::string model_path(const std::string& file) {
-  for (fs::path dir : {fs::path(TROUPE_DATA_DIR) / "models", fs::path("/tmp/ort/models/gutenye/package/assets")}) {
-    auto p = dir / (file + ".onnx");
-    if (fs::exists(p)) return p.string();
-  }
-  return {};
-}
+/// The PP-OCR model file in data/models (test cases that read one declare it with needs_models).
+std::string model_path(const std::string& file) { return tests::ppocr_model(file).path.string(); }
 const char* cls_file = "ch_ppocr_mobile_v2.0_cls_infer";
 const char* det_file = "ch_PP-OCRv4_det_infer";
 const char* rec_file = "ch_PP-OCRv4_rec_infer";
@@ -118,18 +114,6 @@ Graph parse(const std::string& bytes, const std::string& name = "test.onnx") {
   return read_onnx_bytes(bytes.data(), bytes.size(), name);
 }
 
-/// Checks that `f` throws a troupe::Exception whose message holds every given fragment.
-template <class F> void expect_error(F f, std::vector<std::string> fragments) {
-  try {
-    f();
-  } catch (const Exception& e) {
-    std::string msg = e.what();
-    for (const auto& frag : fragments) BOOST_TEST(msg.find(frag) != std::string::npos, "'" << frag << "' not in: " << msg);
-    return;
-  }
-  BOOST_FAIL("no troupe::Exception thrown");
-}
-
 // ---------------------------------------------------------------- building graphs in code
 
 struct builder {
@@ -192,15 +176,17 @@ BOOST_AUTO_TEST_CASE(garbage_bytes) {
 }
 
 BOOST_AUTO_TEST_CASE(truncated_bytes) {
-  // A hand-made model cut in the middle...
+  // A hand-made model cut in the middle.
   std::string full = model(pb().msg(1, node("Relu", {"x"}, {"y"})).msg(11, vinfo("x", 1, {1, 4})).msg(12, vinfo("y", 1, {1, 4})));
   expect_error([&] { parse(full.substr(0, full.size() - 7), "cut.onnx"); }, {"'cut.onnx' is not a valid ONNX model"});
-  // ...and the first 100 bytes of a real one.
-  auto path = model_path(cls_file);
-  if (path.empty()) { BOOST_TEST_MESSAGE("PP-OCR cls model not found; real-model truncation skipped"); return; }
-  std::ifstream f(path, std::ios::binary);
+}
+
+BOOST_AUTO_TEST_CASE(truncated_real_model, *tests::needs_models({cls_file})) {
+  // The first 100 bytes of a real one.
+  std::ifstream f(model_path(cls_file), std::ios::binary);
   std::string head(100, '\0');
   f.read(head.data(), 100);
+  BOOST_TEST_REQUIRE(f.gcount() == 100);
   expect_error([&] { parse(head, "head.onnx"); }, {"'head.onnx' is not a valid ONNX model"});
 }
 
@@ -279,15 +265,11 @@ BOOST_AUTO_TEST_CASE(attributes_constants_names_and_dims) {
   BOOST_TEST(gr.ops[2].name == "Add_2");
 }
 
-BOOST_AUTO_TEST_CASE(real_models_read_fast) {
+/// Reading time is a figure for benchmarks, not a check here.
+BOOST_AUTO_TEST_CASE(real_models_read, *tests::needs_models({cls_file, det_file, rec_file})) {
   for (const char* file : {cls_file, det_file, rec_file}) {
-    auto path = model_path(file);
-    if (path.empty()) { BOOST_TEST_MESSAGE(file << " not found; skipped"); continue; }
-    auto t0 = std::chrono::steady_clock::now();
-    Graph g = read_onnx_file(path);
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    BOOST_TEST_MESSAGE(file << ": " << g.ops.size() << " ops read in " << ms << " ms");
-    BOOST_TEST(ms < 2000.0);
+    Graph g = read_onnx_file(model_path(file));
+    BOOST_TEST_MESSAGE(file << ": " << g.ops.size() << " ops");
     BOOST_TEST(g.inputs.size() == 1u);
     BOOST_TEST(g.outputs.size() == 1u);
     BOOST_TEST(op_counts(g).count("Constant") == 0u);
@@ -474,11 +456,10 @@ struct real_case {
   dims output;
 };
 
-BOOST_AUTO_TEST_CASE(null_evaluator_shapes_up_to_first_reshape) {
+BOOST_AUTO_TEST_CASE(null_evaluator_shapes_up_to_first_reshape, *tests::needs_models({cls_file, det_file, rec_file})) {
   for (real_case c : {real_case{cls_file, "1,3,48,192", {-1, 2}}, real_case{det_file, "1,3,320,320", {1, 1, 320, 320}},
                       real_case{rec_file, "1,3,48,320", {1, 40, 6625}}}) {
     auto path = model_path(c.file);
-    if (path.empty()) { BOOST_TEST_MESSAGE(c.file << " not found; skipped"); continue; }
     Graph g = read_onnx_file(path);
     g.value(g.inputs[0]).shape = PartialShape::parse(c.input);
     infer_shapes(g);
@@ -490,19 +471,15 @@ BOOST_AUTO_TEST_CASE(null_evaluator_shapes_up_to_first_reshape) {
   }
 }
 
-BOOST_AUTO_TEST_CASE(reference_evaluator_makes_every_shape_static) {
+BOOST_AUTO_TEST_CASE(reference_evaluator_makes_every_shape_static, *tests::needs_models({cls_file, det_file, rec_file})) {
   for (real_case c : {real_case{cls_file, "1,3,48,192", {1, 2}}, real_case{det_file, "1,3,320,320", {1, 1, 320, 320}},
                       real_case{rec_file, "1,3,48,320", {1, 40, 6625}}}) {
     auto path = model_path(c.file);
-    if (path.empty()) { BOOST_TEST_MESSAGE(c.file << " not found; skipped"); continue; }
     Graph g = read_onnx_file(path);
     g.value(g.inputs[0]).shape = PartialShape::parse(c.input);
     auto eval = reference_evaluator(g);
-    auto t0 = std::chrono::steady_clock::now();
     infer_shapes(g, &eval);
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    BOOST_TEST_MESSAGE(c.file << ": " << g.ops.size() << " ops after folding, " << ms << " ms");
-    BOOST_TEST(ms < 2000.0);
+    BOOST_TEST_MESSAGE(c.file << ": " << g.ops.size() << " ops after folding");
     for (const auto& op : g.ops) {
       BOOST_TEST(op.type != "Shape");
       for (auto o : op.outputs)
@@ -513,13 +490,12 @@ BOOST_AUTO_TEST_CASE(reference_evaluator_makes_every_shape_static) {
   }
 }
 
-BOOST_AUTO_TEST_CASE(passes_on_real_models) {
+BOOST_AUTO_TEST_CASE(passes_on_real_models, *tests::needs_models({cls_file, det_file, rec_file})) {
   // affine: Mul/Add by per-channel constants right after a Conv (rec's learnable affine blocks)
   struct expect { const char* file; const char* input; int hardswish; int affine; };
   for (expect c : {expect{cls_file, "1,3,48,192", 18, 0}, expect{det_file, "1,3,320,320", 24, 56},
                    expect{rec_file, "1,3,48,320", 28, 56}}) {
     auto path = model_path(c.file);
-    if (path.empty()) { BOOST_TEST_MESSAGE(c.file << " not found; skipped"); continue; }
     Graph g = read_onnx_file(path);
     g.value(g.inputs[0]).shape = PartialShape::parse(c.input);
     auto eval = reference_evaluator(g);

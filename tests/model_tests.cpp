@@ -9,6 +9,7 @@
 #include "tests/support/gpu_env.hpp"
 #include "tests/support/ppocr_cases.hpp"
 #include "tests/support/tensor_compare.hpp"
+#include "tests/support/test_data.hpp"
 
 #include <iostream>
 
@@ -34,13 +35,20 @@ void check_f32(const model_case& c, const std::string& device) {
   BOOST_TEST(r.ok, c.model << " " << c.tag << " on " << device << ": " << r.message);
 }
 
+/// Precondition of the bf16 cases: skipped, with the reason, on a CPU without bf16.
+struct cpu_has_bf16 {
+  boost::test_tools::assertion_result operator()(boost::unit_test::test_unit_id) const {
+    Core core;
+    const auto caps = core.get_property("CPU", "OPTIMIZATION_CAPABILITIES").as_string();
+    if (caps.find("BF16") != std::string::npos) return true;
+    boost::test_tools::assertion_result r(false);
+    r.message() << "this CPU has no bf16 support (OPTIMIZATION_CAPABILITIES " << caps << ")";
+    return r;
+  }
+};
+
 void report_bf16(const model_case& c) {
   Core core;
-  auto caps = core.get_property("CPU", "OPTIMIZATION_CAPABILITIES").as_string();
-  if (caps.find("BF16") == std::string::npos) {
-    std::cout << "bf16: this CPU has no bf16 support (" << caps << ")\n";
-    return;
-  }
   auto r = run_case(core, c, "CPU", {inference_precision(element_type::bf16)});
   const double rel = r.max_abs_ref > 0 ? r.max_abs_error / r.max_abs_ref : r.max_abs_error;
   std::cout << c.model << " " << c.tag << " bf16 on CPU: max abs error " << r.max_abs_error << " (" << rel
@@ -52,16 +60,20 @@ void report_bf16(const model_case& c) {
 
 } // namespace
 
-BOOST_AUTO_TEST_CASE(cls_cpu) { check_f32(cls, "CPU"); }
-BOOST_AUTO_TEST_CASE(rec_cpu) { check_f32(rec, "CPU"); }
-BOOST_AUTO_TEST_CASE(det320_cpu) { check_f32(det320, "CPU"); }
-BOOST_AUTO_TEST_CASE(det640_cpu) { check_f32(det640, "CPU"); }
-BOOST_AUTO_TEST_CASE(cls_reference) { check_f32(cls, "REFERENCE"); }
-BOOST_AUTO_TEST_CASE(rec_reference) { check_f32(rec, "REFERENCE"); }
-BOOST_AUTO_TEST_CASE(det320_reference) { check_f32(det320, "REFERENCE"); }
-BOOST_AUTO_TEST_CASE(cls_gpu, *boost::unit_test::precondition(tests::gpu_present())) { check_f32(cls, "GPU"); }
-BOOST_AUTO_TEST_CASE(rec_gpu, *boost::unit_test::precondition(tests::gpu_present())) { check_f32(rec, "GPU"); }
-BOOST_AUTO_TEST_CASE(det320_gpu, *boost::unit_test::precondition(tests::gpu_present())) { check_f32(det320, "GPU"); }
-BOOST_AUTO_TEST_CASE(cls_bf16) { report_bf16(cls); }
-BOOST_AUTO_TEST_CASE(rec_bf16) { report_bf16(rec); }
-BOOST_AUTO_TEST_CASE(det320_bf16) { report_bf16(det320); }
+namespace utf = boost::unit_test;
+
+BOOST_AUTO_TEST_CASE(cls_cpu, *tests::needs_case(cls)) { check_f32(cls, "CPU"); }
+BOOST_AUTO_TEST_CASE(rec_cpu, *tests::needs_case(rec)) { check_f32(rec, "CPU"); }
+BOOST_AUTO_TEST_CASE(det320_cpu, *tests::needs_case(det320)) { check_f32(det320, "CPU"); }
+BOOST_AUTO_TEST_CASE(det640_cpu, *tests::needs_case(det640)) { check_f32(det640, "CPU"); }
+BOOST_AUTO_TEST_CASE(cls_reference, *tests::needs_case(cls)) { check_f32(cls, "REFERENCE"); }
+BOOST_AUTO_TEST_CASE(rec_reference, *tests::needs_case(rec)) { check_f32(rec, "REFERENCE"); }
+BOOST_AUTO_TEST_CASE(det320_reference, *tests::needs_case(det320)) { check_f32(det320, "REFERENCE"); }
+BOOST_AUTO_TEST_CASE(cls_gpu, *utf::precondition(tests::gpu_present()) * tests::needs_case(cls)) { check_f32(cls, "GPU"); }
+BOOST_AUTO_TEST_CASE(rec_gpu, *utf::precondition(tests::gpu_present()) * tests::needs_case(rec)) { check_f32(rec, "GPU"); }
+BOOST_AUTO_TEST_CASE(det320_gpu, *utf::precondition(tests::gpu_present()) * tests::needs_case(det320)) {
+  check_f32(det320, "GPU");
+}
+BOOST_AUTO_TEST_CASE(cls_bf16, *utf::precondition(cpu_has_bf16()) * tests::needs_case(cls)) { report_bf16(cls); }
+BOOST_AUTO_TEST_CASE(rec_bf16, *utf::precondition(cpu_has_bf16()) * tests::needs_case(rec)) { report_bf16(rec); }
+BOOST_AUTO_TEST_CASE(det320_bf16, *utf::precondition(cpu_has_bf16()) * tests::needs_case(det320)) { report_bf16(det320); }

@@ -11,6 +11,7 @@
 #include "graph/shape_inference.hpp"
 #include "kernels/reference/kernels.hpp"
 #include "tests/support/tensor_compare.hpp"
+#include "tests/support/test_data.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -255,9 +256,8 @@ case_outcome run_case(const fs::path& dir) {
 
 } // namespace
 
-BOOST_AUTO_TEST_CASE(onnx_node_conformance) {
-  const fs::path root = "/usr/share/libonnx-testdata/data/node";
-  BOOST_REQUIRE_MESSAGE(fs::exists(root), "libonnx-testdata is not installed");
+BOOST_AUTO_TEST_CASE(onnx_node_conformance, *tests::needs_onnx_testdata()) {
+  const fs::path root = tests::onnx_testdata().path;
   std::vector<fs::path> cases;
   for (const auto& e : fs::directory_iterator(root))
     if (fs::exists(e.path() / "model.onnx")) cases.push_back(e.path());

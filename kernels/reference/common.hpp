@@ -15,61 +15,13 @@
 #include <troupe/exception.hpp>
 #include <troupe/tensor.hpp>
 
+#include "base/float16.hpp"
 #include "graph/ir.hpp"
 #include "kernels/reference/kernels.hpp"
 
 namespace troupe::kernels::reference {
 
-// ---- 16-bit floats -------------------------------------------------------------------------
-
-inline uint16_t float_to_half_bits(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  uint32_t sign = (x >> 16) & 0x8000u;
-  uint32_t a = x & 0x7fffffffu;
-  if (a >= 0x7f800000u) return static_cast<uint16_t>(sign | (a > 0x7f800000u ? 0x7e00u : 0x7c00u));
-  if (a >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u); // rounds to infinity
-  if (a < 0x38800000u) {                                              // half subnormal or zero
-    float af;
-    std::memcpy(&af, &a, 4);
-    auto m = static_cast<uint32_t>(std::nearbyint(af * 16777216.0f)); // units of 2^-24, ties to even
-    return static_cast<uint16_t>(sign | m);
-  }
-  uint32_t h = (((a >> 23) - 112u) << 10) | ((a & 0x7fffffu) >> 13);
-  uint32_t rem = a & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) ++h;
-  return static_cast<uint16_t>(sign | h);
-}
-
-inline float half_bits_to_float(uint16_t h) {
-  uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  uint32_t e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
-  uint32_t bits;
-  if (e == 0) {
-    float f = static_cast<float>(m) * (1.0f / 16777216.0f);
-    return sign ? -f : f;
-  }
-  if (e == 31) bits = sign | 0x7f800000u | (m << 13);
-  else bits = sign | ((e + 112u) << 23) | (m << 13);
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-inline uint16_t float_to_bf16_bits(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);
-  x += 0x7fffu + ((x >> 16) & 1u);
-  return static_cast<uint16_t>(x >> 16);
-}
-
-inline float bf16_bits_to_float(uint16_t b) {
-  uint32_t x = static_cast<uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &x, 4);
-  return f;
-}
+// ---- 16-bit floats (the conversions are base/float16.hpp's) ------------------------------
 
 struct f16_t {
   uint16_t bits = 0;

@@ -7,7 +7,7 @@
 
 #include <troupe/exception.hpp>
 
-#include "kernels/reference/common.hpp"
+#include "base/float16.hpp"
 #include "kernels/vulkan/lowering.hpp"
 #include "kernels/vulkan/vk_check.hpp"
 
@@ -57,11 +57,11 @@ VkDeviceSize value_bytes(const program& p, const graph::Value& v) {
 /// f32 <-> f16 at the model boundary and for uploaded constants.
 void narrow_copy(void* dst, const float* src, std::size_t n) {
   auto* d = static_cast<uint16_t*>(dst);
-  for (std::size_t i = 0; i < n; ++i) d[i] = reference::float_to_half_bits(src[i]);
+  for (std::size_t i = 0; i < n; ++i) d[i] = float_to_half_bits(src[i]);
 }
 void widen_copy(float* dst, const void* src, std::size_t n) {
   const auto* s = static_cast<const uint16_t*>(src);
-  for (std::size_t i = 0; i < n; ++i) dst[i] = reference::half_bits_to_float(s[i]);
+  for (std::size_t i = 0; i < n; ++i) dst[i] = half_bits_to_float(s[i]);
 }
 
 /// RAII bundle of a command pool + buffer + fence.

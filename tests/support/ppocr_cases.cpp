@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "tests/support/tensor_compare.hpp"
+#include "tests/support/test_data.hpp"
 
 namespace fs = std::filesystem;
 
@@ -13,19 +14,19 @@ const model_case ppocr_rec{"ch_PP-OCRv4_rec_infer", {1, 3, 48, 320}, "1x3x48x320
 const model_case ppocr_det320{"ch_PP-OCRv4_det_presigmoid", {1, 3, 320, 320}, "1x3x320x320"};
 const model_case ppocr_det640{"ch_PP-OCRv4_det_presigmoid", {1, 3, 640, 640}, "1x3x640x640"};
 
-fs::path ort_dir(const model_case& c) { return fs::path(TROUPE_DATA_DIR) / "ort" / (c.model + "_" + c.tag); }
+fs::path ort_dir(const model_case& c) { return data_path("ort/" + c.model + "_" + c.tag); }
 
 std::vector<float> ort_output(const model_case& c) {
+  require_data(data_of(c));
   for (const auto& e : fs::directory_iterator(ort_dir(c)))
     if (e.path().filename().string().rfind("output_", 0) == 0) return read_f32_file(e.path().string());
   throw Exception("no reference output in " + ort_dir(c).string());
 }
 
 std::vector<float> run_on_device(Core& core, const model_case& c, const std::string& device, const AnyMap& props) {
+  require_data(data_of(c));
   const fs::path ref = ort_dir(c);
-  if (!fs::exists(ref / "meta.json"))
-    throw Exception("missing " + ref.string() + ": run scripts/fetch_test_data.sh (the test data is part of the tests)");
-  Model model = core.read_model((fs::path(TROUPE_DATA_DIR) / "models" / (c.model + ".onnx")).string());
+  Model model = core.read_model(ppocr_model(c.model).path.string());
   model.reshape({{model.input().get_any_name(), PartialShape(c.shape)}});
   CompiledModel compiled = core.compile_model(model, device, props);
   InferRequest request = compiled.create_infer_request();

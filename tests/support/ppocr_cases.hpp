@@ -24,7 +24,7 @@ std::filesystem::path ort_dir(const model_case& c);
 std::vector<float> ort_output(const model_case& c);
 
 /// The model's only output on `device` for the seeded input onnxruntime saw. Throws, naming
-/// the folder, when the test data is missing.
+/// what is missing and how to get it (tests/support/test_data.hpp), when the test data is missing.
 std::vector<float> run_on_device(Core& core, const model_case& c, const std::string& device, const AnyMap& props = {});
 
 } // namespace troupe::tests

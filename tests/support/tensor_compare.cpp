@@ -2,7 +2,8 @@
 
 #include <troupe/exception.hpp>
 
-#include <bit>
+#include "base/float16.hpp"
+
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -11,14 +12,6 @@
 namespace troupe::tests {
 
 namespace {
-double half_to_double(uint16_t h) {
-  const uint32_t sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
-  double v;
-  if (exp == 0) v = std::ldexp(static_cast<double>(mant), -24);
-  else if (exp == 31) v = mant ? NAN : INFINITY;
-  else v = std::ldexp(static_cast<double>(mant | 0x400), static_cast<int>(exp) - 25);
-  return sign ? -v : v;
-}
 template <class T> void append(const Tensor& t, std::vector<double>& out) {
   const T* p = t.data<T>();
   for (int64_t i = 0; i < t.get_size(); ++i) out.push_back(static_cast<double>(p[i]));
@@ -42,12 +35,12 @@ std::vector<double> to_doubles(const Tensor& t) {
   case element_type::u64: append<uint64_t>(t, r); break;
   case element_type::f16: {
     const auto* p = t.data<uint16_t>();
-    for (int64_t i = 0; i < t.get_size(); ++i) r.push_back(half_to_double(p[i]));
+    for (int64_t i = 0; i < t.get_size(); ++i) r.push_back(half_bits_to_float(p[i]));
     break;
   }
   case element_type::bf16: {
     const auto* p = t.data<uint16_t>();
-    for (int64_t i = 0; i < t.get_size(); ++i) r.push_back(std::bit_cast<float>(uint32_t(p[i]) << 16));
+    for (int64_t i = 0; i < t.get_size(); ++i) r.push_back(bf16_bits_to_float(p[i]));
     break;
   }
   default: throw Exception("cannot compare tensors of element type " + to_string(t.get_element_type()));
