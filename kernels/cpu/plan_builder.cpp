@@ -224,10 +224,11 @@ void plan_builder::add_dynamic(const graph::Op& op) {
 namespace {
 
 /// oneDNN divides by dimensions when it partitions work: a tensor with no elements (a batch of
-/// 0, say) would crash primitive creation, while the reference kernels handle it.
+/// 0, say) would crash primitive creation, while the reference kernels handle it. Empty
+/// constants are left out: they stand for omitted inputs (Resize's roi) and never reach oneDNN.
 bool touches_empty_tensor(const graph::Graph& g, const graph::Op& op) {
   auto empty = [&](graph::ValueId v) {
-    if (v == graph::no_value) return false;
+    if (v == graph::no_value || g.value(v).constant) return false;
     const auto& s = g.value(v).shape;
     return s.rank_known && std::find(s.dims.begin(), s.dims.end(), int64_t{0}) != s.dims.end();
   };
