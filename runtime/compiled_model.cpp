@@ -1,4 +1,5 @@
 #include "runtime/compiled_model_impl.hpp"
+#include "runtime/device_properties.hpp"
 #include "runtime/infer_request_impl.hpp"
 
 #include <troupe/exception.hpp>
@@ -46,9 +47,11 @@ Any CompiledModel::get_property(const std::string& name) const {
   if (name == "PERF_COUNT") return Any(c.profiling);
   if (name == "GPU_F16_ARITHMETIC" && impl_->device.rfind("GPU", 0) == 0) return Any(c.compile.f16_arithmetic);
   if (name == "PERFORMANCE_HINT") return Any(c.hint);
-  throw Exception("the compiled model has no property '" + name +
-                  "'; its properties: OPTIMAL_NUMBER_OF_INFER_REQUESTS, EXECUTION_DEVICES, NUM_STREAMS, "
-                  "INFERENCE_NUM_THREADS, INFERENCE_PRECISION_HINT, PERF_COUNT, PERFORMANCE_HINT (and GPU_F16_ARITHMETIC on a GPU)");
+  std::string list, gpu_only;
+  for (const auto& row : compiled_model_property_table())
+    (row.gpu_only ? gpu_only : list) += std::string((row.gpu_only ? gpu_only : list).empty() ? "" : ", ") + row.name;
+  throw Exception("the compiled model has no property '" + name + "'; its properties: " + list + " (and " + gpu_only +
+                  " on a GPU)");
 }
 
 } // namespace troupe

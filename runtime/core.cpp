@@ -255,13 +255,9 @@ Any Core::get_property(const std::string& device, const std::string& name) const
   if (std::find(writable.begin(), writable.end(), name) != writable.end()) {
     auto it = entry.defaults.find(name);
     if (it != entry.defaults.end()) return it->second;
-    if (name == "PERFORMANCE_HINT") return Any("LATENCY");
-    if (name == "INFERENCE_PRECISION_HINT") return Any("f32");
-    if (name == "PERF_COUNT") return Any(false);
     if (name == "GPU_F16_ARITHMETIC") return Any(default_f16_arithmetic(dev));
-    if (name == "NUM_STREAMS") return Any(1);
-    if (name == "INFERENCE_NUM_THREADS") return Any(0);
-    if (name == "PERFORMANCE_HINT_NUM_REQUESTS") return Any(0);
+    if (const auto* row = find_property(kind_of(dev), name); row && !row->computed_default)
+      return Any(row->default_value);
   }
   std::vector<std::string> all = readonly_properties(dev);
   all.insert(all.end(), writable.begin(), writable.end());

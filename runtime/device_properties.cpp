@@ -1,6 +1,7 @@
 #include "runtime/device_properties.hpp"
 
 #include <algorithm>
+#include <map>
 #include <thread>
 
 #include <troupe/exception.hpp>
@@ -30,11 +31,19 @@ bool has_capability(const kernels::device& dev, const std::string& cap) {
 }
 bool cpu_has_bf16(const kernels::device& dev) { return has_capability(dev, "BF16"); }
 
+/// The read-only rows every device has, in table order.
 const std::vector<std::string>& common_readonly() {
-  static const std::vector<std::string> p{"AVAILABLE_DEVICES", "FULL_DEVICE_NAME", "SUPPORTED_PROPERTIES",
-                                          "OPTIMIZATION_CAPABILITIES"};
+  static const std::vector<std::string> p = [] {
+    std::vector<std::string> r;
+    for (const auto& row : property_table())
+      if (!row.writable && row.kinds == on_all) r.push_back(row.name);
+    return r;
+  }();
   return p;
 }
+
+/// The allowed values of a writable property, as its row states them.
+std::string allowed(device_kind kind, const std::string& name) { return find_property(kind, name)->values; }
 
 std::string joined(const std::vector<std::string>& v) {
   std::string all;
@@ -54,6 +63,110 @@ bool default_f16_arithmetic(const kernels::device& dev) {
   return kind_of(dev) == device_kind::gpu && has_capability(dev, "FP16") && info["DEVICE_TYPE"] != "cpu";
 }
 
+const std::vector<property_spec>& property_table() {
+  static const std::vector<property_spec> t{
+      // Read-only, every device.
+      {"AVAILABLE_DEVICES", false, on_all, "a device name", "", false,
+       "The device's own name, as compile_model resolves it: GPU answers GPU.0."},
+      {"FULL_DEVICE_NAME", false, on_all, "text", "", false,
+       "CPU: the model name in /proc/cpuinfo (CPU when there is none). GPU: the Vulkan device name. "
+       "REFERENCE: a fixed description."},
+      {"SUPPORTED_PROPERTIES", false, on_all, "comma-separated names", "", false,
+       "Every property of the device: the read-only ones, then the writable ones."},
+      {"OPTIMIZATION_CAPABILITIES", false, on_all, "space-separated: FP32, BF16, FP16", "", false,
+       "FP32 everywhere; BF16 on a CPU whose flags list avx512_bf16 or amx_bf16; FP16 on a GPU with "
+       "Vulkan 1.2 shaderFloat16, storageBuffer16BitAccess and 16-bit float texel buffers."},
+      // Read-only, one kind (the keys of the device's info()).
+      {"ONEDNN_ISA", false, on_cpu, "sse41, avx, avx2, avx2_vnni, avx512_core, avx512_core_vnni, "
+       "avx512_core_bf16, avx512_core_amx, generic", "", false,
+       "The instruction set oneDNN's kernels use on this CPU."},
+      {"DEVICE_TYPE", false, on_gpu, "discrete, integrated, virtual, cpu, other", "", false,
+       "Vulkan's physical device type; cpu for a software driver such as lavapipe."},
+      {"DEVICE_UUID", false, on_gpu, "32 hex digits", "", false,
+       "Vulkan's deviceUUID. Two copies of one driver have the same UUID and are still two devices."},
+      {"DEVICE_INDEX", false, on_gpu, "an integer", "", false,
+       "The device's position in the Vulkan loader's list of physical devices."},
+      {"GPU_DEVICE_TOTAL_MEM_SIZE", false, on_gpu, "bytes", "", false,
+       "The sum of the device's device-local memory heaps."},
+      {"SUBGROUP_SIZE", false, on_gpu, "an integer", "", false, "Vulkan's subgroup (SIMD) width."},
+      {"FP16_SUPPORTED", false, on_gpu, "YES, NO", "", false,
+       "Whether INFERENCE_PRECISION_HINT=f16 is accepted (OPTIMIZATION_CAPABILITIES lists FP16)."},
+      {"VULKAN_API_VERSION", false, on_gpu, "major.minor.patch", "", false,
+       "The Vulkan version the device reports (troupe needs 1.1, f16 needs 1.2)."},
+      // Read-write. Each kind lists its rows in this order.
+      {"INFERENCE_NUM_THREADS", true, on_cpu, "an integer >= 0 (0 = all cores)", "0", false,
+       "Threads over all streams, as OpenVINO counts them: each stream gets max(1, N / streams). 0 lets "
+       "the hint decide (LATENCY: every core in one stream; THROUGHPUT: one thread per stream)."},
+      {"INFERENCE_NUM_THREADS", true, on_reference, "an integer >= 0 (0 = all cores)", "0", false,
+       "Accepted for symmetry with the CPU; the reference kernels run one op at a time on one thread."},
+      {"NUM_STREAMS", true, on_cpu | on_reference, "an integer >= 1, AUTO", "1", false,
+       "Inferences that run at the same time, each stream on its own clone of the compiled model. "
+       "AUTO: one per core. Without INFERENCE_NUM_THREADS the cores are shared out between the streams."},
+      {"NUM_STREAMS", true, on_gpu, "an integer >= 1, AUTO", "1", false,
+       "Inferences that run at the same time, each stream on its own clone of the compiled program "
+       "(its own command buffer and buffers). AUTO: 2."},
+      {"INFERENCE_PRECISION_HINT", true, on_cpu, "f32, bf16 (where OPTIMIZATION_CAPABILITIES lists BF16)", "f32",
+       false,
+       "The precision oneDNN computes in. bf16: Conv, ConvTranspose, MatMul and Gemm run in bfloat16; the "
+       "model's inputs and outputs stay f32. Spellings float32 and bfloat16 are accepted too."},
+      {"INFERENCE_PRECISION_HINT", true, on_gpu, "f32, f16 (where OPTIMIZATION_CAPABILITIES lists FP16)", "f32",
+       false,
+       "f16: every float tensor and weight is stored as float16 on the device, loads widen to f32; the "
+       "model's inputs and outputs stay f32. float32 and float16 are accepted too."},
+      {"INFERENCE_PRECISION_HINT", true, on_reference, "f32", "f32", false, "The reference kernels compute in f32."},
+      {"GPU_F16_ARITHMETIC", true, on_gpu, "YES, NO, true, false",
+       "YES where f16 math is native (FP16 listed and DEVICE_TYPE not cpu), else NO", true,
+       "With INFERENCE_PRECISION_HINT=f16 only: the Conv, MatMul and Gemm loops also compute and "
+       "accumulate in float16 (other ops compute in f32). A cpu-type device such as lavapipe emulates "
+       "f16 math, hence NO there."},
+      {"PERF_COUNT", true, on_cpu | on_reference, "YES, NO, true, false", "NO", false,
+       "Per-op counters of each inference, read with InferRequest::get_profiling_info."},
+      {"PERF_COUNT", true, on_gpu, "YES, NO, true, false", "NO", false,
+       "Per-op counters of each inference (shader times from GPU timestamps, plus Upload and Download "
+       "rows for the staging copies), read with InferRequest::get_profiling_info."},
+      {"PERFORMANCE_HINT", true, on_cpu | on_reference, "LATENCY, THROUGHPUT", "LATENCY", false,
+       "LATENCY: one stream over all cores. THROUGHPUT: one 1-thread stream per core (at most "
+       "PERFORMANCE_HINT_NUM_REQUESTS). NUM_STREAMS and INFERENCE_NUM_THREADS, when set, override it."},
+      {"PERFORMANCE_HINT", true, on_gpu, "LATENCY, THROUGHPUT", "LATENCY", false,
+       "LATENCY: one stream. THROUGHPUT: 2 streams (at most PERFORMANCE_HINT_NUM_REQUESTS), one "
+       "recording while the other's command buffer runs. NUM_STREAMS, when set, overrides it."},
+      {"PERFORMANCE_HINT_NUM_REQUESTS", true, on_all, "an integer >= 0 (0 = no limit)", "0", false,
+       "Caps the streams that PERFORMANCE_HINT=THROUGHPUT picks."},
+  };
+  return t;
+}
+
+unsigned kind_bit(device_kind k) {
+  switch (k) {
+  case device_kind::cpu: return on_cpu;
+  case device_kind::gpu: return on_gpu;
+  case device_kind::reference: return on_reference;
+  }
+  return 0;
+}
+
+const property_spec* find_property(device_kind kind, const std::string& name) {
+  for (const auto& row : property_table())
+    if ((row.kinds & kind_bit(kind)) && name == row.name) return &row;
+  return nullptr;
+}
+
+const std::vector<compiled_property_spec>& compiled_model_property_table() {
+  static const std::vector<compiled_property_spec> t{
+      {"OPTIMAL_NUMBER_OF_INFER_REQUESTS", false,
+       "The number of streams: as many requests as this keep every stream busy."},
+      {"EXECUTION_DEVICES", false, "The device the model runs on, e.g. GPU.0 for GPU."},
+      {"NUM_STREAMS", false, "The streams it runs with, after the hint."},
+      {"INFERENCE_NUM_THREADS", false, "Threads over all streams (a GPU: one host thread per stream)."},
+      {"INFERENCE_PRECISION_HINT", false, "The precision it was compiled with."},
+      {"PERF_COUNT", false, "Whether per-op counters are collected."},
+      {"PERFORMANCE_HINT", false, "The hint it was compiled with."},
+      {"GPU_F16_ARITHMETIC", true,
+       "Whether the Conv, MatMul and Gemm loops compute in float16 (YES only with f16 precision)."},
+  };
+  return t;
+}
+
 device_kind kind_of(const kernels::device& dev) {
   const auto n = dev.name();
   if (n.rfind("GPU", 0) == 0) return device_kind::gpu;
@@ -62,12 +175,15 @@ device_kind kind_of(const kernels::device& dev) {
 }
 
 const std::vector<std::string>& writable_properties(const kernels::device& dev) {
-  static const std::vector<std::string> cpu{"INFERENCE_NUM_THREADS", "NUM_STREAMS", "INFERENCE_PRECISION_HINT",
-                                            "PERF_COUNT", "PERFORMANCE_HINT", "PERFORMANCE_HINT_NUM_REQUESTS"};
-  // The GPU's work runs in shaders: there is no host thread count to set.
-  static const std::vector<std::string> gpu{"NUM_STREAMS", "INFERENCE_PRECISION_HINT", "GPU_F16_ARITHMETIC",
-                                            "PERF_COUNT", "PERFORMANCE_HINT", "PERFORMANCE_HINT_NUM_REQUESTS"};
-  return kind_of(dev) == device_kind::gpu ? gpu : cpu;
+  // The GPU's work runs in shaders: its table rows have no host thread count to set.
+  static const auto lists = [] {
+    std::map<device_kind, std::vector<std::string>> m;
+    for (auto k : {device_kind::cpu, device_kind::gpu, device_kind::reference})
+      for (const auto& row : property_table())
+        if (row.writable && (row.kinds & kind_bit(k))) m[k].push_back(row.name);
+    return m;
+  }();
+  return lists.at(kind_of(dev));
 }
 
 std::vector<std::string> readonly_properties(const kernels::device& dev) {
@@ -92,9 +208,9 @@ void validate_property(const std::string& d, const kernels::device& dev, const s
   const auto kind = kind_of(dev);
   int n = 0;
   if (name == "INFERENCE_NUM_THREADS") {
-    if (!parse_int(v, n) || n < 0) bad_value(d, name, v, "an integer >= 0 (0 = all cores)");
+    if (!parse_int(v, n) || n < 0) bad_value(d, name, v, allowed(kind, name));
   } else if (name == "NUM_STREAMS") {
-    if (v.as_string() != "AUTO" && (!parse_int(v, n) || n < 1)) bad_value(d, name, v, "an integer >= 1, AUTO");
+    if (v.as_string() != "AUTO" && (!parse_int(v, n) || n < 1)) bad_value(d, name, v, allowed(kind, name));
   } else if (name == "INFERENCE_PRECISION_HINT") {
     const auto& s = v.as_string();
     if (s == "f32" || s == "float32") return;
@@ -114,12 +230,12 @@ void validate_property(const std::string& d, const kernels::device& dev, const s
     bad_value(d, name, v, bf16 ? "f32, bf16" : "f32");
   } else if (name == "PERF_COUNT" || name == "GPU_F16_ARITHMETIC") {
     const auto& s = v.as_string();
-    if (s != "YES" && s != "NO" && s != "true" && s != "false") bad_value(d, name, v, "YES, NO, true, false");
+    if (s != "YES" && s != "NO" && s != "true" && s != "false") bad_value(d, name, v, allowed(kind, name));
   } else if (name == "PERFORMANCE_HINT") {
     const auto& s = v.as_string();
-    if (s != "LATENCY" && s != "THROUGHPUT") bad_value(d, name, v, "LATENCY, THROUGHPUT");
+    if (s != "LATENCY" && s != "THROUGHPUT") bad_value(d, name, v, allowed(kind, name));
   } else if (name == "PERFORMANCE_HINT_NUM_REQUESTS") {
-    if (!parse_int(v, n) || n < 0) bad_value(d, name, v, "an integer >= 0 (0 = no limit)");
+    if (!parse_int(v, n) || n < 0) bad_value(d, name, v, allowed(kind, name));
   }
 }
 

@@ -15,6 +15,38 @@ namespace troupe {
 enum class device_kind { cpu, gpu, reference };
 device_kind kind_of(const kernels::device& dev);
 
+/// Bits of property_spec::kinds.
+inline constexpr unsigned on_cpu = 1, on_gpu = 2, on_reference = 4, on_all = on_cpu | on_gpu | on_reference;
+unsigned kind_bit(device_kind k);
+
+/// One property of one or more device kinds: the single list the runtime validates, lists and
+/// defaults from, and that docs/gen prints as docs/properties.md. A name may have one row per
+/// kind where its values or meaning differ.
+struct property_spec {
+  const char* name;
+  bool writable;
+  unsigned kinds; ///< on_cpu | on_gpu | on_reference
+  /// Writable: the allowed values, as errors state them. Read-only: what the value looks like.
+  const char* values;
+  /// Writable: what get_property answers before any set_property; read-only: "".
+  const char* default_value;
+  /// The default depends on the device (then default_value describes it): GPU_F16_ARITHMETIC.
+  bool computed_default;
+  const char* meaning;
+};
+/// Read-only rows first; the common read-only rows (on_all) in the order devices list them.
+const std::vector<property_spec>& property_table();
+/// The row of `name` for `kind`, or nullptr.
+const property_spec* find_property(device_kind kind, const std::string& name);
+
+/// Properties a CompiledModel answers (CompiledModel::get_property).
+struct compiled_property_spec {
+  const char* name;
+  bool gpu_only;
+  const char* meaning;
+};
+const std::vector<compiled_property_spec>& compiled_model_property_table();
+
 /// Read-write properties of this device, validated by `validate_property`.
 const std::vector<std::string>& writable_properties(const kernels::device& dev);
 /// Read-only facts answered by Core::get_property: the common ones plus the device's info() keys.

@@ -2,6 +2,8 @@
 /// The CPU device: oneDNN primitives for the compute-heavy ops, the reference kernels for
 /// data movement and everything oneDNN does not cover.
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "kernels/device.hpp"
 
@@ -16,5 +18,9 @@ public:
 };
 
 std::unique_ptr<kernels::device> make_cpu_device();
+
+/// The op types the CPU tries oneDNN primitives for (f32 inputs, static shapes, attributes
+/// oneDNN can express); every other op, and these where oneDNN cannot, runs a reference kernel.
+std::vector<std::string> onednn_op_types();
 
 } // namespace troupe::kernels::cpu

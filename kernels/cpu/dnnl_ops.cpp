@@ -7,6 +7,7 @@
 
 #include <troupe/exception.hpp>
 
+#include "kernels/cpu/cpu_device.hpp"
 #include "kernels/cpu/plan_builder.hpp"
 
 namespace troupe::kernels::cpu {
@@ -659,6 +660,8 @@ bool build_dnnl_op(plan_builder& b, const Op& op) {
   if (t.rfind("Reduce", 0) == 0) return build_reduce(b, op);
   return build_eltwise(b, op);
 }
+
+std::vector<std::string> onednn_op_types() { return {dnnl_types().begin(), dnnl_types().end()}; }
 
 bool dnnl_handles(const graph::Graph& g, const Op& op, std::string* why) {
   if (!op.domain.empty() || !dnnl_types().count(op.type)) {

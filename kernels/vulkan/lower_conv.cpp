@@ -251,7 +251,8 @@ void add_conv_rules(rule_table& t) {
                  b.dispatch(shader, std::move(spec),
                             {texels(x, 1), texels(w, ob > 1 ? 4 : 1), bias_ref, texels(b.output(0), 1)}, inv,
                             static_cast<uint32_t>(c.y[0] * ocb));
-               }};
+               },
+               "2-D: 4-D NCHW input and weights, f32; channels consistent with group"};
 
   t["ConvTranspose"] = {[](const graph::Graph& g, const graph::Op& op) {
                           auto w = check_common(g, op);
@@ -274,7 +275,8 @@ void add_conv_rules(rule_table& t) {
                           buffer_ref x = b.input(0);
                           b.dispatch("conv_transpose", std::move(spec), {x, b.input(1), bias ? b.input(2) : x, b.output(0)},
                                      static_cast<uint64_t>(shape_size(c.y)));
-                        }};
+                        },
+                        "2-D: 4-D NCHW input and weights, f32; channels consistent with group"};
 }
 
 } // namespace troupe::kernels::vulkan

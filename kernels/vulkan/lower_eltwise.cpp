@@ -92,7 +92,8 @@ void add_unary(rule_table& t, const std::string& name, int code, float def0 = 0,
              [code, def0, attr0](op_builder& b) {
                float p0 = attr0 ? b.op().attr_float(attr0, def0) : def0;
                emit(b, code, {{b.input(0), shape_of(b.graph(), b.op().inputs[0])}}, p0, 0);
-             }};
+             },
+             "one f32 input, rank <= 6"};
 }
 
 } // namespace
@@ -126,7 +127,8 @@ void add_eltwise_rules(rule_table& t) {
                       [](op_builder& b) {
                         emit(b, 4, {{b.input(0), shape_of(b.graph(), b.op().inputs[0])}},
                              b.op().attr_float("alpha", 0.2f), b.op().attr_float("beta", 0.5f));
-                      }};
+                      },
+                      "f32, rank <= 6"};
 
   // Clip: bounds are attributes before opset 11, optional constant inputs after.
   t["Clip"] = {[](const graph::Graph& g, const graph::Op& op) {
@@ -144,7 +146,8 @@ void add_eltwise_rules(rule_table& t) {
                  if (auto v = const_floats(b.graph(), op, 1); !v.empty()) lo = v[0];
                  if (auto v = const_floats(b.graph(), op, 2); !v.empty()) hi = v[0];
                  emit(b, 6, {{b.input(0), shape_of(b.graph(), op.inputs[0])}}, lo, hi);
-               }};
+               },
+               "f32, rank <= 6; min and max constant (inputs) or attributes"};
 
   auto binary = [&t](const std::string& name, int code) {
     t[name] = {[](const graph::Graph& g, const graph::Op& op) {
@@ -158,7 +161,8 @@ void add_eltwise_rules(rule_table& t) {
                  const auto& g = b.graph();
                  const auto& op = b.op();
                  emit(b, code, {{b.input(0), shape_of(g, op.inputs[0])}, {b.input(1), shape_of(g, op.inputs[1])}}, 0, 0);
-               }};
+               },
+               "exactly two f32 inputs (numpy broadcasting), rank <= 6"};
   };
   binary("Add", 40);
   binary("Sub", 41);
@@ -198,7 +202,8 @@ void add_eltwise_rules(rule_table& t) {
         Shape cshape(x.size(), 1);
         cshape[1] = x[1];
         emit(b, 50, {{b.input(0), x}, {b.constant(std::move(s)), cshape}, {b.constant(std::move(sh)), cshape}}, 0, 0);
-      }};
+      },
+      "inference mode, one output; f32 input of rank 2 to 6; scale, B, mean and var f32 constants"};
 }
 
 } // namespace troupe::kernels::vulkan

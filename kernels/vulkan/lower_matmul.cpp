@@ -133,7 +133,8 @@ void add_matmul_rules(rule_table& t) {
                    b.dispatch(b4 ? "matmul_b4" : "matmul", std::move(spec),
                               {texels(a, 1), texels(b.input(1), b4 ? 4 : 1), a, texels(b.output(0), b4 ? 4 : 1)},
                               b4 ? invocations(p, 4, 8) : invocations(p));
-                 }};
+                 },
+                 "two f32 inputs; at most 4 batch dims, which broadcast"};
 
   t["Gemm"] = {[](const graph::Graph& g, const graph::Op& op) {
                  if (op.input_count() < 2) return std::string("expects A and B");
@@ -172,7 +173,8 @@ void add_matmul_rules(rule_table& t) {
                  add_activation(op, spec);
                  b.dispatch("matmul", std::move(spec), {texels(ar, 1), texels(b.input(1), 1), c, texels(b.output(0), 1)},
                             invocations(p));
-               }};
+               },
+               "f32; A and B 2-D, C at most 2-D"};
 }
 
 } // namespace troupe::kernels::vulkan

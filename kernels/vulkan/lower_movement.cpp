@@ -76,9 +76,13 @@ void add_movement_rules(rule_table& t) {
                   if (g.value(op.inputs[0]).type != g.value(op.outputs[0]).type) return std::string("type changes");
                   return dropout_check(g, op);
                 },
-                [](op_builder& b) { b.alias_output(); }};
+                [](op_builder& b) { b.alias_output(); },
+                "no dispatch, the output shares the input's buffer: a non-constant input of the output's type, one "
+                "output"};
   for (const char* n : {"Reshape", "Squeeze", "Unsqueeze", "Flatten", "Identity", "Dropout"}) t[n] = alias;
+  t["Dropout"].conditions += "; not training mode with a ratio > 0";
 
+  const std::string words = "32-bit element types (f32, i32, u32), rank <= 6";
   t["Concat"] = {check_words, [](op_builder& b) {
                    const auto& g = b.graph();
                    const auto& op = b.op();
@@ -92,7 +96,8 @@ void add_movement_rules(rule_table& t) {
                      copy(b, b.input(i), b.output(0), x, natural_strides(x), 0, ys, off * ys[static_cast<std::size_t>(axis)]);
                      off += x[static_cast<std::size_t>(axis)];
                    }
-                 }};
+                 },
+                 words};
 
   t["Transpose"] = {check_words, [](op_builder& b) {
                       const auto& g = b.graph();
@@ -105,7 +110,8 @@ void add_movement_rules(rule_table& t) {
                       std::vector<int64_t> in(y.size());
                       for (std::size_t i = 0; i < y.size(); ++i) in[i] = xs[static_cast<std::size_t>(perm[i])];
                       copy(b, b.input(0), b.output(0), y, in, 0, natural_strides(y), 0);
-                    }};
+                    },
+                    words};
 
   t["Slice"] = {[](const graph::Graph& g, const graph::Op& op) {
                   auto w = check_words(g, op);
@@ -143,7 +149,8 @@ void add_movement_rules(rule_table& t) {
                     in[a] = xs[a] * step;
                   }
                   copy(b, b.input(0), b.output(0), y, in, off, natural_strides(y), 0);
-                }};
+                },
+                words + "; starts, ends, axes and steps constant"};
 
   t["Split"] = {check_words, [](op_builder& b) {
                   const auto& g = b.graph();
@@ -158,7 +165,8 @@ void add_movement_rules(rule_table& t) {
                     copy(b, b.input(0), b.output(j), y, xs, off * xs[axis], natural_strides(y), 0);
                     off += y[axis];
                   }
-                }};
+                },
+                words};
 
   t["Expand"] = {[](const graph::Graph& g, const graph::Op& op) {
                    auto w = check_words(g, op);
@@ -177,7 +185,8 @@ void add_movement_rules(rule_table& t) {
                      in[o] = x[i] == 1 ? 0 : xs[i];
                    }
                    copy(b, b.input(0), b.output(0), y, in, 0, natural_strides(y), 0);
-                 }};
+                 },
+                 words + "; shape constant"};
 }
 
 } // namespace troupe::kernels::vulkan

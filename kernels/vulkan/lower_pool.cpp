@@ -49,10 +49,12 @@ std::string check_window(const graph::Graph& g, const graph::Op& op) {
 } // namespace
 
 void add_pool_rules(rule_table& t) {
-  t["MaxPool"] = {check_window, [](op_builder& b) { pool(b, true, false); }};
-  t["AveragePool"] = {check_window, [](op_builder& b) { pool(b, false, false); }};
-  t["GlobalAveragePool"] = {check_4d_f32, [](op_builder& b) { pool(b, false, true); }};
-  t["GlobalMaxPool"] = {check_4d_f32, [](op_builder& b) { pool(b, true, true); }};
+  const char* window = "f32 4-D NCHW input, 2-D kernel, storage_order 0, no Indices output";
+  const char* global = "f32 4-D NCHW input";
+  t["MaxPool"] = {check_window, [](op_builder& b) { pool(b, true, false); }, window};
+  t["AveragePool"] = {check_window, [](op_builder& b) { pool(b, false, false); }, window};
+  t["GlobalAveragePool"] = {check_4d_f32, [](op_builder& b) { pool(b, false, true); }, global};
+  t["GlobalMaxPool"] = {check_4d_f32, [](op_builder& b) { pool(b, true, true); }, global};
 
   t["Resize"] = {
       [](const graph::Graph& g, const graph::Op& op) {
@@ -118,7 +120,10 @@ void add_pool_rules(rule_table& t) {
         spec[10] = float_bits(lh);
         spec[11] = float_bits(lw);
         b.dispatch("resize", std::move(spec), {b.input(0), b.output(0)}, static_cast<uint64_t>(shape_size(y)));
-      }};
+      },
+      "f32 4-D NCHW input, H and W resized (not N or C); mode nearest or linear; coordinate_transformation_mode "
+      "half_pixel, asymmetric, align_corners, pytorch_half_pixel or tf_half_pixel_for_nearest; nearest_mode "
+      "round_prefer_floor, round_prefer_ceil, floor or ceil; no antialias, no axes attribute; scales constant"};
 }
 
 } // namespace troupe::kernels::vulkan

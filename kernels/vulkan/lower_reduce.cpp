@@ -64,8 +64,8 @@ void reduce(op_builder& b, int mode) {
 } // namespace
 
 void add_reduce_rules(rule_table& t) {
-  t["Softmax"] = {check_f32, [](op_builder& b) { softmax(b, false); }};
-  t["LogSoftmax"] = {check_f32, [](op_builder& b) { softmax(b, true); }};
+  t["Softmax"] = {check_f32, [](op_builder& b) { softmax(b, false); }, "f32, rank <= 6"};
+  t["LogSoftmax"] = {check_f32, [](op_builder& b) { softmax(b, true); }, "f32, rank <= 6"};
   const std::pair<const char*, int> modes[] = {{"ReduceMean", 0}, {"ReduceSum", 1},  {"ReduceMax", 2},
                                                 {"ReduceMin", 3},  {"ReduceProd", 4}, {"ReduceL2", 5},
                                                 {"ReduceSumSquare", 6}, {"ReduceL1", 7}};
@@ -77,7 +77,7 @@ void add_reduce_rules(rule_table& t) {
                    return std::string("axes must be a constant");
                  return std::string();
                },
-               [mode = mode](op_builder& b) { reduce(b, mode); }};
+               [mode = mode](op_builder& b) { reduce(b, mode); }, "f32, rank <= 6; axes constant (input) or attribute"};
 }
 
 } // namespace troupe::kernels::vulkan

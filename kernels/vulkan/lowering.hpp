@@ -52,6 +52,9 @@ struct op_rule {
   /// Empty string = supported; otherwise why not.
   std::function<std::string(const graph::Graph&, const graph::Op&)> check;
   std::function<void(op_builder&)> lower;
+  /// What `check` accepts, in words, for users (docs/ops.md is generated from it by docs/gen):
+  /// each rule file sets it beside its checks.
+  std::string conditions;
 };
 
 /// Every op type with a shader (or a free alias), by ONNX op type.
