@@ -77,6 +77,17 @@ print(f"first_program {got} = onnxruntime {list(expected)} within 1e-5")
 EOF
 }
 
+# The README's first program is this program, as written (it is compiled and run below).
+for page in "$src/README.md" "$src/docs/getting-started.md"; do
+  /usr/bin/python3 - "$page" "$src/examples/first_program/main.cpp" <<'EOF' || fail "the first program of $page is not examples/first_program/main.cpp"
+import sys
+page, program = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+section = page[page.index("## A first program"):]
+block = section[section.index("```cpp\n") + 7:]
+sys.exit(0 if block[:block.index("```")] == program else 1)
+EOF
+done
+
 # find_package(troupe CONFIG REQUIRED) + troupe::troupe, exactly as examples/first_program has it.
 cmake -S "$src/examples/first_program" -B "$work/consumer" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$prefix" >"$work/consumer-configure.log" || { cat "$work/consumer-configure.log"; fail "consumer configure failed"; }
