@@ -5,6 +5,7 @@ find_package(dnnl CONFIG REQUIRED)        # DNNL::dnnl (its config wants OpenCL)
 find_package(OpenMP REQUIRED)
 find_package(Threads REQUIRED)
 find_package(Boost 1.74 REQUIRED COMPONENTS unit_test_framework)
+find_package(nlohmann_json CONFIG REQUIRED) # nlohmann_json::nlohmann_json: the CLI's JSON reports and configs
 
 # CAF 0.17 ships neither a CMake config nor a .pc file.
 find_path(CAF_INCLUDE_DIR caf/all.hpp REQUIRED)
