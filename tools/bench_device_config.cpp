@@ -89,17 +89,7 @@ device_setup configure_device(Core& core, const bench_options& o, device_configs
   AnyMap kept;
   for (const auto& [k, v] : from_file)
     if (!cli.count(k) && !erase.count(k)) kept[k] = v;
-  try {
-    check_config(core, dev, kept, o.load_config);
-  } catch (const Exception& e) {
-    std::string msg = e.what();
-    // check_config names the key by the target device; the file named the section.
-    if (section != dev) {
-      auto at = msg.find("key '" + dev + ".");
-      if (at != std::string::npos) msg.replace(at + 5, dev.size(), section);
-    }
-    throw Exception(msg);
-  }
+  check_config(core, dev, kept, o.load_config, section);
 
   device_setup r;
   r.compile = kept;

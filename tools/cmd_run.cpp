@@ -62,12 +62,10 @@ int cmd_run(int argc, char** argv) {
   AnyMap props;
   if (a.has("-load_config")) {
     auto configs = load_config(a.get("-load_config"));
-    for (const auto& key : {device, device_type(device)})
-      if (configs.count(key)) {
-        props = configs.at(key);
-        break;
-      }
-    check_config(core, device, props, a.get("-load_config"));
+    // The device's own section, else its type's ("GPU" for "GPU.0").
+    std::string section = configs.count(device) ? device : device_type(device);
+    if (configs.count(section)) props = configs.at(section);
+    check_config(core, device, props, a.get("-load_config"), section);
   }
   if (!precision.empty()) props["INFERENCE_PRECISION_HINT"] = precision;
 

@@ -76,12 +76,13 @@ void dump_config(const std::string& path, const device_configs& configs) {
   }
 }
 
-void check_config(Core& core, const std::string& device, const AnyMap& props, const std::string& path) {
+void check_config(Core& core, const std::string& device, const AnyMap& props, const std::string& path,
+                  const std::string& section) {
   for (const auto& [name, value] : props) {
     try {
       core.set_property(device, {{name, value}});
     } catch (const Exception& e) {
-      bad(path, device + "." + name, e.what());
+      bad(path, section + "." + name, e.what());
     }
   }
 }

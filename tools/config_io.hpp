@@ -20,7 +20,9 @@ void dump_config(const std::string& path, const device_configs& configs);
 std::string device_type(const std::string& device);
 
 /// Checks each property of `props` with the runtime (Core::set_property validates names and
-/// values) so that a bad one names the file and key; the values also become `device`'s defaults.
-void check_config(Core& core, const std::string& device, const AnyMap& props, const std::string& path);
+/// values) so that a bad one names the file and key (`section`.NAME, `section` being the
+/// file's key for the device); the values also become `device`'s defaults.
+void check_config(Core& core, const std::string& device, const AnyMap& props, const std::string& path,
+                  const std::string& section);
 
 } // namespace troupe::cli
