@@ -6,6 +6,7 @@ find_package(OpenMP REQUIRED)
 find_package(Threads REQUIRED)
 find_package(Vulkan REQUIRED COMPONENTS glslangValidator) # GPU device; glslang compiles the shaders at build time
 find_package(Boost 1.74 REQUIRED COMPONENTS unit_test_framework)
+find_package(nlohmann_json CONFIG REQUIRED) # nlohmann_json::nlohmann_json: the CLI's JSON reports and configs
 
 # CAF 0.17 ships neither a CMake config nor a .pc file.
 find_path(CAF_INCLUDE_DIR caf/all.hpp REQUIRED)

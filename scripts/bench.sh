@@ -24,11 +24,14 @@ for m in "${models[@]}"; do
   model=$root/data/models/$file.onnx
   dims=[${shape//x/,}]
   echo "=== $m $shape"
-  "$troupe" bench -m "$model" -d CPU -shape "x$dims" -hint latency -nthreads 2 -t "$t" -json_stats "$out/${m}_latency.json"
-  "$troupe" bench -m "$model" -d CPU -shape "x$dims" -hint latency -nthreads 2 -ip bf16 -t "$t" -json_stats "$out/${m}_bf16.json" \
-    || echo "{}" > "$out/${m}_bf16.json"
+  # Each run writes <folder>/benchmark_report.json (benchmark_app's -report_folder/-json_stats).
+  "$troupe" bench -m "$model" -d CPU -shape "x$dims" -hint latency -nthreads 2 -t "$t" \
+    -report_type no_counters -report_folder "$out/${m}_latency" -json_stats
+  rm -rf "$out/${m}_bf16" # a CPU without bf16 fails; the table then shows '-'
+  "$troupe" bench -m "$model" -d CPU -shape "x$dims" -hint latency -nthreads 2 -infer_precision bf16 -t "$t" \
+    -report_type no_counters -report_folder "$out/${m}_bf16" -json_stats || true
   "$troupe" bench -m "$model" -d CPU -shape "x$dims" -hint throughput -nstreams 2 -nthreads 1 -api async -nireq 2 -t "$t" \
-    -json_stats "$out/${m}_throughput.json"
+    -report_type no_counters -report_folder "$out/${m}_throughput" -json_stats
   node "$root/scripts/reference/ort_reference.js" bench "$model" --shape "$shape" --seconds "$t" > "$out/${m}_ort.json"
 done
 [ -x "$root/build/bin/troupe_overhead" ] && "$root/build/bin/troupe_overhead" CPU | tee "$out/overhead.txt"

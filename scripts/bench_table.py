@@ -15,13 +15,19 @@ def load(name):
         return {}
 
 
+def troupe_results(name):
+    """execution_results of `troupe bench -report_folder DIR -json_stats` (DIR/benchmark_report.json)."""
+    return load(os.path.join(name, "benchmark_report.json")).get("execution_results", {})
+
+
 rows = []
 for m in models:
-    lat, bf16, tp, ort = (load(f"{m}_{k}.json") for k in ("latency", "bf16", "throughput", "ort"))
+    lat, bf16, tp = (troupe_results(f"{m}_{k}") for k in ("latency", "bf16", "throughput"))
+    ort = load(f"{m}_ort.json")
     ort_lat2 = next((l["median_ms"] for l in ort.get("latency", []) if l.get("threads") == 2), None)
     ort_tp = (ort.get("throughput") or {}).get("per_s")
-    rows.append((m, lat.get("latency_median_ms"), ort_lat2, bf16.get("latency_median_ms"),
-                 tp.get("throughput_fps"), ort_tp))
+    rows.append((m, lat.get("latency_median"), ort_lat2, bf16.get("latency_median"),
+                 tp.get("throughput"), ort_tp))
 
 
 def fmt(x, d=2):

@@ -2,7 +2,7 @@
 # Installs everything troupe builds, tests and benchmarks with (Debian packages; run as root).
 set -euo pipefail
 pkgs=(cmake ninja-build g++ clang libclang-rt-14-dev
-      libcaf-dev libdnnl-dev ocl-icd-opencl-dev libboost-test-dev
+      libcaf-dev libdnnl-dev ocl-icd-opencl-dev libboost-test-dev nlohmann-json3-dev
       libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
       libvulkan-dev mesa-vulkan-drivers glslang-tools glslang-dev spirv-tools
       python3 python3-onnx python3-numpy pkg-config)

@@ -1,4 +1,4 @@
-// base/'s internal helpers: the f16 and bf16 conversions (base/float16.hpp), exhaustively over
+// base/'s internal helpers: the f16 and bf16 conversions (troupe/float16.hpp), exhaustively over
 // the 16-bit patterns and at every rounding boundary.
 #include <boost/test/unit_test.hpp>
 
@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "base/float16.hpp"
+#include <troupe/float16.hpp>
 
 using namespace troupe;
 

@@ -553,7 +553,7 @@ BOOST_AUTO_TEST_CASE(cli_devices_run_bench_query_on_gpu, *utf::precondition(test
   BOOST_TEST(code == 0, out);
   BOOST_TEST(out.find("Upload") != std::string::npos, out);
   BOOST_TEST(out.find("Download") != std::string::npos, out);
-  BOOST_TEST(out.find("throughput") != std::string::npos, out);
+  BOOST_TEST(out.find("Throughput:") != std::string::npos, out);
 
   std::tie(code, out) = troupe_cli("bench -m " + model + " -d GPU -shape x[1,3,48,192] -niter 4 -hint throughput");
   BOOST_TEST(code == 0, out);
@@ -564,9 +564,9 @@ BOOST_AUTO_TEST_CASE(cli_devices_run_bench_query_on_gpu, *utf::precondition(test
   BOOST_TEST(out.find("supported by GPU") != std::string::npos, out);
 
   // f16 where the device has it (lavapipe does); bf16 never on a GPU.
-  std::tie(code, out) = troupe_cli("bench -m " + model + " -d GPU -shape x[1,3,48,192] -niter 1 -ip f16");
+  std::tie(code, out) = troupe_cli("bench -m " + model + " -d GPU -shape x[1,3,48,192] -niter 1 -infer_precision f16");
   BOOST_TEST(code == 0, out);
-  std::tie(code, out) = troupe_cli("bench -m " + model + " -d GPU -shape x[1,3,48,192] -niter 1 -ip bf16");
+  std::tie(code, out) = troupe_cli("bench -m " + model + " -d GPU -shape x[1,3,48,192] -niter 1 -infer_precision bf16");
   BOOST_TEST(code != 0, out);
   BOOST_TEST(out.find("INFERENCE_PRECISION_HINT") != std::string::npos, out);
 }

@@ -1,217 +1,406 @@
-#include <algorithm>
-#include <atomic>
+/// `troupe bench`: benchmark_app's 11 steps over troupe's public API.
+#include <cctype>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
-#include <fstream>
-#include <mutex>
-#include <numeric>
+#include <memory>
+#include <optional>
 
-#include "tools/args.hpp"
+#include <troupe/version.hpp>
+
+#include "tools/bench_device_config.hpp"
+#include "tools/bench_loop.hpp"
+#include "tools/bench_options.hpp"
+#include "tools/bench_report.hpp"
 #include "tools/commands.hpp"
-#include "tools/tensor_io.hpp"
+#include "tools/exec_graph.hpp"
+#include "tools/file_io.hpp"
+#include "tools/input_data.hpp"
+#include "tools/latency_stats.hpp"
+#include "tools/log.hpp"
+#include "tools/perf_counters.hpp"
 
 namespace troupe::cli {
 
 namespace {
 
 using clock_type = std::chrono::steady_clock;
+using section = statistics_report::section;
 
 double ms_since(clock_type::time_point t0) {
   return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
 }
 
-/// A progress line on stderr, redrawn at most 4 times a second.
-class progress {
-public:
-  progress(int niter, double seconds) : niter_(niter), seconds_(seconds) {}
-  void update(int done, double elapsed_ms) {
-    auto now = clock_type::now();
-    if (now - last_ < std::chrono::milliseconds(250)) return;
-    last_ = now;
-    if (niter_ > 0) std::fprintf(stderr, "\r[ progress ] %d / %d iterations", done, niter_);
-    else std::fprintf(stderr, "\r[ progress ] %.1f / %.1f s, %d iterations", elapsed_ms / 1000, seconds_, done);
-    std::fflush(stderr);
-    drawn_ = true;
+void print_ports(const std::vector<Port>& ins, const std::vector<Port>& outs, const input_setup* setup) {
+  info("Model inputs:");
+  for (const auto& p : ins) {
+    std::string layout;
+    if (setup)
+      for (const auto& in : setup->inputs)
+        if (in.name == p.get_any_name()) layout = in.layout;
+    info("    %s (node: %s) : %s / %s / %s", p.get_any_name().c_str(), p.get_any_name().c_str(),
+         to_string(p.get_element_type()).c_str(), layout_text(layout).c_str(),
+         shape_text(p.get_partial_shape()).c_str());
   }
-  void finish() {
-    if (drawn_) std::fprintf(stderr, "\n");
+  info("Model outputs:");
+  for (const auto& p : outs)
+    info("    %s (node: %s) : %s / %s / %s", p.get_any_name().c_str(), p.get_any_name().c_str(),
+         to_string(p.get_element_type()).c_str(), "[...]", shape_text(p.get_partial_shape()).c_str());
+}
+
+std::string property_or(const CompiledModel& cm, const std::string& name, const std::string& def) {
+  try {
+    return cm.get_property(name).as_string();
+  } catch (const Exception&) {
+    return def;
+  }
+}
+
+/// "[ CPU ]", as benchmark_app prints a list of devices.
+std::string device_list(std::string comma_separated) {
+  for (auto& c : comma_separated)
+    if (c == ',') c = ' ';
+  return "[ " + comma_separated + " ]";
+}
+
+int bench(const bench_options& o_in, std::optional<statistics_report>& stats) {
+  bench_options o = o_in;
+  // -report_folder / -json_stats alone: benchmark_app would write nothing; they ask for a report.
+  if (o.report_type.empty() && (!o.report_folder.empty() || o.json_stats)) {
+    o.report_type = "no_counters";
+    info("-report_folder/-json_stats without -report_type: writing the no_counters report");
+  }
+  if (!o.report_type.empty()) {
+    stats.emplace();
+    for (const auto& [flag, value] : o.given) stats->add(section::command_line, flag.substr(1), flag.substr(1), value);
+  }
+  device_configs file_config;
+  if (!o.load_config.empty()) file_config = load_config(o.load_config);
+  const bool compile_only = o.niter_given && o.niter == 0;
+  const bool async = o.api == "async";
+
+  // ----- 2
+  next_step();
+  Core core;
+  info("troupe:");
+  info("Build ................................. %s", troupe::version());
+  info("%s", "");
+  info("Device info:");
+  info("%s", o.device.c_str());
+  info("FULL_DEVICE_NAME ...................... %s", core.get_property(o.device, "FULL_DEVICE_NAME").as_string().c_str());
+  info("%s", "");
+
+  // ----- 3
+  next_step();
+  auto dev = configure_device(core, o, std::move(file_config));
+
+  // ----- 4
+  std::optional<Model> model;
+  std::vector<Port> in_ports, out_ports;
+  input_setup setup;
+  io_types types;
+  std::map<std::string, std::vector<std::string>> files;
+  CompiledModel cm;
+  std::string model_name;
+  auto resolve = [&](const std::vector<Port>& ports) {
+    files = parse_input_files(o.input_files, ports);
+    for (const auto& [name, list] : files) info("For input %s %zu files were added.", name.c_str(), list.size());
+    setup = resolve_inputs(ports, o.shapes, !compile_only);
+  };
+  if (o.load_from_file) {
+    next_step();
+    info("Skipping the step for loading model from file");
+    next_step();
+    info("Skipping the step for loading model from file");
+    next_step();
+    info("Skipping the step for loading model from file");
+    next_step();
+    auto t0 = clock_type::now();
+    cm = core.compile_model(o.model, o.device, dev.compile);
+    double ms = ms_since(t0);
+    info("Compile model took %s ms", ms2(ms).c_str());
+    info("Original model I/O parameters:");
+    in_ports = cm.inputs();
+    out_ports = cm.outputs();
+    print_ports(in_ports, out_ports, nullptr);
+    if (stats) stats->add(section::execution_results, "compile model time (ms)", "load_model_time", ms);
+    resolve(in_ports);
+    types = resolve_io_types(o.ip, o.op, o.iop, in_ports, out_ports);
+    model_name = o.model.substr(o.model.find_last_of('/') + 1);
+  } else {
+    next_step();
+    info("Loading model files");
+    auto t0 = clock_type::now();
+    model.emplace(core.read_model(o.model));
+    double ms = ms_since(t0);
+    info("Read model took %s ms", ms2(ms).c_str());
+    info("Original model I/O parameters:");
+    print_ports(model->inputs(), model->outputs(), nullptr);
+    if (stats) stats->add(section::execution_results, "read model time (ms)", "read_model_time", ms);
+    model_name = model->get_friendly_name();
+
+    // ----- 5
+    next_step();
+    resolve(model->inputs());
+    if (!setup.reshape.empty()) {
+      std::string text;
+      for (const auto& [name, shape] : setup.reshape) text += (text.empty() ? "'" : ", '") + name + "': " + shape_text(shape);
+      info("Reshaping model: %s", text.c_str());
+      t0 = clock_type::now();
+      model->reshape(setup.reshape);
+      ms = ms_since(t0);
+      info("Reshape model took %s ms", ms2(ms).c_str());
+      if (stats) stats->add(section::execution_results, "reshape model time (ms)", "reshape_model_time", ms);
+    }
+
+    // ----- 6
+    next_step();
+    in_ports = model->inputs();
+    out_ports = model->outputs();
+    types = resolve_io_types(o.ip, o.op, o.iop, in_ports, out_ports);
+  }
+  for (const auto& [name, t] : types.inputs)
+    info("Input '%s': data is made or read as %s and converted to the model's type by the tool, once, before the "
+         "measurement (troupe's runtime has no pre-processing, so unlike OpenVINO the conversion is not measured)",
+         name.c_str(), to_string(t).c_str());
+  for (const auto& [name, t] : types.outputs)
+    warn("Output '%s': bench measures it in the model's own type; -op/-iop %s would be a host conversion after "
+         "the inference (troupe's runtime has no post-processing); troupe run applies it.",
+         name.c_str(), to_string(t).c_str());
+  int64_t batch = 1;
+  if (!compile_only) {
+    batch = setup.batch(0);
+    bool has_n = false;
+    for (const auto& in : setup.inputs) has_n = has_n || in.batch_index() >= 0;
+    if (!has_n) warn("No batch dimension was found, assuming batch to be 1. Beware: this might affect FPS calculation.");
+    info("Model batch size: %lld", static_cast<long long>(batch));
+  }
+  if (!o.load_from_file) {
+    print_ports(in_ports, out_ports, &setup);
+
+    // ----- 7
+    next_step();
+    auto t0 = clock_type::now();
+    cm = core.compile_model(*model, o.device, dev.compile);
+    double ms = ms_since(t0);
+    info("Compile model took %s ms", ms2(ms).c_str());
+    if (stats) stats->add(section::execution_results, "compile model time (ms)", "load_model_time", ms);
   }
 
-private:
-  int niter_;
-  double seconds_;
-  clock_type::time_point last_{};
-  bool drawn_ = false;
-};
+  if (compile_only) {
+    info("Model compiled successfully. Skipping inference due to -niter 0.");
+    next_step("skipped");
+    next_step("skipped");
+    next_step("skipped");
+    next_step();
+    if (!o.dump_config.empty()) {
+      dump_config(o.dump_config, dev.config);
+      info("troupe configuration settings were dumped to %s", o.dump_config.c_str());
+    }
+    if (stats) info("Statistics report is stored to %s", stats->dump(o.report_folder, o.json_stats).c_str());
+    return 0;
+  }
+
+  const bool dynamic = setup.dynamic();
+  if (dynamic && setup.configurations > 1 && !async)
+    throw usage_error("-api sync: benchmarking a model with dynamic shapes over several -data_shape shapes needs "
+                      "-api async (use -api async -hint latency -nireq 1 to emulate sync)");
+  bool inference_only = o.inference_only;
+  if (dynamic) {
+    if (o.inference_only_given && o.inference_only && setup.configurations > 1)
+      throw usage_error("-inference_only: a dynamic model with several data shapes is measured in full mode only");
+    inference_only = o.inference_only_given && o.inference_only && setup.configurations == 1;
+  }
+
+  // ----- 8
+  next_step();
+  info("Model:");
+  info("  NETWORK_NAME: %s", model_name.c_str());
+  for (const char* p : {"OPTIMAL_NUMBER_OF_INFER_REQUESTS", "NUM_STREAMS", "INFERENCE_NUM_THREADS", "PERFORMANCE_HINT",
+                        "PERFORMANCE_HINT_NUM_REQUESTS", "INFERENCE_PRECISION_HINT", "PERF_COUNT", "EXECUTION_DEVICES",
+                        "GPU_F16_ARITHMETIC"}) {
+    auto v = property_or(cm, p, "\x01");
+    if (v != "\x01") info("  %s: %s", p, v.c_str());
+  }
+  const std::string streams = property_or(cm, "NUM_STREAMS", "1");
+  uint64_t nireq = o.nireq;
+  if (nireq == 0) nireq = async ? static_cast<uint64_t>(cm.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS").as<int>()) : 1;
+  uint64_t niter = o.niter;
+  if (niter > 0 && async) {
+    const uint64_t groups = setup.configurations;
+    const uint64_t step = groups > nireq ? groups : nireq;
+    const uint64_t aligned = (niter + step - 1) / step * step;
+    if (aligned != niter)
+      warn("Number of iterations was aligned by %s number from %llu to %llu using number of %s %llu",
+           groups > nireq ? "data shape groups" : "request", static_cast<unsigned long long>(niter),
+           static_cast<unsigned long long>(aligned), groups > nireq ? "possible input shapes" : "requests",
+           static_cast<unsigned long long>(step));
+    niter = aligned;
+  }
+  // benchmark_app's default: 60 s on CPU and GPU when neither -t nor -niter is given.
+  const double seconds = o.seconds > 0 ? o.seconds : (o.niter == 0 ? 60.0 : 0.0);
+  const std::string precision = property_or(cm, "INFERENCE_PRECISION_HINT", "f32");
+  if (stats) {
+    stats->add(section::configuration, "benchmark mode", "benchmark_mode", inference_only ? "inference only" : "full");
+    stats->add(section::configuration, "topology", "topology", model_name);
+    stats->add(section::configuration, "target device", "target_device", o.device);
+    stats->add(section::configuration, "API", "api", o.api);
+    stats->add(section::configuration, "precision", "precision", precision);
+    stats->add(section::configuration, "batch size", "batch_size", batch);
+    stats->add(section::configuration, "number of iterations", "iterations_num", niter);
+    stats->add(section::configuration, "number of parallel infer requests", "nireq", nireq);
+    stats->add(section::configuration, "duration (ms)", "duration", static_cast<uint64_t>(seconds * 1000));
+    std::string dev_key = o.device;
+    for (auto& c : dev_key) c = c == ' ' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    stats->add(section::configuration, "number of " + o.device + " streams", dev_key + "_streams_num", streams);
+  }
+
+  // ----- 9
+  next_step();
+  std::vector<InferRequest> reqs;
+  for (uint64_t i = 0; i < nireq; ++i) reqs.push_back(cm.create_infer_request());
+  if (files.empty())
+    warn("No input files were given: all inputs will be filled with seeded random values (mulberry32, seed 12345, "
+         "as scripts/reference/ort_reference.js)");
+  auto sets = make_input_sets(setup, files, types);
+  const std::size_t shown = std::min<std::size_t>(sets.sets.size(), 10);
+  for (std::size_t s = 0; s < shown; ++s) {
+    info("Test Config %zu", s);
+    for (std::size_t k = 0; k < setup.inputs.size(); ++k) {
+      const auto& in = setup.inputs[k];
+      info("%s  (%s, %s, %s, %s):\t%s", in.name.c_str(), layout_text(in.layout).c_str(), to_string(in.type).c_str(),
+           to_string(sets.sets[s][k].get_shape()).c_str(),
+           in.shape.is_static() ? "static" : ("dyn:" + shape_text(in.shape)).c_str(), sets.sources[s][k].c_str());
+    }
+  }
+  if (sets.sets.size() > shown) info("... and %zu more test configs", sets.sets.size() - shown);
+  std::vector<int64_t> set_batch;
+  for (std::size_t s = 0; s < sets.sets.size(); ++s) set_batch.push_back(setup.batch(sets.configuration[s]));
+
+  // ----- 10
+  std::string what = "Start inference " + o.api + "hronously";
+  if (async) what += ", " + std::to_string(nireq) + " inference requests using " + streams + " streams for " + o.device;
+  what += ", limits: ";
+  if (seconds > 0) what += std::to_string(static_cast<uint64_t>(seconds * 1000)) + " ms duration";
+  if (niter > 0) what += std::string(seconds > 0 ? ", " : "") + std::to_string(niter) + " iterations";
+  next_step(what);
+  info(inference_only ? "Benchmarking in inference only mode (inputs filling are not included in measurement loop)."
+                      : "Benchmarking in full mode (inputs filling are included in measurement loop).");
+  if (inference_only && sets.sets.size() > nireq) warn("Only %llu test configs will be used.", static_cast<unsigned long long>(nireq));
+  assign_sets(reqs, sets);
+  if (!o.no_warmup) {
+    double first = first_inference(reqs[0], async);
+    info("First inference took %s ms", ms2(first).c_str());
+    if (stats) stats->add(section::execution_results, "first inference time (ms)", "first_inference_time", first);
+  } else {
+    info("Skipping warmup inference due to -no_warmup flag");
+  }
+  loop_settings ls;
+  ls.async = async;
+  ls.niter = niter;
+  ls.seconds = seconds;
+  ls.max_irate = o.max_irate;
+  ls.inference_only = inference_only;
+  ls.batch = set_batch;
+  ls.configurations = setup.configurations;
+  auto res = measure(reqs, sets, ls);
+  if (res.latencies.empty()) throw Exception("no inference ran (raise -niter or -t)");
+  auto lat = compute_latency(res.latencies, o.latency_percentile);
+  std::vector<latency_stats> groups;
+  if (o.pcseq && setup.configurations > 1)
+    for (std::size_t c = 0; c < setup.configurations; ++c)
+      if (!res.by_configuration[c].empty())
+        groups.push_back(compute_latency(res.by_configuration[c], o.latency_percentile, setup.data_shapes_text(c)));
+  const double fps = 1000.0 * static_cast<double>(res.frames) / res.duration_ms;
+  const std::string exec_devices = property_or(cm, "EXECUTION_DEVICES", o.device);
+  if (stats) {
+    stats->add(section::execution_results, "total execution time (ms)", "execution_time", res.duration_ms);
+    stats->add(section::execution_results, "total number of iterations", "iterations_num", res.iterations);
+    stats->add(section::execution_results,
+               o.latency_percentile == 50 ? "Median latency (ms)"
+                                          : "latency (" + std::to_string(o.latency_percentile) + " percentile) (ms)",
+               "latency_median", lat.percentile_value);
+    stats->add(section::execution_results, "Percentile boundary", "percentile_boundary", o.latency_percentile);
+    stats->add(section::execution_results, "Average latency (ms)", "latency_avg", lat.avg);
+    stats->add(section::execution_results, "Min latency (ms)", "latency_min", lat.min);
+    stats->add(section::execution_results, "Max latency (ms)", "latency_max", lat.max);
+    for (const auto& g : groups) stats->add_group(g);
+    stats->add(section::execution_results, "throughput", "throughput", fps);
+    stats->add(section::execution_results, "execution devices", "execution_devices", exec_devices);
+  }
+
+  // ----- 11
+  next_step();
+  if (!o.dump_config.empty()) {
+    dump_config(o.dump_config, dev.config);
+    info("troupe configuration settings were dumped to %s", o.dump_config.c_str());
+  }
+  std::vector<std::vector<ProfilingInfo>> counters;
+  if (dev.perf_counts) {
+    const std::string full_name = core.get_property(o.device, "FULL_DEVICE_NAME").as_string();
+    for (std::size_t i = 0; i < reqs.size(); ++i) {
+      counters.push_back(reqs[i].get_profiling_info());
+      if (!o.pcsort.empty()) {
+        info("Sort performance counts for %zu-th infer request:", i);
+        print_counters(counters.back(), full_name, o.pcsort);
+      } else if (o.pc) {
+        info("Performance counts for %zu-th infer request:", i);
+        print_counters(counters.back(), full_name, "");
+      }
+    }
+  }
+  if (!o.exec_graph_path.empty()) {
+    try {
+      write_exec_graph(o.exec_graph_path, model_name, o.device, counters.empty() ? reqs[0].get_profiling_info() : counters[0]);
+      info("Executable graph is stored to %s", o.exec_graph_path.c_str());
+    } catch (const std::exception& e) {
+      std::printf("[ ERROR ] Can't get executable graph: %s\n", e.what());
+    }
+  }
+  if (stats) {
+    if (o.report_type == "no_counters")
+      info("Statistics collecting for performance counters was not requested. No reports are dumped.");
+    else if (!counters.empty())
+      info("Performance counters report is stored to %s",
+           dump_counters(o.report_folder, o.json_stats, o.report_type, counters).c_str());
+    info("Statistics report is stored to %s", stats->dump(o.report_folder, o.json_stats).c_str());
+  }
+  info("Execution Devices: %s", device_list(exec_devices).c_str());
+  info("Count:               %llu iterations", static_cast<unsigned long long>(res.iterations));
+  info("Duration:            %s ms", ms2(res.duration_ms).c_str());
+  info("Latency:");
+  print_latency(lat);
+  if (!groups.empty()) {
+    info("Latency for each data shape group:");
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      info("%zu.", g + 1);
+      print_latency(groups[g]);
+    }
+  }
+  info("Throughput:          %s FPS", ms2(fps).c_str());
+  return 0;
+}
 
 } // namespace
 
 int cmd_bench(int argc, char** argv) {
-  auto a = parse_args(argc, argv, 2,
-                      {"-m", "-d", "-hint", "-api", "-nireq", "-niter", "-t", "-shape", "-nstreams", "-nthreads",
-                       "-json_stats", "-ip", "-i"},
-                      {"-pc"});
-  auto path = a.need("-m");
-  auto device = a.get("-d", "CPU");
-  auto hint = a.get("-hint", "latency");
-  auto api = a.get("-api", "async");
-  if (hint != "latency" && hint != "throughput") throw usage_error("-hint takes latency or throughput, got '" + hint + "'");
-  if (api != "sync" && api != "async") throw usage_error("-api takes sync or async, got '" + api + "'");
-  int niter = a.get_int("-niter", 0);
-  double seconds = a.get_double("-t", niter > 0 ? 0 : 10);
-  if (niter < 0 || seconds < 0) throw usage_error("-niter and -t must not be negative");
-
-  AnyMap props{{"PERFORMANCE_HINT", hint == "latency" ? "LATENCY" : "THROUGHPUT"}};
-  if (a.has("-nstreams")) props["NUM_STREAMS"] = a.get("-nstreams");
-  if (a.has("-nthreads")) props["INFERENCE_NUM_THREADS"] = a.get("-nthreads");
-  if (a.has("-ip")) props["INFERENCE_PRECISION_HINT"] = a.get("-ip");
-  if (a.has("-pc")) props["PERF_COUNT"] = "YES";
-
-  Core core;
-  auto model = core.read_model(path);
-  if (a.has("-shape")) apply_shapes(model, a.get("-shape"));
-  auto t0 = clock_type::now();
-  auto cm = core.compile_model(model, device, props);
-  double compile_ms = ms_since(t0);
-  int nstreams = cm.get_property("NUM_STREAMS").as<int>();
-  int nthreads = cm.get_property("INFERENCE_NUM_THREADS").as<int>();
-  int nireq = a.get_int("-nireq", api == "sync" ? 1 : cm.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS").as<int>());
-  if (nireq < 1) throw usage_error("-nireq must be >= 1");
-  if (api == "sync") nireq = 1;
-
-  std::vector<std::string> files;
-  if (a.values.count("-i")) files = a.values.at("-i");
-  auto inputs = make_inputs(cm, files);
-  std::vector<InferRequest> reqs;
-  for (int i = 0; i < nireq; ++i) {
-    reqs.push_back(cm.create_infer_request());
-    for (std::size_t k = 0; k < inputs.size(); ++k) reqs.back().set_input_tensor(k, inputs[k]);
-  }
-  std::printf("[ info ] compile: %.2f ms (%s, %d streams, %d threads, %d requests, api %s)\n", compile_ms,
-              device.c_str(), nstreams, nthreads, nireq, api.c_str());
-
-  t0 = clock_type::now();
-  reqs[0].infer();
-  double first_ms = ms_since(t0);
-  std::printf("[ info ] first inference: %.2f ms\n", first_ms);
-
-  std::vector<double> lat;
-  progress prog(niter, seconds);
-  auto start = clock_type::now();
-  auto keep_going = [&](int started) {
-    if (niter > 0) return started < niter;
-    return ms_since(start) < seconds * 1000;
-  };
-  if (api == "sync") {
-    int n = 0;
-    while (keep_going(n)) {
-      auto s = clock_type::now();
-      reqs[0].infer();
-      lat.push_back(ms_since(s));
-      ++n;
-      prog.update(n, ms_since(start));
-    }
-  } else {
-    // benchmark_app's async loop: every request in flight; each callback records its latency
-    // and hands the request back; the main thread restarts idle requests.
-    std::mutex m;
-    std::condition_variable cv;
-    std::vector<int> idle;
-    std::vector<clock_type::time_point> began(static_cast<std::size_t>(nireq));
-    std::exception_ptr failure;
-    for (int i = 0; i < nireq; ++i) {
-      reqs[static_cast<std::size_t>(i)].set_callback([&, i](std::exception_ptr e) {
-        double ms = ms_since(began[static_cast<std::size_t>(i)]);
-        {
-          std::lock_guard lock(m);
-          if (e && !failure) failure = e;
-          lat.push_back(ms);
-          idle.push_back(i);
-        }
-        cv.notify_one();
-      });
-      idle.push_back(i);
-    }
-    int started = 0;
-    std::unique_lock lock(m);
-    while (true) {
-      if (failure) break;
-      if (!keep_going(started)) break;
-      if (idle.empty()) {
-        cv.wait(lock, [&] { return !idle.empty() || failure; });
-        continue;
+  next_step();
+  info("Parsing input parameters");
+  auto o = parse_bench_options(argc, argv);
+  if (!o.report_folder.empty()) make_folder(o.report_folder, "-report_folder");
+  std::optional<statistics_report> stats;
+  try {
+    return bench(o, stats);
+  } catch (const std::exception& e) {
+    // As benchmark_app: a report asked for still gets written, with the error in it.
+    if (stats) {
+      try {
+        stats->add(section::execution_results, "error", "error", e.what());
+        stats->dump(o.report_folder, o.json_stats);
+      } catch (...) {
       }
-      int i = idle.back();
-      idle.pop_back();
-      began[static_cast<std::size_t>(i)] = clock_type::now();
-      ++started;
-      lock.unlock();
-      reqs[static_cast<std::size_t>(i)].start_async();
-      prog.update(started, ms_since(start));
-      lock.lock();
     }
-    cv.wait(lock, [&] { return static_cast<int>(idle.size()) == nireq; });
-    lock.unlock();
-    for (auto& r : reqs) r.set_callback(nullptr);
-    if (failure) std::rethrow_exception(failure);
+    throw;
   }
-  double duration_ms = ms_since(start);
-  prog.finish();
-  if (lat.empty()) throw Exception("no inference ran (raise -niter or -t)");
-
-  std::vector<double> s = lat;
-  std::sort(s.begin(), s.end());
-  std::size_t n = s.size();
-  double median = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-  double avg = std::accumulate(s.begin(), s.end(), 0.0) / static_cast<double>(n);
-  double fps = static_cast<double>(n) * 1000.0 / duration_ms;
-
-  if (a.has("-pc")) {
-    std::printf("[ info ] performance counters (request 0, last inference):\n");
-    double total = 0;
-    for (const auto& p : reqs[0].get_profiling_info()) {
-      double us = static_cast<double>(p.real_time.count());
-      total += us;
-      std::printf("%-40s %-16s %-10s %-24s %10.3f ms\n", p.node_name.c_str(), p.node_type.c_str(),
-                  p.status == ProfilingInfo::Status::EXECUTED ? "EXECUTED" : "OPTIMIZED_OUT", p.exec_type.c_str(),
-                  us / 1000);
-    }
-    std::printf("Total: %.3f ms\n", total / 1000);
-  }
-  std::printf("[ info ] count:      %zu iterations\n", n);
-  std::printf("[ info ] duration:   %.2f ms\n", duration_ms);
-  std::printf("[ info ] latency:\n");
-  std::printf("[ info ]    median:  %.3f ms\n", median);
-  std::printf("[ info ]    average: %.3f ms\n", avg);
-  std::printf("[ info ]    min:     %.3f ms\n", s.front());
-  std::printf("[ info ]    max:     %.3f ms\n", s.back());
-  std::printf("[ info ] throughput: %.2f FPS\n", fps);
-
-  if (a.has("-json_stats")) {
-    auto file = a.get("-json_stats");
-    std::ofstream f(file);
-    if (!f) throw Exception("cannot write -json_stats file '" + file + "'");
-    f << "{\n"
-      << "  \"throughput_fps\": " << fps << ",\n"
-      << "  \"latency_median_ms\": " << median << ",\n"
-      << "  \"latency_avg_ms\": " << avg << ",\n"
-      << "  \"latency_min_ms\": " << s.front() << ",\n"
-      << "  \"latency_max_ms\": " << s.back() << ",\n"
-      << "  \"compile_ms\": " << compile_ms << ",\n"
-      << "  \"first_inference_ms\": " << first_ms << ",\n"
-      << "  \"count\": " << n << ",\n"
-      << "  \"duration_ms\": " << duration_ms << ",\n"
-      << "  \"device\": \"" << json_escape(device) << "\",\n"
-      << "  \"hint\": \"" << hint << "\",\n"
-      << "  \"api\": \"" << api << "\",\n"
-      << "  \"nireq\": " << nireq << ",\n"
-      << "  \"nstreams\": " << nstreams << ",\n"
-      << "  \"nthreads\": " << nthreads << "\n"
-      << "}\n";
-    if (!f) throw Exception("error writing -json_stats file '" + file + "'");
-  }
-  return 0;
 }
 
 } // namespace troupe::cli

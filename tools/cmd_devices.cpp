@@ -1,12 +1,14 @@
 #include <cstdio>
 
+#include <troupe/troupe.hpp>
+
 #include "tools/args.hpp"
 #include "tools/commands.hpp"
 
 namespace troupe::cli {
 
 int cmd_devices(int argc, char** argv) {
-  parse_args(argc, argv, 2, {}, {});
+  parse_args(argc, argv, 2, {});
   Core core;
   for (const auto& d : core.available_devices()) {
     std::printf("%s\n", d.c_str());

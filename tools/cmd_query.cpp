@@ -2,13 +2,19 @@
 
 #include "tools/args.hpp"
 #include "tools/commands.hpp"
+#include "tools/input_shapes.hpp"
 
 namespace troupe::cli {
 
 int cmd_query(int argc, char** argv) {
-  auto a = parse_args(argc, argv, 2, {"-m", "-d", "-shape"}, {});
-  auto path = a.need("-m");
-  auto device = a.need("-d");
+  auto a = parse_args(argc, argv, 2,
+                      {{"-m", "a model file (.onnx)"},
+                       {"-d", "a device: CPU, GPU or GPU.<n>"},
+                       {"-shape", "shapes: NAME[1,3,48,192],NAME2[...] or [1,3,48,192]"}});
+  if (!a.has("-m")) throw usage_error("-m is required: the model file (.onnx)");
+  if (!a.has("-d")) throw usage_error("-d is required: the device to ask (CPU, GPU or GPU.<n>)");
+  auto path = a.get("-m");
+  auto device = a.get("-d");
   Core core;
   auto model = core.read_model(path);
   if (a.has("-shape")) apply_shapes(model, a.get("-shape"));

@@ -15,13 +15,13 @@
 #include <troupe/exception.hpp>
 #include <troupe/tensor.hpp>
 
-#include "base/float16.hpp"
+#include <troupe/float16.hpp>
 #include "graph/ir.hpp"
 #include "kernels/reference/kernels.hpp"
 
 namespace troupe::kernels::reference {
 
-// ---- 16-bit floats (the conversions are base/float16.hpp's) ------------------------------
+// ---- 16-bit floats (the conversions are troupe/float16.hpp's) ------------------------------
 
 struct f16_t {
   uint16_t bits = 0;

@@ -7,7 +7,7 @@
 
 #include <troupe/exception.hpp>
 
-#include "base/float16.hpp"
+#include <troupe/float16.hpp>
 #include "kernels/vulkan/lowering.hpp"
 #include "kernels/vulkan/vk_check.hpp"
 

@@ -2,7 +2,7 @@
 
 #include <troupe/exception.hpp>
 
-#include "base/float16.hpp"
+#include <troupe/float16.hpp>
 
 #include <cmath>
 #include <cstring>

@@ -1,6 +1,7 @@
 #pragma once
 /// IEEE half (f16) and bfloat16 (bf16) <-> float32, as bit patterns: the one conversion the
-/// reference kernels, the Vulkan device's boundary copies and the tests share. Header-only
+/// reference kernels, the Vulkan device's boundary copies, the troupe command and the tests
+/// share, public so that applications filling f16/bf16 tensors round as troupe does. Header-only
 /// and integer-only, so that the result depends on neither the FPU's rounding mode nor
 /// flush-to-zero. Narrowing rounds to nearest, ties to even (as IEEE, numpy, ONNX >= 1.13 and
 /// bf16 hardware do); widening is exact; NaNs keep their sign and payload where it fits, so

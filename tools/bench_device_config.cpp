@@ -1,0 +1,103 @@
+#include "tools/bench_device_config.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "tools/log.hpp"
+
+namespace troupe::cli {
+
+device_setup configure_device(Core& core, const bench_options& o, device_configs file) {
+  const std::string& dev = o.device;
+  // A section for the device type ("GPU") applies to a device of that type ("GPU.0").
+  std::string section = dev;
+  if (!file.count(dev) && file.count(device_type(dev))) {
+    section = device_type(dev);
+    file[dev] = file[section];
+    file.erase(section);
+  }
+  const AnyMap from_file = file.count(dev) ? file[dev] : AnyMap{};
+  const auto supported = core.get_property(dev, "SUPPORTED_PROPERTIES").as<std::vector<std::string>>();
+  auto supports = [&](const std::string& p) { return std::find(supported.begin(), supported.end(), p) != supported.end(); };
+
+  AnyMap cli;                  // what the command line sets
+  std::set<std::string> erase; // what the command line removes
+  // The hint. benchmark_app's default is THROUGHPUT (LATENCY with -api sync); a hint from the
+  // config file stands unless -hint is given.
+  if (o.hint == "none") {
+    erase.insert("PERFORMANCE_HINT");
+  } else if (!o.hint.empty()) {
+    std::string v = o.hint == "latency" ? "LATENCY" : "THROUGHPUT";
+    if (o.hint == "cumulative_throughput")
+      warn("-hint cumulative_throughput: troupe runs one device, where it means THROUGHPUT (as it does for a "
+           "single device in OpenVINO); %s PERFORMANCE_HINT is set to THROUGHPUT.", dev.c_str());
+    cli["PERFORMANCE_HINT"] = v;
+  } else if (!from_file.count("PERFORMANCE_HINT")) {
+    const char* v = o.api == "sync" ? "LATENCY" : "THROUGHPUT";
+    warn("Performance hint was not explicitly specified in command line. Device(%s) performance hint will be set "
+         "to %s.", dev.c_str(), v);
+    cli["PERFORMANCE_HINT"] = v;
+  }
+  if (o.nireq != 0) cli["PERFORMANCE_HINT_NUM_REQUESTS"] = static_cast<int64_t>(o.nireq);
+
+  // Performance counters: -pc, else the file, else on when a report, graph or sort needs them.
+  auto file_pc = from_file.find("PERF_COUNT");
+  bool file_pc_on = false;
+  if (file_pc != from_file.end()) {
+    try {
+      file_pc_on = file_pc->second.as<bool>();
+    } catch (const Exception& e) {
+      throw Exception("-load_config '" + o.load_config + "': key '" + section + ".PERF_COUNT': " + e.what());
+    }
+  }
+  bool pc = o.pc;
+  if (o.pc_given) {
+    pc = o.pc;
+  } else if (file_pc_on) {
+    warn("Performance counters for %s device is turned on. To print results use -pc option.", dev.c_str());
+    pc = true;
+  } else if (o.report_type == "average_counters" || o.report_type == "detailed_counters" ||
+             o.report_type == "sort_detailed_counters") {
+    warn("Turn on performance counters for %s device since report type is %s.", dev.c_str(), o.report_type.c_str());
+    pc = true;
+  } else if (!o.exec_graph_path.empty()) {
+    warn("Turn on performance counters for %s device due to execution graph dumping.", dev.c_str());
+    pc = true;
+  } else if (!o.pcsort.empty()) {
+    warn("Turn on sorted performance counters for %s device since pcsort value is %s.", dev.c_str(), o.pcsort.c_str());
+    pc = true;
+  }
+  if (!file_pc_on || o.pc_given) cli["PERF_COUNT"] = pc;
+
+  if (o.nthreads_given) {
+    if (supports("INFERENCE_NUM_THREADS")) cli["INFERENCE_NUM_THREADS"] = static_cast<int64_t>(o.nthreads);
+    else warn("-nthreads: device %s has no INFERENCE_NUM_THREADS (its work runs in shaders); ignored.", dev.c_str());
+  }
+  if (!o.nstreams.empty()) {
+    if (!supports("NUM_STREAMS"))
+      throw usage_error("-nstreams: device " + dev + " has no NUM_STREAMS property");
+    cli["NUM_STREAMS"] = value_for_device("-nstreams", o.nstreams, dev);
+  }
+  if (!o.infer_precision.empty()) {
+    if (!supports("INFERENCE_PRECISION_HINT"))
+      throw usage_error("-infer_precision: device " + dev + " has no INFERENCE_PRECISION_HINT property");
+    cli["INFERENCE_PRECISION_HINT"] = value_for_device("-infer_precision", o.infer_precision, dev);
+  }
+
+  // The file's own values for this device, where the command line leaves them, are checked now
+  // so that an error names the file and the key.
+  AnyMap kept;
+  for (const auto& [k, v] : from_file)
+    if (!cli.count(k) && !erase.count(k)) kept[k] = v;
+  check_config(core, dev, kept, o.load_config, section);
+
+  device_setup r;
+  r.compile = kept;
+  for (const auto& [k, v] : cli) r.compile[k] = v;
+  r.perf_counts = r.compile.count("PERF_COUNT") && r.compile.at("PERF_COUNT").as<bool>();
+  r.config = std::move(file);
+  r.config[dev] = r.compile;
+  return r;
+}
+
+} // namespace troupe::cli
