@@ -28,6 +28,13 @@ if [ ! -f "$data/models/ch_PP-OCRv4_det_presigmoid.onnx" ]; then
     "$data/models/ch_PP-OCRv4_det_infer.onnx" "$data/models/ch_PP-OCRv4_det_presigmoid.onnx"
 fi
 
+# A model whose input shape is fixed, as many users' models are: the CLI tests run benchmark_app's
+# command lines on it without -shape.
+if [ ! -f "$data/models/ch_ppocr_mobile_v2.0_cls_static.onnx" ]; then
+  /usr/bin/python3 "$root/scripts/fix_input_shape.py" "$data/models/ch_ppocr_mobile_v2.0_cls_infer.onnx" \
+    "$data/models/ch_ppocr_mobile_v2.0_cls_static.onnx" x=1x3x48x192
+fi
+
 expect() { # model shape: onnxruntime's outputs for the seeded input
   local out=$data/ort/$1_$2
   [ -f "$out/meta.json" ] && return
