@@ -3,22 +3,12 @@
 #include <algorithm>
 
 #include "tools/file_io.hpp"
+#include "tools/perf_counters.hpp"
 #include "tools/log.hpp"
 
 namespace troupe::cli {
 
 namespace {
-
-const char* status_name(ProfilingInfo::Status s) {
-  switch (s) {
-  case ProfilingInfo::Status::NOT_RUN: return "NOT_RUN";
-  case ProfilingInfo::Status::OPTIMIZED_OUT: return "OPTIMIZED_OUT";
-  case ProfilingInfo::Status::EXECUTED: return "EXECUTED";
-  }
-  return "INVALID_STATUS";
-}
-
-double ms(std::chrono::microseconds us) { return static_cast<double>(us.count()) / 1000.0; }
 
 /// A CSV field as benchmark_app's report prints values: doubles with 6 decimals.
 std::string csv_value(const nlohmann::json& v) {

@@ -1,6 +1,7 @@
 #include "tools/exec_graph.hpp"
 
 #include "tools/file_io.hpp"
+#include "tools/perf_counters.hpp"
 
 namespace troupe::cli {
 
@@ -19,15 +20,6 @@ std::string xml_escape(const std::string& s) {
     }
   }
   return r;
-}
-
-const char* status_name(ProfilingInfo::Status s) {
-  switch (s) {
-  case ProfilingInfo::Status::NOT_RUN: return "NOT_RUN";
-  case ProfilingInfo::Status::OPTIMIZED_OUT: return "OPTIMIZED_OUT";
-  case ProfilingInfo::Status::EXECUTED: return "EXECUTED";
-  }
-  return "INVALID_STATUS";
 }
 
 } // namespace

@@ -6,6 +6,7 @@
 
 #include "tools/element_convert.hpp"
 #include "tools/file_io.hpp"
+#include "tools/input_shapes.hpp"
 #include "tools/npy_io.hpp"
 #include "tools/seeded_generator.hpp"
 
@@ -14,12 +15,6 @@ namespace fs = std::filesystem;
 namespace troupe::cli {
 
 namespace {
-
-std::string names_of(const std::vector<Port>& ports) {
-  std::string all;
-  for (const auto& p : ports) all += (all.empty() ? "'" : ", '") + p.get_any_name() + "'";
-  return all;
-}
 
 bool is_input(const std::vector<Port>& ports, const std::string& name) {
   return std::any_of(ports.begin(), ports.end(), [&](const Port& p) { return p.get_any_name() == name; });

@@ -8,13 +8,13 @@
 
 namespace troupe::cli {
 
-namespace {
-
 std::string names_of(const std::vector<Port>& ports) {
   std::string all;
   for (const auto& p : ports) all += (all.empty() ? "'" : ", '") + p.get_any_name() + "'";
   return all;
 }
+
+namespace {
 
 /// The flag's values by input name ("" given: every input), checked against the model.
 std::map<std::string, std::vector<std::string>> by_input(const std::string& flag, const std::string& text,

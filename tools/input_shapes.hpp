@@ -11,6 +11,9 @@
 
 namespace troupe::cli {
 
+/// 'a', 'b': the ports' names, for error messages.
+std::string names_of(const std::vector<Port>& ports);
+
 /// One "name[...]" entry of a per-input flag; `name` is empty for "[...]" (every input).
 /// -data_shape may give several bracket groups per input: "x[1,3,48,192][1,3,48,320]".
 struct per_input_value {

@@ -5,8 +5,6 @@
 
 namespace troupe::cli {
 
-namespace {
-
 const char* status_name(ProfilingInfo::Status s) {
   switch (s) {
   case ProfilingInfo::Status::NOT_RUN: return "NOT_RUN";
@@ -17,8 +15,6 @@ const char* status_name(ProfilingInfo::Status s) {
 }
 
 double ms(std::chrono::microseconds us) { return static_cast<double>(us.count()) / 1000.0; }
-
-} // namespace
 
 void print_counters(const std::vector<ProfilingInfo>& pc, const std::string& full_device_name,
                     const std::string& sort) {
