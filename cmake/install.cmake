@@ -54,6 +54,9 @@ else()
     string(APPEND troupe_pc_libs " $<TARGET_LINKER_FILE:${dep}>")
   endforeach()
   string(APPEND troupe_pc_libs " -fopenmp -pthread")
+  if(TROUPE_SANITIZE)
+    string(APPEND troupe_pc_libs " -fsanitize=address,undefined")
+  endif()
 endif()
 file(GENERATE OUTPUT ${PROJECT_BINARY_DIR}/troupe.pc CONTENT "prefix=\${pcfiledir}/../..
 libdir=\${prefix}/${CMAKE_INSTALL_LIBDIR}
