@@ -20,6 +20,9 @@ struct compile_config {
   /// With inference_precision f16 on a GPU: float16 arithmetic in the Conv/MatMul/Gemm loops
   /// too, not only float16 storage (GPU_F16_ARITHMETIC).
   bool f16_arithmetic = false;
+  /// CACHE_DIR: a folder where the device keeps what makes a second compile faster (a GPU: its
+  /// Vulkan pipeline cache). Empty: no cache.
+  std::string cache_dir;
 };
 
 /// One row of performance counters, as ov::ProfilingInfo.
@@ -43,6 +46,8 @@ public:
   /// Counters of the last run (empty unless compiled with profiling).
   virtual std::vector<op_profile> profile() const = 0;
   virtual std::unique_ptr<executable> clone() const = 0;
+  /// Whether compiling found a valid cache in compile_config::cache_dir and used it.
+  virtual bool loaded_from_cache() const { return false; }
 };
 
 struct support {

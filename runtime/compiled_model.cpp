@@ -47,6 +47,7 @@ Any CompiledModel::get_property(const std::string& name) const {
   if (name == "PERF_COUNT") return Any(c.profiling);
   if (name == "GPU_F16_ARITHMETIC" && impl_->device.rfind("GPU", 0) == 0) return Any(c.compile.f16_arithmetic);
   if (name == "PERFORMANCE_HINT") return Any(c.hint);
+  if (name == "LOADED_FROM_CACHE") return Any(impl_->loaded_from_cache);
   std::string list, gpu_only;
   for (const auto& row : compiled_model_property_table())
     (row.gpu_only ? gpu_only : list) += std::string((row.gpu_only ? gpu_only : list).empty() ? "" : ", ") + row.name;

@@ -18,6 +18,7 @@ struct CompiledModel::Impl {
   std::vector<Port> inputs;
   std::vector<Port> outputs;
   resolved_config config;
+  bool loaded_from_cache = false; ///< LOADED_FROM_CACHE
   std::unique_ptr<actors::subgraph> runner;
 };
 

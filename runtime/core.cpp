@@ -49,6 +49,7 @@ struct Core::Impl {
   };
   std::shared_ptr<engine> eng = make_engine();
   std::map<std::string, device_entry> devices;
+  AnyMap core_properties; ///< Core::set_property(AnyMap): every device's defaults under its own
   std::vector<std::string> order; ///< CPU, GPU.0, GPU.1, ..., REFERENCE
 
   /// Vulkan is enumerated on the first use of a GPU name or of the device list, not here:
@@ -154,7 +155,12 @@ CompiledModel Core::compile_model(const std::string& path, const std::string& de
 
 CompiledModel Core::compile_model(const Model& model, const std::string& device, const AnyMap& properties) {
   auto [name, entry] = impl_->find(device);
-  AnyMap merged = entry.defaults;
+  AnyMap merged;
+  {
+    std::lock_guard lock(impl_->mutex);
+    merged = impl_->core_properties;
+    for (const auto& [k, v] : entry.defaults) merged[k] = v;
+  }
   for (const auto& [k, v] : properties) {
     validate_property(device, *entry.dev, k, v);
     merged[k] = v;
@@ -177,6 +183,7 @@ CompiledModel Core::compile_model(const Model& model, const std::string& device,
   if (all_static) {
     auto prog = std::make_shared<actors::program>();
     prog->prototype = compile_graph(src, *dev, cfg);
+    cm->loaded_from_cache = prog->prototype->loaded_from_cache();
     spec.fixed = std::move(prog);
   } else {
     // Dynamic inputs: one program per distinct set of concrete input shapes, on first use.
@@ -235,7 +242,19 @@ static void query_ops(Core::Impl& impl, const Model& model, const std::string& d
 void Core::set_property(const std::string& device, const AnyMap& properties) {
   auto [name, entry] = impl_->find(device);
   for (const auto& [k, v] : properties) validate_property(device, *entry.dev, k, v);
+  std::lock_guard lock(impl_->mutex);
   for (const auto& [k, v] : properties) entry.defaults[k] = v;
+}
+
+void Core::set_property(const AnyMap& properties) {
+  for (const auto& [k, v] : properties) {
+    if (k != "CACHE_DIR")
+      throw Exception("'" + k + "' is not a property of the Core itself (only CACHE_DIR is); set it on a device: "
+                      "core.set_property(\"CPU\", {{\"" + k + "\", ...}})");
+    check_cache_dir(v.as_string(), "the Core's property CACHE_DIR");
+  }
+  std::lock_guard lock(impl_->mutex);
+  for (const auto& [k, v] : properties) impl_->core_properties[k] = v;
 }
 
 Any Core::get_property(const std::string& device, const std::string& name) const {
@@ -253,8 +272,9 @@ Any Core::get_property(const std::string& device, const std::string& name) const
   }
   if (auto it = info.find(name); it != info.end()) return Any(it->second);
   if (std::find(writable.begin(), writable.end(), name) != writable.end()) {
-    auto it = entry.defaults.find(name);
-    if (it != entry.defaults.end()) return it->second;
+    std::lock_guard lock(impl_->mutex);
+    if (auto it = entry.defaults.find(name); it != entry.defaults.end()) return it->second;
+    if (auto it = impl_->core_properties.find(name); it != impl_->core_properties.end()) return it->second;
     if (name == "GPU_F16_ARITHMETIC") return Any(default_f16_arithmetic(dev));
     if (const auto* row = find_property(kind_of(dev), name); row && !row->computed_default)
       return Any(row->default_value);

@@ -1,8 +1,11 @@
 #include "runtime/device_properties.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <thread>
+
+#include <unistd.h>
 
 #include <troupe/exception.hpp>
 
@@ -132,6 +135,16 @@ const std::vector<property_spec>& property_table() {
        "recording while the other's command buffer runs. NUM_STREAMS, when set, overrides it."},
       {"PERFORMANCE_HINT_NUM_REQUESTS", true, on_all, "an integer >= 0 (0 = no limit)", "0", false,
        "Caps the streams that PERFORMANCE_HINT=THROUGHPUT picks."},
+      {"CACHE_DIR", true, on_gpu, "a folder (created if missing); empty = no cache", "", false,
+       "The device's Vulkan pipeline cache is read from and written to a file in this folder, named "
+       "for the driver build and device model, so a later compile skips the driver's SPIR-V to machine "
+       "code step. A missing, damaged or foreign file is ignored and replaced. The compiled model's "
+       "LOADED_FROM_CACHE says whether a file was used. Core::set_property({{\"CACHE_DIR\", d}}) sets it "
+       "for every device."},
+      {"CACHE_DIR", true, on_cpu | on_reference, "a folder (created if missing); empty = no cache", "", false,
+       "Accepted so one CACHE_DIR serves every device (OpenVINO's rule for a device that cannot cache), "
+       "but nothing is cached here: the model is compiled each time (oneDNN 2.6 keeps its JIT code in "
+       "memory only), and LOADED_FROM_CACHE stays NO."},
   };
   return t;
 }
@@ -163,6 +176,9 @@ const std::vector<compiled_property_spec>& compiled_model_property_table() {
       {"PERFORMANCE_HINT", false, "The hint it was compiled with."},
       {"GPU_F16_ARITHMETIC", true,
        "Whether the Conv, MatMul and Gemm loops compute in float16 (YES only with f16 precision)."},
+      {"LOADED_FROM_CACHE", false,
+       "YES when compiling used a pipeline cache file from CACHE_DIR (a GPU only; a model with dynamic "
+       "inputs compiles at its first inference and answers NO)."},
   };
   return t;
 }
@@ -196,6 +212,17 @@ std::vector<std::string> readonly_properties(const kernels::device& dev) {
 int core_count() {
   unsigned n = std::thread::hardware_concurrency();
   return n == 0 ? 1 : static_cast<int>(n);
+}
+
+void check_cache_dir(const std::string& dir, const std::string& what) {
+  if (dir.empty()) return;
+  std::error_code ec;
+  if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec))
+    throw Exception("bad value '" + dir + "' for " + what + ": it exists and is not a folder");
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw Exception("bad value '" + dir + "' for " + what + ": cannot create the folder: " + ec.message());
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw Exception("bad value '" + dir + "' for " + what + ": the folder is not writable");
 }
 
 void validate_property(const std::string& d, const kernels::device& dev, const std::string& name, const Any& v) {
@@ -236,6 +263,8 @@ void validate_property(const std::string& d, const kernels::device& dev, const s
     if (s != "LATENCY" && s != "THROUGHPUT") bad_value(d, name, v, allowed(kind, name));
   } else if (name == "PERFORMANCE_HINT_NUM_REQUESTS") {
     if (!parse_int(v, n) || n < 0) bad_value(d, name, v, allowed(kind, name));
+  } else if (name == "CACHE_DIR") {
+    check_cache_dir(v.as_string(), "property CACHE_DIR of device " + d);
   }
 }
 
@@ -278,6 +307,7 @@ resolved_config resolve_config(const AnyMap& props, const kernels::device& dev) 
   r.compile.num_threads = r.threads_per_stream;
   r.compile.inference_precision = r.precision;
   r.compile.profiling = r.profiling;
+  if (auto* v = get("CACHE_DIR")) r.compile.cache_dir = v->as_string();
   r.compile.f16_arithmetic = f16_arithmetic && r.precision == element_type::f16; // acts only with f16
   return r;
 }

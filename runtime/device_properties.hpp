@@ -54,6 +54,10 @@ std::vector<std::string> readonly_properties(const kernels::device& dev);
 
 /// Throws naming the property and the device when `name` is unknown or read-only, and the
 /// value and allowed values when the value is bad.
+/// CACHE_DIR's check: empty, or a writable folder (created when missing). Throws naming `what`
+/// ("property CACHE_DIR of device GPU"), the folder and the reason.
+void check_cache_dir(const std::string& dir, const std::string& what);
+
 void validate_property(const std::string& device_name, const kernels::device& dev, const std::string& name,
                        const Any& value);
 

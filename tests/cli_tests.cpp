@@ -513,6 +513,21 @@ BOOST_AUTO_TEST_CASE(bench_config_dump_and_load_round_trip) {
   BOOST_TEST(has(r.out, "NUM_STREAMS: 1"), r.out);
 }
 
+BOOST_AUTO_TEST_CASE(bench_cache_dir_is_the_cores_cache_dir) {
+  auto m = two_output_model();
+  const auto t = temp_dir();
+  // benchmark_app's -cache_dir: the Core's CACHE_DIR, created when missing; the CPU compiles
+  // each time (it has nothing to cache), and step 8 says so.
+  auto r = run("bench -m " + m + " -shape a[1,8],b[1,8] -niter 1 -cache_dir " + t + "/cache/sub");
+  BOOST_TEST(r.code == 0, r.out);
+  BOOST_TEST(std::filesystem::is_directory(t + "/cache/sub"));
+  BOOST_TEST(has(r.out, "LOADED_FROM_CACHE: NO"), r.out);
+  r = run("bench -m " + m + " -shape a[1,8],b[1,8] -niter 1 -cache_dir /dev/null");
+  BOOST_TEST(r.code == 1, r.out);
+  BOOST_TEST(has(r.err, "CACHE_DIR"), r.err);
+  BOOST_TEST(has(r.err, "not a folder"), r.err);
+}
+
 BOOST_AUTO_TEST_CASE(bench_bad_config_names_file_key_and_reason) {
   auto m = two_output_model();
   const auto t = temp_dir();
@@ -526,7 +541,8 @@ BOOST_AUTO_TEST_CASE(bench_bad_config_names_file_key_and_reason) {
       {"{\"NPU\": {\"NUM_STREAMS\": \"2\"}}", {"key 'NPU'", "unknown device"}},
       {"{\"CPU\": {\"NUM_STREAMS\": 2}}", {"key 'CPU.NUM_STREAMS'", "expected a string"}},
       {"{\"CPU\": {\"NUM_STREAMS\": \"zero\"}}", {"key 'CPU.NUM_STREAMS'", "bad value 'zero'"}},
-      {"{\"CPU\": {\"CACHE_DIR\": \"/tmp\"}}", {"key 'CPU.CACHE_DIR'", "no property"}},
+      {"{\"CPU\": {\"CACHE_SIZE\": \"1\"}}", {"key 'CPU.CACHE_SIZE'", "no property"}},
+      {"{\"CPU\": {\"CACHE_DIR\": \"/dev/null\"}}", {"key 'CPU.CACHE_DIR'", "'/dev/null'", "not a folder"}},
       {"{\"CPU\": \"fast\"}", {"key 'CPU'", "expected an object of properties"}},
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
@@ -621,7 +637,7 @@ BOOST_AUTO_TEST_CASE(flag_errors_exit_2_with_usage_on_stderr) {
       {"bench -m " + m + " -iop x", {"-iop takes name:type"}},
       {"bench -m " + m + " -shape x[1,2", {"-shape takes", "missing ']'"}},
       {"bench -m " + m + " -layout x[N1]", {"-layout takes one letter per dimension"}},
-      {"bench -m " + m + " -cache_dir /tmp/c", {"-cache_dir is not supported", "no model cache"}},
+      {"bench -m " + m + " -cache_dir", {"-cache_dir needs a value", "a folder"}},
       {"bench -m " + m + " -pin YES", {"-pin is not supported"}},
       {"bench -m " + m + " -d CPU -infer_precision GPU:f16", {"-infer_precision", "not the target device 'CPU'"}},
       {"bench -niter 3", {"-m is required"}},

@@ -4,15 +4,19 @@
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+
+#include <unistd.h>
 
 #include <troupe/exception.hpp>
 
 #include "tests/support/random_tensor.hpp"
 #include "kernels/reference/kernels.hpp"
 #include "kernels/vulkan/vulkan_device.hpp"
+#include "kernels/vulkan/pipeline_cache_file.hpp"
 #include "kernels/vulkan/spirv_table.hpp"
 #include "kernels/vulkan/vulkan_device_impl.hpp"
 
@@ -1217,3 +1221,59 @@ BOOST_AUTO_TEST_CASE(what_is_not_affine_in_the_conv_keeps_its_dispatch) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// ---- CACHE_DIR's file --------------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(pipeline_cache_file_round_trips_and_rejects_what_it_must) {
+  kv::cache_identity id{0x10005, 0x1234, {}};
+  for (int i = 0; i < 16; ++i) id.uuid[static_cast<std::size_t>(i)] = static_cast<uint8_t>(i * 7);
+  // A Vulkan blob: VkPipelineCacheHeaderVersionOne (32 bytes), then the driver's data.
+  std::vector<uint8_t> blob(32 + 100);
+  const uint32_t head[4] = {32, VK_PIPELINE_CACHE_HEADER_VERSION_ONE, id.vendor_id, id.device_id};
+  std::memcpy(blob.data(), head, sizeof head);
+  std::memcpy(blob.data() + 16, id.uuid.data(), 16);
+  for (std::size_t i = 32; i < blob.size(); ++i) blob[i] = static_cast<uint8_t>(i);
+
+  const fs::path dir = fs::temp_directory_path() / ("troupe_vk_cache_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string path = kv::cache_file_path(dir.string(), id);
+  BOOST_TEST(path.find("troupe-vulkan-10005-1234-00070e") != std::string::npos, path);
+  std::string why;
+  BOOST_TEST(!kv::read_cache_file(path, id, why));
+  BOOST_TEST(why.find("no cache file") != std::string::npos, why);
+
+  kv::write_cache_file(path, blob);
+  auto back = kv::read_cache_file(path, id, why);
+  BOOST_TEST_REQUIRE(back.has_value(), why);
+  BOOST_TEST(*back == blob);
+  BOOST_TEST(std::distance(fs::directory_iterator(dir), fs::directory_iterator()) == 1, "no temporary file left");
+
+  auto with = [&](const std::vector<uint8_t>& bytes) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc)
+        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    std::string w;
+    BOOST_TEST(!kv::read_cache_file(path, id, w));
+    return w;
+  };
+  const auto good = kv::wrap_cache_blob(blob);
+  BOOST_TEST(with({good.begin(), good.end() - 1}).find("truncated") != std::string::npos);
+  auto flipped = good;
+  flipped.back() ^= 1;
+  BOOST_TEST(with(flipped).find("checksum") != std::string::npos);
+  auto version = good;
+  version[8] = 99;
+  BOOST_TEST(with(version).find("cache format 99") != std::string::npos);
+  BOOST_TEST(with({'h', 'e', 'l', 'l', 'o'}).find("not a troupe pipeline cache") != std::string::npos);
+  auto other = blob;
+  other[20] ^= 1; // another pipelineCacheUUID: another driver build
+  BOOST_TEST(with(kv::wrap_cache_blob(other)).find("another device or driver") != std::string::npos);
+  auto headless = blob;
+  headless[4] = 7; // not VK_PIPELINE_CACHE_HEADER_VERSION_ONE
+  BOOST_TEST(with(kv::wrap_cache_blob(headless)).find("no Vulkan pipeline cache header") != std::string::npos);
+
+  BOOST_CHECK_EXCEPTION(kv::write_cache_file((dir / "no" / "such" / "f.cache").string(), blob), Exception,
+                        [](const Exception& e) {
+                          return std::string(e.what()).find("cannot write the GPU pipeline cache") != std::string::npos;
+                        });
+  fs::remove_all(dir);
+}

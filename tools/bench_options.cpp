@@ -11,8 +11,6 @@ namespace {
 /// Flags of benchmark_app that troupe knows but cannot honour, and why.
 const std::vector<std::pair<std::string, std::string>>& refused() {
   static const std::vector<std::pair<std::string, std::string>> r = {
-      {"-cache_dir", "troupe has no model cache (its runtime has no CACHE_DIR property and cannot export a "
-                     "compiled model), so every run compiles; drop the flag (step 7 reports the compile time)"},
       {"-pin", "troupe's devices have no thread pinning property (ENABLE_CPU_PINNING)"},
       {"-extensions", "troupe has no extension (custom op library) mechanism"},
       {"-c", "troupe has no GPU custom kernel (clDNN config) mechanism"},
@@ -142,6 +140,7 @@ bench_options parse_bench_options(int argc, char** argv) {
       for (const auto& v : e.values) parse_layout("-layout", v);
   o.input_files = a.all("-i");
   o.load_from_file = a.on("-load_from_file");
+  o.cache_dir = a.get("-cache_dir");
   if (o.load_from_file && (a.has("-shape") || a.has("-b")))
     throw usage_error("-load_from_file compiles the model file as it is, so -shape and -b cannot reshape it; "
                       "drop -load_from_file to reshape");

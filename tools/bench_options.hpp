@@ -23,6 +23,7 @@ struct bench_options {
   shape_flags shapes;
   std::vector<std::string> input_files;
   bool load_from_file = false;
+  std::string cache_dir;      ///< -cache_dir: the Core's CACHE_DIR
   uint64_t nireq = 0;         ///< 0: the compiled model's OPTIMAL_NUMBER_OF_INFER_REQUESTS
   std::string nstreams;       ///< "2" or "CPU:2,GPU:1"
   uint64_t nthreads = 0;

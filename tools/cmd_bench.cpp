@@ -91,6 +91,7 @@ int bench(const bench_options& o_in, std::optional<statistics_report>& stats) {
 
   // ----- 3
   next_step();
+  if (!o.cache_dir.empty()) core.set_property({{"CACHE_DIR", o.cache_dir}}); // as benchmark_app: the Core's
   auto dev = configure_device(core, o, std::move(file_config));
 
   // ----- 4
@@ -217,7 +218,7 @@ int bench(const bench_options& o_in, std::optional<statistics_report>& stats) {
   info("  NETWORK_NAME: %s", model_name.c_str());
   for (const char* p : {"OPTIMAL_NUMBER_OF_INFER_REQUESTS", "NUM_STREAMS", "INFERENCE_NUM_THREADS", "PERFORMANCE_HINT",
                         "PERFORMANCE_HINT_NUM_REQUESTS", "INFERENCE_PRECISION_HINT", "PERF_COUNT", "EXECUTION_DEVICES",
-                        "GPU_F16_ARITHMETIC"}) {
+                        "GPU_F16_ARITHMETIC", "LOADED_FROM_CACHE"}) {
     auto v = property_or(cm, p, "\x01");
     if (v != "\x01") info("  %s: %s", p, v.c_str());
   }

@@ -32,6 +32,9 @@ public:
   std::map<std::string, std::string> query_model_unsupported(const Model& model, const std::string& device,
                                                              const AnyMap& properties = {}) const;
   void set_property(const std::string& device, const AnyMap& properties);
+  /// Properties of the Core itself, as OpenVINO's core.set_property(ov::cache_dir(d)): only
+  /// CACHE_DIR, the default of every device (a device's own setting wins).
+  void set_property(const AnyMap& properties);
   Any get_property(const std::string& device, const std::string& name) const;
 
   struct TROUPE_INTERNAL Impl; ///< hidden: a shared libtroupe exports the public API only

@@ -1,6 +1,8 @@
 #include "kernels/vulkan/context.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <cstring>
 
 #include <troupe/exception.hpp>
@@ -104,6 +106,13 @@ gpu_context::gpu_context(std::shared_ptr<vk_instance> inst, VkPhysicalDevice phy
   int fam = compute_family(phys);
   if (fam < 0) throw Exception("Vulkan: device '" + facts_.name + "' has no compute queue");
   queue_family_ = static_cast<uint32_t>(fam);
+  {
+    VkPhysicalDeviceProperties props;
+    vkGetPhysicalDeviceProperties(phys, &props);
+    cache_id_.vendor_id = props.vendorID;
+    cache_id_.device_id = props.deviceID;
+    std::copy(std::begin(props.pipelineCacheUUID), std::end(props.pipelineCacheUUID), cache_id_.uuid.begin());
+  }
   {
     uint32_t n = 0;
     vkGetPhysicalDeviceQueueFamilyProperties(phys, &n, nullptr);
@@ -322,6 +331,40 @@ VkPipeline gpu_context::pipeline(const std::string& shader, uint32_t bindings, c
 std::size_t gpu_context::pipeline_count() const {
   std::lock_guard lock(pipeline_mutex_);
   return pipelines_.size();
+}
+
+bool gpu_context::load_pipeline_cache(const std::string& dir) {
+  std::lock_guard lock(pipeline_mutex_);
+  if (auto it = cache_loaded_.find(dir); it != cache_loaded_.end()) return it->second;
+  bool& loaded = cache_loaded_[dir];
+  std::string why;
+  auto blob = read_cache_file(cache_file_path(dir, cache_id_), cache_id_, why);
+  if (!blob) return loaded = false;
+  VkPipelineCacheCreateInfo pc{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+  pc.initialDataSize = blob->size();
+  pc.pInitialData = blob->data();
+  VkPipelineCache from_file = VK_NULL_HANDLE;
+  if (vkCreatePipelineCache(device_, &pc, nullptr, &from_file) != VK_SUCCESS) return loaded = false;
+  // Only a blob with pipelines past Vulkan's header saves work (lavapipe of Mesa 22.3 writes the
+  // header alone): that is what LOADED_FROM_CACHE reports.
+  uint32_t header_size = 0;
+  std::memcpy(&header_size, blob->data(), sizeof header_size);
+  loaded = vkMergePipelineCaches(device_, cache_, 1, &from_file) == VK_SUCCESS && blob->size() > header_size;
+  vkDestroyPipelineCache(device_, from_file, nullptr);
+  return loaded;
+}
+
+void gpu_context::save_pipeline_cache(const std::string& dir) {
+  std::lock_guard lock(pipeline_mutex_);
+  auto [at, fresh] = cache_saved_at_.try_emplace(dir, 0);
+  if (!fresh && at->second == pipelines_.size()) return;
+  std::size_t size = 0;
+  vk_check(vkGetPipelineCacheData(device_, cache_, &size, nullptr), "vkGetPipelineCacheData");
+  std::vector<uint8_t> blob(size);
+  vk_check(vkGetPipelineCacheData(device_, cache_, &size, blob.data()), "vkGetPipelineCacheData");
+  blob.resize(size);
+  write_cache_file(cache_file_path(dir, cache_id_), blob);
+  at->second = pipelines_.size();
 }
 
 } // namespace troupe::kernels::vulkan

@@ -14,6 +14,7 @@
 #include <vulkan/vulkan.h>
 
 #include "kernels/vulkan/memory_pool.hpp"
+#include "kernels/vulkan/pipeline_cache_file.hpp"
 
 namespace troupe::kernels::vulkan {
 
@@ -80,6 +81,13 @@ public:
   bool has_shader(const std::string& shader) const;
   VkPipeline pipeline(const std::string& shader, uint32_t bindings, const spec_map& spec, uint32_t texel_mask = 0);
   std::size_t pipeline_count() const;
+  /// CACHE_DIR: merges the pipeline cache file kept in `dir` into this device's cache, once per
+  /// folder. True when a valid file was merged; a missing, foreign or damaged file is skipped
+  /// and replaced by the next save.
+  bool load_pipeline_cache(const std::string& dir);
+  /// Writes this device's pipeline cache into `dir` when pipelines were created since the last
+  /// save there. Throws naming the file when it cannot be written.
+  void save_pipeline_cache(const std::string& dir);
 
   memory_pool& device_memory() { return *device_pool_; }
   memory_pool& staging_memory() { return *staging_pool_; }
@@ -105,6 +113,9 @@ private:
   mutable std::mutex pipeline_mutex_;
   std::map<uint64_t, std::pair<VkDescriptorSetLayout, VkPipelineLayout>> layouts_; ///< by bindings | texel_mask << 32
   std::map<std::string, VkPipeline> pipelines_;
+  cache_identity cache_id_;
+  std::map<std::string, bool> cache_loaded_;           ///< per CACHE_DIR: whether its file was merged
+  std::map<std::string, std::size_t> cache_saved_at_; ///< per CACHE_DIR: pipelines_.size() at the last save
   std::shared_ptr<memory_pool> device_pool_;
   std::shared_ptr<memory_pool> staging_pool_;
 };

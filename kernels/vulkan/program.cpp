@@ -43,6 +43,7 @@ struct program {
   std::vector<dispatch_rec> dispatches;
   std::vector<op_row> rows;
   bool profiling = false;
+  bool loaded_from_cache = false; ///< CACHE_DIR held a pipeline cache for this device
   bool f16 = false; ///< float tensors and constants stored as float16 (INFERENCE_PRECISION_HINT=f16)
   bool f16_math = false; ///< and the Conv/MatMul/Gemm loops computing in float16 (their _f16math variants)
   /// Bytes of one element of a value of type `t` on the device.
@@ -211,6 +212,7 @@ public:
   void run(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) override;
   std::vector<op_profile> profile() const override { return profile_; }
   std::unique_ptr<executable> clone() const override { return std::make_unique<vk_executable>(p_); }
+  bool loaded_from_cache() const override { return p_->loaded_from_cache; }
 
 private:
   void build();
@@ -546,12 +548,15 @@ std::unique_ptr<executable> compile_program(std::shared_ptr<gpu_context> ctx, co
       if (v != graph::no_value) p->root[static_cast<std::size_t>(v)] = v;
   for (const auto& op : g.ops) p->rows.push_back({op.name, op.type, "", true});
 
+  // The pipelines are created while lowering: a cache file read first saves the driver's work.
+  if (!cfg.cache_dir.empty()) p->loaded_from_cache = ctx->load_pipeline_cache(cfg.cache_dir);
   std::vector<upload> uploads;
   builder b(*p, uploads);
   for (std::size_t i = 0; i < g.ops.size(); ++i) {
     b.set_op(static_cast<int>(i));
     op_rules().at(g.ops[i].type).lower(b);
   }
+  if (!cfg.cache_dir.empty()) ctx->save_pipeline_cache(cfg.cache_dir);
   // Constants (weights, folded BatchNorm, reordered filters): uploaded once, through staging.
   if (!uploads.empty()) {
     std::vector<region_ptr> staging;
