@@ -12,6 +12,7 @@
 #include <caf/all.hpp>
 
 #include "actors/messages.hpp"
+#include "actors/runner.hpp"
 #include "actors/stream_dispatcher.hpp"
 
 namespace troupe::actors {
@@ -26,15 +27,15 @@ struct subgraph_spec {
   bool profiling = false;
 };
 
-class subgraph {
+class subgraph final : public runner {
 public:
   subgraph(caf::actor_system& sys, subgraph_spec spec);
-  ~subgraph(); ///< queued inferences fail; the actors exit
+  ~subgraph() override; ///< queued inferences fail; the actors exit
   subgraph(const subgraph&) = delete;
   subgraph& operator=(const subgraph&) = delete;
 
   /// From any thread; the result (or error) reaches `job.sink` exactly once.
-  void submit(inference job);
+  void submit(inference job) override;
 
 private:
   std::shared_ptr<const program> fixed_;

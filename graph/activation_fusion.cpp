@@ -15,14 +15,15 @@ bool near(std::optional<double> v, double want) { return v && std::abs(*v - want
 
 std::size_t idx(ValueId v) { return static_cast<std::size_t>(v); }
 
-/// The op producing v when it has the given type and v is read exactly once; else nullptr.
-Op* single_use_producer(Graph& g, ValueId v, const char* type, const std::vector<int>& prod,
+/// The op producing v when it has the given type, v is read exactly once and the op may merge
+/// with `root` (the same affinity); else nullptr.
+Op* single_use_producer(Graph& g, const Op& root, ValueId v, const char* type, const std::vector<int>& prod,
                         const std::vector<int>& uses, const std::vector<bool>& removed) {
   if (v == no_value || uses[idx(v)] != 1) return nullptr;
   int p = prod[idx(v)];
   if (p < 0 || removed[static_cast<std::size_t>(p)]) return nullptr;
   Op& op = g.ops[static_cast<std::size_t>(p)];
-  if (op.type != type || !op.domain.empty() || op.outputs.size() != 1) return nullptr;
+  if (op.type != type || !op.domain.empty() || op.outputs.size() != 1 || !detail::same_affinity(op, root)) return nullptr;
   return &op;
 }
 
@@ -34,7 +35,7 @@ std::optional<ValueId> match_hardsigmoid_form(Graph& g, const Op& mul, const std
   if (mul.input_count() != 2) return std::nullopt;
   for (int k = 0; k < 2; ++k) {
     ValueId x = mul.inputs[static_cast<std::size_t>(1 - k)];
-    Op* hs = single_use_producer(g, mul.inputs[static_cast<std::size_t>(k)], "HardSigmoid", prod, uses, removed);
+    Op* hs = single_use_producer(g, mul, mul.inputs[static_cast<std::size_t>(k)], "HardSigmoid", prod, uses, removed);
     if (!hs || hs->inputs.empty() || hs->inputs[0] != x) continue;
     if (!near(hs->attr_float("alpha", 0.2f), 1.0 / 6) || !near(hs->attr_float("beta", 0.5f), 0.5)) continue;
     removed[static_cast<std::size_t>(index_of(g, hs))] = true;
@@ -45,17 +46,17 @@ std::optional<ValueId> match_hardsigmoid_form(Graph& g, const Op& mul, const std
 
 /// m = Mul(x, Clip(Add(x, 3), 0, 6)) [then / 6 or * 1/6 by the caller]: returns x and marks
 /// the Mul, Clip and Add.
-std::optional<ValueId> match_clip_form(Graph& g, ValueId m, const std::vector<int>& prod, const std::vector<int>& uses,
-                                       std::vector<bool>& removed) {
-  Op* mul = single_use_producer(g, m, "Mul", prod, uses, removed);
+std::optional<ValueId> match_clip_form(Graph& g, const Op& root, ValueId m, const std::vector<int>& prod,
+                                       const std::vector<int>& uses, std::vector<bool>& removed) {
+  Op* mul = single_use_producer(g, root, m, "Mul", prod, uses, removed);
   if (!mul || mul->input_count() != 2) return std::nullopt;
   for (int k = 0; k < 2; ++k) {
     ValueId x = mul->inputs[static_cast<std::size_t>(1 - k)];
-    Op* clip = single_use_producer(g, mul->inputs[static_cast<std::size_t>(k)], "Clip", prod, uses, removed);
+    Op* clip = single_use_producer(g, root, mul->inputs[static_cast<std::size_t>(k)], "Clip", prod, uses, removed);
     if (!clip || clip->inputs.empty()) continue;
     auto b = detail::clip_bounds(g, *clip);
     if (!b || b->first != 0.0f || b->second != 6.0f) continue;
-    Op* add = single_use_producer(g, clip->inputs[0], "Add", prod, uses, removed);
+    Op* add = single_use_producer(g, root, clip->inputs[0], "Add", prod, uses, removed);
     if (!add || add->input_count() != 2) continue;
     bool ok = (add->inputs[0] == x && near(scalar_constant(g, add->inputs[1]), 3.0)) ||
               (add->inputs[1] == x && near(scalar_constant(g, add->inputs[0]), 3.0));
@@ -72,11 +73,11 @@ std::optional<ValueId> match_scaled_clip_form(Graph& g, const Op& op, const std:
   if (op.input_count() != 2) return std::nullopt;
   if (op.type == "Div") {
     if (!near(scalar_constant(g, op.inputs[1]), 6.0)) return std::nullopt;
-    return match_clip_form(g, op.inputs[0], prod, uses, removed);
+    return match_clip_form(g, op, op.inputs[0], prod, uses, removed);
   }
   for (int k = 0; k < 2; ++k)
     if (near(scalar_constant(g, op.inputs[static_cast<std::size_t>(k)]), 1.0 / 6))
-      return match_clip_form(g, op.inputs[static_cast<std::size_t>(1 - k)], prod, uses, removed);
+      return match_clip_form(g, op, op.inputs[static_cast<std::size_t>(1 - k)], prod, uses, removed);
   return std::nullopt;
 }
 
@@ -109,9 +110,12 @@ void fuse_hardswish(Graph& g) {
     Op& op = g.ops[i];
     if (removed[i] || !op.domain.empty() || op.outputs.size() != 1 || (op.type != "Mul" && op.type != "Div")) continue;
     std::optional<ValueId> x;
+    const auto before = removed;
     if (op.type == "Mul") x = match_hardsigmoid_form(g, op, prod, uses, removed);
     if (!x) x = match_scaled_clip_form(g, op, prod, uses, removed);
     if (!x) continue;
+    for (std::size_t k = 0; k < g.ops.size(); ++k)
+      if (removed[k] && !before[k]) detail::absorb(op, g.ops[k]);
     op.type = "HardSwish";
     op.inputs = {*x};
     op.attrs.clear();
@@ -137,8 +141,9 @@ void fuse_activations(Graph& g) {
     int p = prod[idx(x)];
     if (p < 0 || removed[static_cast<std::size_t>(p)]) continue;
     Op& producer = g.ops[static_cast<std::size_t>(p)];
-    if (!fusable_producer(producer) || producer.outputs[0] != x) continue;
+    if (!fusable_producer(producer) || producer.outputs[0] != x || !detail::same_affinity(producer, act)) continue;
     if (!detail::is_float_or_unknown(g.value(x).type)) continue;
+    detail::absorb(producer, act);
     producer.attrs["activation"] = act.type;
     producer.attrs["activation_params"] = std::move(*params);
     producer.outputs[0] = act.outputs[0];

@@ -29,6 +29,7 @@ bool fold_one(Graph& g, std::size_t bn_index, const std::vector<int>& producers,
   Op& conv = g.ops[static_cast<std::size_t>(p)];
   bool transposed = conv.type == "ConvTranspose";
   if ((conv.type != "Conv" && !transposed) || !conv.domain.empty() || conv.has_attr("activation")) return false;
+  if (!detail::same_affinity(conv, bn)) return false;
   if (conv.outputs.size() != 1 || conv.outputs[0] != x || conv.input_count() < 2) return false;
 
   const Tensor* w = f32_constant(g, conv.inputs[1], -1);
@@ -76,6 +77,7 @@ bool fold_one(Graph& g, std::size_t bn_index, const std::vector<int>& producers,
   conv.inputs[1] = wid;
   conv.inputs[2] = bid;
   conv.outputs[0] = out;
+  detail::absorb(conv, bn);
   return true;
 }
 

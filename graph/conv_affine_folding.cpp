@@ -36,7 +36,7 @@ std::vector<float> per_channel(const Graph& g, ValueId c, std::size_t rank, int6
 /// returns that Conv's index; -1 when the pattern does not apply.
 int fold_one(Graph& g, std::size_t index, const std::vector<int>& producers, const std::vector<int>& uses) {
   const Op& e = g.ops[index];
-  if (e.input_count() != 2 || e.outputs.size() != 1 || e.has_attr("activation")) return false;
+  if (e.input_count() != 2 || e.outputs.size() != 1 || e.has_attr("activation")) return -1;
   // Which operand is the conv: x * c, c * x, x / c, x + c, c + x, x - c (not c / x, c - x).
   bool commutes = e.type == "Mul" || e.type == "Add";
   for (std::size_t xi : {std::size_t{0}, std::size_t{1}}) {
@@ -46,7 +46,7 @@ int fold_one(Graph& g, std::size_t index, const std::vector<int>& producers, con
     if (p < 0 || uses[static_cast<std::size_t>(x)] != 1) continue;
     Op& conv = g.ops[static_cast<std::size_t>(p)];
     if (conv.type != "Conv" || !conv.domain.empty() || conv.has_attr("activation") || conv.outputs.size() != 1 ||
-        conv.input_count() < 2 || !g.is_constant(conv.inputs[1]))
+        conv.input_count() < 2 || !g.is_constant(conv.inputs[1]) || !detail::same_affinity(conv, e))
       continue;
     const Tensor& w = *g.value(conv.inputs[1]).constant;
     const Shape& ws = w.get_shape();
@@ -79,6 +79,7 @@ int fold_one(Graph& g, std::size_t index, const std::vector<int>& producers, con
       for (int64_t o = 0; o < channels; ++o) nb.data<float>()[o] += sign * k[static_cast<std::size_t>(o)];
     }
     ValueId bid = g.add_constant(conv.name + "/" + e.name + "_folded_bias", std::move(nb));
+    detail::absorb(conv, e);
     ValueId out = e.outputs[0];
     conv.inputs.resize(3);
     conv.inputs[1] = wid;

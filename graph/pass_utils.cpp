@@ -29,6 +29,19 @@ std::optional<std::pair<float, float>> clip_bounds(const Graph& g, const Op& cli
   return std::pair{lo, hi};
 }
 
+bool same_affinity(const Op& a, const Op& b) {
+  auto fa = a.rt_info.find("affinity"), fb = b.rt_info.find("affinity");
+  if (fa == a.rt_info.end() || fb == b.rt_info.end()) return fa == a.rt_info.end() && fb == b.rt_info.end();
+  return fa->second == fb->second;
+}
+
+void absorb(Op& into, const Op& gone) {
+  std::string& list = into.rt_info["fused_from"];
+  list += (list.empty() ? "" : ",") + gone.name;
+  if (auto it = gone.rt_info.find("fused_from"); it != gone.rt_info.end() && !it->second.empty())
+    list += "," + it->second;
+}
+
 void remove_ops(Graph& g, const std::vector<bool>& removed) {
   std::vector<Op> kept;
   kept.reserve(g.ops.size());

@@ -16,6 +16,14 @@ std::optional<double> scalar_constant(const Graph& g, ValueId v);
 /// bound is computed at run time. Missing bounds are the float limits.
 std::optional<std::pair<float, float>> clip_bounds(const Graph& g, const Op& clip);
 
+/// Whether `a` and `b` may become one op: the same `affinity` runtime info (or none on both),
+/// so that no pass moves work to another device than the one the application chose.
+bool same_affinity(const Op& a, const Op& b);
+
+/// `into` takes over `gone`'s work: its runtime info "fused_from" lists `gone` (and what
+/// `gone` had absorbed), so query_model can say where each original op went.
+void absorb(Op& into, const Op& gone);
+
 /// Drops the ops marked in `removed` (keeping order), then prunes unreferenced values.
 void remove_ops(Graph& g, const std::vector<bool>& removed);
 

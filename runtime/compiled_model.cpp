@@ -39,8 +39,10 @@ Port CompiledModel::output(std::size_t index) const {
 Any CompiledModel::get_property(const std::string& name) const {
   need(impl_);
   const auto& c = impl_->config;
-  if (name == "OPTIMAL_NUMBER_OF_INFER_REQUESTS") return Any(c.streams);
-  if (name == "EXECUTION_DEVICES") return Any(std::vector<std::string>{impl_->device});
+  if (name == "OPTIMAL_NUMBER_OF_INFER_REQUESTS") return Any(impl_->optimal_requests ? impl_->optimal_requests : c.streams);
+  if (name == "EXECUTION_DEVICES")
+    return Any(impl_->execution_devices.empty() ? std::vector<std::string>{impl_->device} : impl_->execution_devices);
+  if (name == "HETERO_NUMBER_OF_SUBMODELS" && impl_->submodels) return Any(impl_->submodels);
   if (name == "NUM_STREAMS") return Any(c.streams);
   if (name == "INFERENCE_NUM_THREADS") return Any(c.threads_per_stream * c.streams);
   if (name == "INFERENCE_PRECISION_HINT") return Any(c.precision);

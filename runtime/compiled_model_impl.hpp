@@ -3,7 +3,7 @@
 /// that runs it (the actor system stays alive as long as any compiled model does).
 #include <memory>
 
-#include "actors/subgraph_actor.hpp"
+#include "actors/runner.hpp"
 
 #include <troupe/compiled_model.hpp>
 
@@ -19,7 +19,12 @@ struct CompiledModel::Impl {
   std::vector<Port> outputs;
   resolved_config config;
   bool loaded_from_cache = false; ///< LOADED_FROM_CACHE
-  std::unique_ptr<actors::subgraph> runner;
+  /// HETERO: the devices its subgraphs run on (priority order), how many subgraphs, and the
+  /// requests that keep every stage busy. Empty / 0 for a single device.
+  std::vector<std::string> execution_devices;
+  int submodels = 0;
+  int optimal_requests = 0;
+  std::unique_ptr<actors::runner> runner;
 };
 
 } // namespace troupe

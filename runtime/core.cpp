@@ -11,6 +11,8 @@
 #include "runtime/compile_pipeline.hpp"
 #include "runtime/compiled_model_impl.hpp"
 #include "runtime/device_properties.hpp"
+#include "runtime/device_string.hpp"
+#include "runtime/hetero.hpp"
 #include "runtime/model_impl.hpp"
 #include "runtime/reference_device.hpp"
 
@@ -50,6 +52,7 @@ struct Core::Impl {
   std::shared_ptr<engine> eng = make_engine();
   std::map<std::string, device_entry> devices;
   AnyMap core_properties; ///< Core::set_property(AnyMap): every device's defaults under its own
+  AnyMap hetero_defaults; ///< set_property("HETERO", ...): DEVICE_PRIORITIES and what it routes
   std::vector<std::string> order; ///< CPU, GPU.0, GPU.1, ..., REFERENCE
 
   /// Vulkan is enumerated on the first use of a GPU name or of the device list, not here:
@@ -111,8 +114,86 @@ struct Core::Impl {
     return r;
   }
 
+  /// A device's properties before the call's own: the Core's, then the device's defaults.
+  AnyMap defaults_of(const device_entry& entry) {
+    std::lock_guard lock(mutex);
+    AnyMap merged = core_properties;
+    for (const auto& [k, v] : entry.defaults) merged[k] = v;
+    return merged;
+  }
+
+  /// HETERO's devices, resolved, each with its properties: its defaults, then every property
+  /// of the call that is not HETERO's own (a device lacking one is an error naming both), then
+  /// its own entry of DEVICE_PROPERTIES (or of a key named for it).
+  std::vector<hetero_member> hetero_members(const std::string& device, const AnyMap& call) {
+    const auto ds = parse_device_string(device);
+    AnyMap props;
+    {
+      std::lock_guard lock(mutex);
+      props = hetero_defaults;
+    }
+    for (const auto& [k, v] : call) props[k] = v;
+    std::vector<listed_device> list = ds.devices;
+    if (list.empty()) {
+      auto it = props.find("DEVICE_PRIORITIES");
+      if (it == props.end())
+        throw Exception("device '" + device + "': no devices: write HETERO:GPU,CPU or set DEVICE_PRIORITIES");
+      list = parse_priorities("device '" + device + "'", it->second.as_string());
+    }
+    std::map<std::string, AnyMap> per_device;
+    if (auto it = props.find("DEVICE_PROPERTIES"); it != props.end())
+      per_device = parse_device_properties("property DEVICE_PROPERTIES of " + device, it->second.as_string());
+    // Resolve first: a key of the call that names a listed device is that device's own map.
+    struct resolved {
+      std::string written, name;
+      device_entry* entry;
+    };
+    std::vector<resolved> devs;
+    std::set<std::string> device_keys;
+    for (const auto& l : list) {
+      if (l.requests)
+        throw Exception("device '" + device + "': '" + l.name + "(" + std::to_string(l.requests) +
+                        ")': HETERO takes no request counts");
+      auto [name, entry] = find(l.name);
+      for (const auto& d : devs)
+        if (d.name == name)
+          throw Exception("device '" + device + "': '" + d.written + "' and '" + l.name + "' are both " + name);
+      devs.push_back({l.name, name, &entry});
+      device_keys.insert(l.name);
+      device_keys.insert(name);
+    }
+    for (const auto& [k, v] : per_device)
+      if (!device_keys.count(k))
+        throw Exception("property DEVICE_PROPERTIES of " + device + " names device '" + k +
+                        "', which is not in its list");
+    std::vector<hetero_member> members;
+    for (const auto& d : devs) {
+      AnyMap merged = defaults_of(*d.entry);
+      for (const auto& [k, v] : props) {
+        if (k == "DEVICE_PRIORITIES" || k == "DEVICE_PROPERTIES" || device_keys.count(k)) continue;
+        validate_property(d.name, *d.entry->dev, k, v);
+        merged[k] = v;
+      }
+      AnyMap own;
+      for (const auto& key : {d.written, d.name}) {
+        if (auto it = per_device.find(key); it != per_device.end()) own = it->second;
+        if (auto it = props.find(key); it != props.end())
+          own = parse_device_properties("property " + key + " of " + device,
+                                        "{" + key + ":" + it->second.as_string() + "}")[key];
+      }
+      for (const auto& [k, v] : own) {
+        validate_property(d.name, *d.entry->dev, k, v);
+        merged[k] = v;
+      }
+      std::vector<std::string> aliases{d.written};
+      if (d.name == "GPU.0") aliases.push_back("GPU");
+      members.push_back({d.name, aliases, d.entry->dev, resolve_config(merged, *d.entry->dev)});
+    }
+    return members;
+  }
+
   found find(const std::string& device) {
-    for (const char* virt : {"HETERO", "MULTI", "AUTO", "BATCH"}) {
+    for (const char* virt : {"MULTI", "AUTO", "BATCH"}) {
       std::string v = virt;
       if (device == v || device.rfind(v + ":", 0) == 0)
         throw Exception("device '" + device + "': the " + v + " device is not supported yet");
@@ -153,14 +234,25 @@ CompiledModel Core::compile_model(const std::string& path, const std::string& de
   return compile_model(read_model(path), device, properties);
 }
 
+static bool is_hetero(const std::string& device) { return device == "HETERO" || device.rfind("HETERO:", 0) == 0; }
+
 CompiledModel Core::compile_model(const Model& model, const std::string& device, const AnyMap& properties) {
-  auto [name, entry] = impl_->find(device);
-  AnyMap merged;
-  {
-    std::lock_guard lock(impl_->mutex);
-    merged = impl_->core_properties;
-    for (const auto& [k, v] : entry.defaults) merged[k] = v;
+  if (is_hetero(device)) {
+    auto members = impl_->hetero_members(device, properties);
+    auto cm = std::make_shared<CompiledModel::Impl>();
+    cm->eng = impl_->eng;
+    const graph::Graph& src = model.impl()->graph;
+    cm->inputs = graph_inputs(src);
+    cm->outputs = graph_outputs(src);
+    cm->config = members.front().config;
+    std::string list;
+    for (const auto& m : members) list += (list.empty() ? "" : ",") + m.name;
+    cm->device = "HETERO:" + list;
+    compile_hetero(*cm, plan_hetero(src, members), members, *impl_->eng->system);
+    return CompiledModel(cm);
   }
+  auto [name, entry] = impl_->find(device);
+  AnyMap merged = impl_->defaults_of(entry);
   for (const auto& [k, v] : properties) {
     validate_property(device, *entry.dev, k, v);
     merged[k] = v;
@@ -219,6 +311,12 @@ std::map<std::string, std::string> Core::query_model_unsupported(const Model& mo
 
 static void query_ops(Core::Impl& impl, const Model& model, const std::string& device, const AnyMap& properties,
                       std::map<std::string, std::string>& r, std::map<std::string, std::string>* why_not) {
+  if (is_hetero(device)) {
+    // Every op is placed somewhere, or placing throws naming the op no device can run.
+    auto members = impl.hetero_members(device, properties);
+    r = hetero_query(model.impl()->graph, plan_hetero(model.impl()->graph, members));
+    return;
+  }
   auto [name, entry] = impl.find(device);
   for (const auto& [k, v] : properties) validate_property(device, *entry.dev, k, v);
   const graph::Graph& src = model.impl()->graph;
@@ -240,6 +338,19 @@ static void query_ops(Core::Impl& impl, const Model& model, const std::string& d
 }
 
 void Core::set_property(const std::string& device, const AnyMap& properties) {
+  if (device == "HETERO") {
+    AnyMap next;
+    {
+      std::lock_guard lock(impl_->mutex);
+      next = impl_->hetero_defaults;
+    }
+    for (const auto& [k, v] : properties) next[k] = v;
+    // With a list, every property is checked against its devices now, not at compile time.
+    if (next.count("DEVICE_PRIORITIES")) impl_->hetero_members("HETERO", next);
+    std::lock_guard lock(impl_->mutex);
+    impl_->hetero_defaults = std::move(next);
+    return;
+  }
   auto [name, entry] = impl_->find(device);
   for (const auto& [k, v] : properties) validate_property(device, *entry.dev, k, v);
   std::lock_guard lock(impl_->mutex);
@@ -258,6 +369,19 @@ void Core::set_property(const AnyMap& properties) {
 }
 
 Any Core::get_property(const std::string& device, const std::string& name) const {
+  if (device == "HETERO") {
+    if (name == "FULL_DEVICE_NAME") return Any(std::string("HETERO"));
+    if (name == "SUPPORTED_PROPERTIES")
+      return Any(std::vector<std::string>{"FULL_DEVICE_NAME", "SUPPORTED_PROPERTIES", "DEVICE_PRIORITIES",
+                                          "DEVICE_PROPERTIES"});
+    if (name == "DEVICE_PRIORITIES" || name == "DEVICE_PROPERTIES") {
+      std::lock_guard lock(impl_->mutex);
+      auto it = impl_->hetero_defaults.find(name);
+      return it == impl_->hetero_defaults.end() ? Any(std::string()) : it->second;
+    }
+    throw Exception("device HETERO has no property '" + name +
+                    "'; its properties: FULL_DEVICE_NAME, SUPPORTED_PROPERTIES, DEVICE_PRIORITIES, DEVICE_PROPERTIES");
+  }
   auto [canonical, entry] = impl_->find(device);
   const auto& dev = *entry.dev;
   auto info = dev.info();

@@ -657,6 +657,57 @@ BOOST_AUTO_TEST_CASE(conv_affine_that_does_not_fold_is_kept) {
   BOOST_TEST(conv_then("Add", false, per_channel, true) == 2u);  // the conv output has another reader
 }
 
+BOOST_AUTO_TEST_CASE(passes_never_merge_ops_of_different_affinities) {
+  // conv -> BatchNormalization -> * c -> Relu, each pass applicable; an affinity on one op
+  // keeps it apart, and what is merged records where it went.
+  auto chain = [](const std::string& conv_aff, const std::string& bn_aff, const std::string& mul_aff,
+                  const std::string& relu_aff) {
+    builder b;
+    auto x = b.input("x", {1, 2, 3, 3});
+    auto& conv = b.op("Conv", {x, b.floats({1, 2}, {2, 1, 1, 1})}, {{"group", int64_t{2}}});
+    auto& bn = b.op("BatchNormalization", {conv.outputs[0], b.floats({1, 3}), b.floats({0, 1}), b.floats({0, 0}),
+                                           b.floats({1, 1})});
+    auto& mul = b.op("Mul", {bn.outputs[0], b.floats({2, 3}, {2, 1, 1})});
+    auto& relu = b.op("Relu", {mul.outputs[0]});
+    b.g.outputs.push_back(relu.outputs[0]);
+    std::vector<std::string> affs{conv_aff, bn_aff, mul_aff, relu_aff};
+    for (std::size_t i = 0; i < 4; ++i)
+      if (!affs[i].empty()) b.g.ops[i].rt_info["affinity"] = affs[i];
+    fold_batch_norm(b.g);
+    fold_conv_affine(b.g);
+    fuse_activations(b.g);
+    return b.g;
+  };
+  auto all = chain("", "", "", "");
+  BOOST_TEST_REQUIRE(all.ops.size() == 1u); // the control: everything merges
+  BOOST_TEST(all.ops[0].rt_info["fused_from"] == "BatchNormalization_1,Mul_2,Relu_3");
+  BOOST_TEST(chain("GPU", "GPU", "GPU", "GPU").ops.size() == 1u);
+  // BN stays apart, so the Mul does not follow the conv and the Relu follows a Mul (no fusion).
+  BOOST_TEST(chain("GPU", "CPU", "GPU", "GPU").ops.size() == 4u);
+  BOOST_TEST(chain("GPU", "GPU", "CPU", "GPU").ops.size() == 3u); // conv+BN | Mul | Relu
+  BOOST_TEST(chain("GPU", "GPU", "GPU", "CPU").ops.size() == 2u); // conv+BN+Mul | Relu
+  BOOST_TEST(chain("", "", "", "CPU").ops.size() == 2u); // one side without an affinity: kept apart too
+}
+
+BOOST_AUTO_TEST_CASE(passes_run_twice_change_nothing_more) {
+  // An Add with a fused activation was once dropped by a second fold_conv_affine (its
+  // "does not apply" answer read as "folded into op 0").
+  builder b;
+  auto x = b.input("x", {1, 4});
+  auto y = b.input("y", {1, 4});
+  auto& add = b.op("Add", {x, y});
+  auto& relu = b.op("Relu", {add.outputs[0]});
+  auto& mul = b.op("Mul", {relu.outputs[0], y});
+  b.g.outputs.push_back(mul.outputs[0]);
+  for (int round = 0; round < 2; ++round) {
+    fold_batch_norm(b.g);
+    fold_conv_affine(b.g);
+    fuse_activations(b.g);
+    BOOST_TEST_REQUIRE(b.g.ops.size() == 2u, "round " << round);
+    BOOST_TEST(b.g.ops[0].attr_string("activation", "") == "Relu");
+  }
+}
+
 BOOST_AUTO_TEST_CASE(activations_become_attributes) {
   builder b(11);
   auto x = b.input("x", {1, 2, 4, 4});

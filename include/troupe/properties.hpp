@@ -1,6 +1,7 @@
 #pragma once
 /// Property names, spelled as OpenVINO spells them.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <troupe/any.hpp>
@@ -25,5 +26,18 @@ inline constexpr Property<std::string> supported_properties{"SUPPORTED_PROPERTIE
 inline constexpr Property<std::string> optimization_capabilities{"OPTIMIZATION_CAPABILITIES"};
 inline constexpr Property<int> optimal_number_of_infer_requests{"OPTIMAL_NUMBER_OF_INFER_REQUESTS"};
 inline constexpr Property<std::string> execution_devices{"EXECUTION_DEVICES"};
+inline constexpr Property<std::string> cache_dir{"CACHE_DIR"};
+inline constexpr Property<bool> loaded_from_cache{"LOADED_FROM_CACHE"};
+
+// Virtual devices (HETERO).
+/// "GPU,CPU": the devices of HETERO, highest priority first (when the device string has no list).
+inline constexpr Property<std::string> device_priorities{"DEVICE_PRIORITIES"};
+/// OpenVINO's ov::device::properties("CPU", ...): properties for one device of a virtual
+/// device only, e.g. `troupe::device_properties("CPU", {troupe::num_streams(2)})`.
+inline std::pair<const std::string, Any> device_properties(const std::string& device, const AnyMap& props) {
+  std::string text = "{";
+  for (const auto& [k, v] : props) text += (text.size() > 1 ? "," : "") + k + ":" + v.as_string();
+  return {device, Any(text + "}")};
+}
 
 } // namespace troupe

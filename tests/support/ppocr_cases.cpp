@@ -23,11 +23,20 @@ std::vector<float> ort_output(const model_case& c) {
   throw Exception("no reference output in " + ort_dir(c).string());
 }
 
-std::vector<float> run_on_device(Core& core, const model_case& c, const std::string& device, const AnyMap& props) {
+Model read_case_model(Core& core, const model_case& c) {
   require_data(data_of(c));
-  const fs::path ref = ort_dir(c);
   Model model = core.read_model(ppocr_model(c.model).path.string());
   model.reshape({{model.input().get_any_name(), PartialShape(c.shape)}});
+  return model;
+}
+
+std::vector<float> run_on_device(Core& core, const model_case& c, const std::string& device, const AnyMap& props) {
+  return run_model_on_device(core, c, read_case_model(core, c), device, props);
+}
+
+std::vector<float> run_model_on_device(Core& core, const model_case& c, const Model& model, const std::string& device,
+                                       const AnyMap& props) {
+  const fs::path ref = ort_dir(c);
   CompiledModel compiled = core.compile_model(model, device, props);
   InferRequest request = compiled.create_infer_request();
   auto input = read_f32_file((ref / "input_x.f32").string());

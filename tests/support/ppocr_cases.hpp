@@ -27,4 +27,10 @@ std::vector<float> ort_output(const model_case& c);
 /// what is missing and how to get it (tests/support/test_data.hpp), when the test data is missing.
 std::vector<float> run_on_device(Core& core, const model_case& c, const std::string& device, const AnyMap& props = {});
 
+/// The case's model, read and reshaped to the case's shape (to set affinities on, say).
+Model read_case_model(Core& core, const model_case& c);
+/// As run_on_device, for a model read with read_case_model (and maybe edited).
+std::vector<float> run_model_on_device(Core& core, const model_case& c, const Model& model, const std::string& device,
+                                       const AnyMap& props = {});
+
 } // namespace troupe::tests

@@ -1,0 +1,161 @@
+#include "actors/hetero_flow.hpp"
+
+#include <map>
+
+#include "actors/collector.hpp"
+
+namespace troupe::actors {
+
+using stage_input_atom = caf::atom_constant<caf::atom("stagein")>;
+
+/// One tensor for one stage of one request.
+struct stage_input {
+  std::shared_ptr<collector> request;
+  std::size_t slot = 0;
+  Tensor tensor;
+};
+
+} // namespace troupe::actors
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::actors::stage_input)
+
+namespace troupe::actors {
+
+struct hetero_flow::wiring {
+  flow_spec spec;
+  std::vector<caf::actor> actors; ///< one stage actor per stage
+
+  /// Sends `t` along `routes`: to stage actors as messages, model outputs to the collector.
+  void route(const std::vector<tensor_route>& routes, const Tensor& t, const std::shared_ptr<collector>& req) const {
+    for (const auto& r : routes) {
+      if (r.stage < 0) req->set_output(r.slot, t);
+      else caf::anon_send(actors[static_cast<std::size_t>(r.stage)], stage_input_atom::value, stage_input{req, r.slot, t});
+    }
+  }
+};
+
+namespace {
+
+/// Where a stage's worker delivers: outputs routed on, profiling rows and errors to the collector.
+class stage_sink final : public completion_sink {
+public:
+  stage_sink(std::shared_ptr<const hetero_flow::wiring> w, std::size_t stage, std::shared_ptr<collector> req)
+      : w_(std::move(w)), stage_(stage), req_(std::move(req)) {}
+
+  void on_outputs(uint64_t, std::vector<Tensor> outputs, std::vector<kernels::op_profile> profile) noexcept override {
+    try {
+      const auto& st = w_->spec.stages[stage_];
+      if (outputs.size() != st.output_routes.size()) {
+        req_->fail(st.label + " returned " + std::to_string(outputs.size()) + " outputs, expected " +
+                   std::to_string(st.output_routes.size()));
+        return;
+      }
+      for (auto& row : profile) row.node_name = st.profile_prefix + row.node_name;
+      if (!profile.empty()) req_->add_profile(stage_, std::move(profile));
+      for (std::size_t i = 0; i < outputs.size(); ++i) w_->route(st.output_routes[i], outputs[i], req_);
+    } catch (const std::exception& e) {
+      req_->fail(e.what());
+    }
+  }
+  void on_error(uint64_t, const std::string& message) noexcept override {
+    try {
+      req_->fail(w_->spec.stages[stage_].label + ": " + message);
+    } catch (...) {
+    }
+  }
+  bool wanted(uint64_t) const noexcept override { return req_->wanted(); }
+
+private:
+  std::shared_ptr<const hetero_flow::wiring> w_;
+  std::size_t stage_;
+  std::shared_ptr<collector> req_;
+};
+
+struct pending_inputs {
+  std::shared_ptr<collector> request;
+  std::vector<Tensor> inputs;
+  std::size_t missing = 0;
+};
+
+struct stage_state {
+  std::weak_ptr<const hetero_flow::wiring> w; ///< weak: the wiring holds this actor
+  std::size_t stage = 0;
+  std::map<const collector*, pending_inputs> pending;
+
+  void fail_pending(const std::string& why) {
+    for (auto& [k, p] : pending) p.request->fail(why);
+    pending.clear();
+  }
+};
+
+caf::behavior stage_actor(caf::event_based_actor* self, std::shared_ptr<stage_state> st) {
+  self->attach_functor([st] { st->fail_pending("the compiled model was destroyed"); });
+  return {
+      [st](stage_input_atom, stage_input& in) {
+        auto w = st->w.lock();
+        if (!w) return;
+        const auto& spec = w->spec.stages[st->stage];
+        if (!in.request->wanted()) {
+          st->pending.erase(in.request.get());
+          return;
+        }
+        auto [it, fresh] = st->pending.try_emplace(in.request.get());
+        auto& p = it->second;
+        if (fresh) {
+          p.request = in.request;
+          p.inputs.resize(spec.inputs);
+          p.missing = spec.inputs;
+        }
+        if (in.slot < p.inputs.size() && p.inputs[in.slot].empty()) {
+          p.inputs[in.slot] = std::move(in.tensor);
+          --p.missing;
+        }
+        if (p.missing > 0) return;
+        inference job{p.request->request(), std::move(p.inputs), std::make_shared<stage_sink>(w, st->stage, p.request)};
+        st->pending.erase(it);
+        spec.run->submit(std::move(job));
+      },
+  };
+}
+
+} // namespace
+
+hetero_flow::hetero_flow(caf::actor_system& sys, flow_spec spec) : sys_(sys), wiring_(std::make_shared<wiring>()) {
+  wiring_->spec = std::move(spec);
+  for (std::size_t s = 0; s < wiring_->spec.stages.size(); ++s) {
+    auto st = std::make_shared<stage_state>();
+    st->w = wiring_;
+    st->stage = s;
+    // Detached: a stage actor wakes on its mailbox at once, as the device workers do (the
+    // cooperative scheduler backs off to long sleeps between bursts, engine.cpp).
+    wiring_->actors.push_back(sys.spawn<caf::detached>(stage_actor, std::move(st)));
+  }
+}
+
+hetero_flow::~hetero_flow() {
+  // The stage actors go first (failing the requests still waiting for inputs), so none is
+  // handing work to a runner while the runners go; they fail their queued work as they go.
+  caf::scoped_actor self{sys_};
+  for (auto& a : wiring_->actors) self->send_exit(a, caf::exit_reason::user_shutdown);
+  self->wait_for(wiring_->actors);
+  for (auto& s : wiring_->spec.stages) s.run.reset();
+}
+
+void hetero_flow::submit(inference job) {
+  const auto& spec = wiring_->spec;
+  auto req = std::make_shared<collector>(job.request, std::move(job.sink), spec.outputs, spec.stages.size());
+  for (std::size_t i = 0; i < spec.constant_outputs.size(); ++i)
+    if (spec.constant_outputs[i]) req->set_output(i, *spec.constant_outputs[i]);
+  if (job.inputs.size() != spec.input_routes.size()) {
+    req->fail("the model takes " + std::to_string(spec.input_routes.size()) + " inputs, got " +
+              std::to_string(job.inputs.size()));
+    return;
+  }
+  for (std::size_t i = 0; i < job.inputs.size(); ++i) wiring_->route(spec.input_routes[i], job.inputs[i], req);
+  // A stage that reads no tensor (its ops start from constants) has nothing to wait for.
+  for (std::size_t s = 0; s < spec.stages.size(); ++s)
+    if (spec.stages[s].inputs == 0)
+      spec.stages[s].run->submit(inference{req->request(), {}, std::make_shared<stage_sink>(wiring_, s, req)});
+}
+
+} // namespace troupe::actors

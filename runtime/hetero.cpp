@@ -1,0 +1,145 @@
+#include "runtime/hetero.hpp"
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+#include <troupe/exception.hpp>
+
+#include "actors/hetero_flow.hpp"
+#include "actors/subgraph_actor.hpp"
+#include "graph/partition.hpp"
+#include "graph/placement.hpp"
+#include "runtime/compile_pipeline.hpp"
+
+namespace troupe {
+
+namespace {
+
+const hetero_member& member(const std::vector<hetero_member>& members, const std::string& name) {
+  for (const auto& m : members)
+    if (m.name == name) return m;
+  throw Exception("HETERO: device '" + name + "' is not in the priority list");
+}
+
+std::vector<std::string> split_names(const std::string& list) {
+  std::vector<std::string> r;
+  std::stringstream in(list);
+  for (std::string n; std::getline(in, n, ',');)
+    if (!n.empty()) r.push_back(n);
+  return r;
+}
+
+} // namespace
+
+hetero_plan plan_hetero(const graph::Graph& src, const std::vector<hetero_member>& members) {
+  hetero_plan plan{src, {}, {}};
+  for (auto id : plan.g.inputs)
+    if (!plan.g.value(id).shape.is_static())
+      throw Exception("HETERO: input '" + plan.g.value(id).name + "' has the dynamic shape " +
+                      plan.g.value(id).shape.to_string() +
+                      "; HETERO splits a model with static shapes: reshape it first (Model::reshape)");
+  // Affinities by canonical name ("GPU" is GPU.0), before the passes compare them.
+  for (auto& op : plan.g.ops)
+    if (auto it = op.rt_info.find("affinity"); it != op.rt_info.end())
+      for (const auto& m : members)
+        if (std::find(m.aliases.begin(), m.aliases.end(), it->second) != m.aliases.end()) it->second = m.name;
+  optimize_graph(plan.g);
+  std::vector<std::string> names;
+  for (const auto& m : members) names.push_back(m.name);
+  graph::support_query query = [&](const std::string& device, const graph::Graph& g, const graph::Op& op) {
+    auto s = member(members, device).dev->query(g, op);
+    return graph::op_support{s.supported, s.reason};
+  };
+  for (auto& p : graph::place_ops(plan.g, names, query)) {
+    plan.device_of.push_back(std::move(p.device));
+    plan.why.push_back(std::move(p.why));
+  }
+  return plan;
+}
+
+std::map<std::string, std::string> hetero_query(const graph::Graph& src, const hetero_plan& plan) {
+  std::map<std::string, std::string> r;
+  for (std::size_t i = 0; i < plan.g.ops.size(); ++i) {
+    const auto& op = plan.g.ops[i];
+    r[op.name] = plan.device_of[i];
+    if (auto it = op.rt_info.find("fused_from"); it != op.rt_info.end())
+      for (const auto& n : split_names(it->second)) r[n] = plan.device_of[i];
+  }
+  // Folded into constants: computed while compiling, on the host; reported on the first device
+  // (as a single device reports folded ops as its own).
+  for (const auto& op : src.ops)
+    if (!r.count(op.name) && !plan.device_of.empty()) r[op.name] = plan.device_of.front();
+  return r;
+}
+
+void compile_hetero(CompiledModel::Impl& cm, const hetero_plan& plan, const std::vector<hetero_member>& members,
+                    caf::actor_system& sys) {
+  const graph::Graph& g = plan.g;
+  auto parts = graph::partition_graph(g, plan.device_of).parts;
+
+  // Who reads each value: (stage, input slot).
+  std::map<graph::ValueId, std::vector<actors::tensor_route>> readers;
+  for (std::size_t s = 0; s < parts.size(); ++s)
+    for (std::size_t k = 0; k < parts[s].inputs.size(); ++k)
+      readers[parts[s].inputs[k]].push_back({static_cast<int>(s), k});
+  // Model outputs by name: the passes keep the names of graph inputs and outputs.
+  std::map<graph::ValueId, std::vector<std::size_t>> output_slots;
+  actors::flow_spec spec;
+  spec.outputs = cm.outputs.size();
+  spec.constant_outputs.resize(spec.outputs);
+  for (std::size_t o = 0; o < cm.outputs.size(); ++o) {
+    auto id = g.find_value(cm.outputs[o].get_any_name());
+    if (id == graph::no_value) throw Exception("HETERO: output '" + cm.outputs[o].get_any_name() + "' was lost");
+    if (g.is_constant(id)) spec.constant_outputs[o] = *g.value(id).constant;
+    else output_slots[id].push_back(o);
+  }
+  auto routes_of = [&](graph::ValueId id) {
+    auto r = readers.count(id) ? readers[id] : std::vector<actors::tensor_route>{};
+    if (output_slots.count(id))
+      for (auto o : output_slots[id]) r.push_back({-1, o});
+    return r;
+  };
+  for (const auto& in : cm.inputs) {
+    auto id = g.find_value(in.get_any_name());
+    spec.input_routes.push_back(id == graph::no_value ? std::vector<actors::tensor_route>{} : routes_of(id));
+  }
+
+  std::vector<std::string> devices_used;
+  int optimal_requests = 0;
+  for (std::size_t s = 0; s < parts.size(); ++s) {
+    const auto& part = parts[s];
+    const auto& m = member(members, part.device);
+    actors::stage_spec st;
+    st.label = "subgraph " + std::to_string(s) + " (" + part.device + ")";
+    st.profile_prefix = "subgraph" + std::to_string(s) + ": ";
+    st.inputs = part.inputs.size();
+    for (auto id : part.outputs) st.output_routes.push_back(routes_of(id));
+    actors::subgraph_spec sub;
+    sub.streams = static_cast<std::size_t>(m.config.streams);
+    sub.profiling = m.config.profiling;
+    auto prog = std::make_shared<actors::program>();
+    try {
+      prog->prototype = compile_graph(graph::extract_part(g, part), *m.dev, m.config.compile);
+    } catch (const std::exception& e) {
+      throw Exception("HETERO: compiling " + st.label + ": " + e.what());
+    }
+    sub.fixed = std::move(prog);
+    st.run = std::make_unique<actors::subgraph>(sys, std::move(sub));
+    spec.stages.push_back(std::move(st));
+    if (std::find(devices_used.begin(), devices_used.end(), part.device) == devices_used.end())
+      devices_used.push_back(part.device);
+    optimal_requests += m.config.streams;
+  }
+  // Priority order, as OpenVINO lists EXECUTION_DEVICES.
+  cm.execution_devices.clear();
+  for (const auto& m : members)
+    if (std::find(devices_used.begin(), devices_used.end(), m.name) != devices_used.end())
+      cm.execution_devices.push_back(m.name);
+  cm.submodels = static_cast<int>(parts.size());
+  // Every stage busy at once: one request per stream of every stage.
+  cm.optimal_requests = std::max(1, optimal_requests);
+  cm.runner = std::make_unique<actors::hetero_flow>(sys, std::move(spec));
+}
+
+} // namespace troupe

@@ -1,0 +1,47 @@
+#pragma once
+/// OpenVINO's HETERO device: one model split into subgraphs by per-op device (each op to the
+/// first device in priority order that can run it, or to its `affinity` runtime info), each
+/// subgraph compiled on its own device and run by its own stage of an actors::hetero_flow.
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <caf/fwd.hpp>
+
+#include "graph/ir.hpp"
+#include "kernels/device.hpp"
+#include "runtime/compiled_model_impl.hpp"
+#include "runtime/device_properties.hpp"
+
+namespace troupe {
+
+/// One device of the priority list, resolved, with the properties routed to it.
+struct hetero_member {
+  std::string name; ///< canonical: "GPU.0", "CPU"
+  std::vector<std::string> aliases; ///< other names an affinity may use for it: "GPU" for GPU.0
+  std::shared_ptr<kernels::device> dev;
+  resolved_config config;
+};
+
+/// Per op of the optimized graph: the device it runs on and why (graph::place_ops's answer).
+struct hetero_plan {
+  graph::Graph g; ///< optimized, static shapes
+  std::vector<std::string> device_of;
+  std::vector<std::string> why;
+};
+
+/// Optimizes `src` (static input shapes required) and places every op. Throws naming the op
+/// and device for an affinity that cannot be honoured, or an op no device can run.
+hetero_plan plan_hetero(const graph::Graph& src, const std::vector<hetero_member>& members);
+
+/// query_model's answer for HETERO: every op of `src` (friendly name) -> its device, ops fused
+/// away or folded into constants included (with the device of the op that took them over).
+std::map<std::string, std::string> hetero_query(const graph::Graph& src, const hetero_plan& plan);
+
+/// Splits `plan` into acyclic subgraphs, compiles each on its device (with that device's
+/// configuration) and sets `cm`'s runner, execution devices and submodel count.
+void compile_hetero(CompiledModel::Impl& cm, const hetero_plan& plan, const std::vector<hetero_member>& members,
+                    caf::actor_system& sys);
+
+} // namespace troupe
