@@ -2,101 +2,118 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
+#include <utility>
 
 #include <troupe/exception.hpp>
 
 namespace troupe::graph {
 
-partition partition_graph(const Graph& g, const std::vector<std::string>& device_of) {
-  if (device_of.size() != g.ops.size())
-    throw Exception("partition: " + std::to_string(device_of.size()) + " placements for " +
-                    std::to_string(g.ops.size()) + " ops");
-  const auto producer = g.producers();
+namespace {
+
+/// An op index or ValueId as a vector index (ValueId is an int too).
+std::size_t idx(int i) { return static_cast<std::size_t>(i); }
+
+/// Per op: the most device changes on any path into it (see partition_graph).
+std::vector<int> stage_ranks(const Graph& g, const std::vector<std::string>& device_of, const std::vector<int>& prod) {
   std::vector<int> rank(g.ops.size(), 0);
   for (std::size_t i = 0; i < g.ops.size(); ++i)
-    for (auto v : g.ops[i].inputs) {
-      if (v == no_value) continue;
-      const int p = producer[static_cast<std::size_t>(v)];
-      if (p < 0) continue;
-      const auto pi = static_cast<std::size_t>(p);
-      rank[i] = std::max(rank[i], rank[pi] + (device_of[pi] != device_of[i] ? 1 : 0));
+    for (ValueId v : g.ops[i].inputs) {
+      if (v == no_value || prod[idx(v)] < 0) continue;
+      std::size_t p = idx(prod[idx(v)]);
+      rank[i] = std::max(rank[i], rank[p] + (device_of[p] != device_of[i] ? 1 : 0));
     }
-  // One part per (rank, device), ordered by rank (then by first op, for a stable order).
-  std::map<std::pair<int, std::string>, std::size_t> index;
-  std::vector<std::pair<std::pair<int, int>, std::size_t>> order; // ((rank, first op), part)
-  partition r;
-  std::vector<int> part_of(g.ops.size());
-  for (std::size_t i = 0; i < g.ops.size(); ++i) {
-    auto key = std::make_pair(rank[i], device_of[i]);
-    auto [it, fresh] = index.try_emplace(key, r.parts.size());
-    if (fresh) {
-      r.parts.push_back({device_of[i], rank[i], {}, {}, {}});
-      order.push_back({{rank[i], static_cast<int>(i)}, it->second});
-    }
-    r.parts[it->second].ops.push_back(static_cast<int>(i));
-  }
-  std::sort(order.begin(), order.end());
-  std::vector<subgraph_part> sorted;
-  std::vector<int> renumber(r.parts.size());
-  for (const auto& [key, p] : order) {
-    renumber[p] = static_cast<int>(sorted.size());
-    sorted.push_back(std::move(r.parts[p]));
-  }
-  r.parts = std::move(sorted);
-  for (std::size_t p = 0; p < r.parts.size(); ++p)
-    for (int op : r.parts[p].ops) part_of[static_cast<std::size_t>(op)] = static_cast<int>(p);
+  return rank;
+}
 
-  // Inputs: values read by a part's op that the part does not produce. Outputs: values read
-  // by another part or by the graph's outputs.
-  std::vector<std::set<ValueId>> exported(r.parts.size());
-  for (std::size_t p = 0; p < r.parts.size(); ++p) {
-    auto& part = r.parts[p];
-    std::set<ValueId> seen;
-    for (int op : part.ops)
-      for (auto v : g.ops[static_cast<std::size_t>(op)].inputs) {
-        if (v == no_value || g.is_constant(v) || seen.count(v)) continue;
-        const int prod = producer[static_cast<std::size_t>(v)];
-        if (prod >= 0 && part_of[static_cast<std::size_t>(prod)] == static_cast<int>(p)) continue;
-        seen.insert(v);
+/// Fills each part's inputs and outputs from the op -> part map.
+void connect_parts(const Graph& g, const std::vector<int>& part_of, const std::vector<int>& prod, partition& result) {
+  std::vector<bool> crosses(g.values.size(), false); // read by an op of another part
+  for (auto& part : result.parts) {
+    std::vector<bool> listed(g.values.size(), false);
+    for (int i : part.ops)
+      for (ValueId v : g.ops[idx(i)].inputs) {
+        if (v == no_value || g.is_constant(v) || listed[idx(v)]) continue;
+        int p = prod[idx(v)];
+        if (p >= 0 && part_of[idx(p)] == part_of[idx(i)]) continue;
+        listed[idx(v)] = true;
+        crosses[idx(v)] = true;
         part.inputs.push_back(v);
-        if (prod >= 0) exported[static_cast<std::size_t>(part_of[static_cast<std::size_t>(prod)])].insert(v);
       }
   }
-  for (auto v : g.outputs) {
-    const int prod = producer[static_cast<std::size_t>(v)];
-    if (prod >= 0 && !g.is_constant(v)) exported[static_cast<std::size_t>(part_of[static_cast<std::size_t>(prod)])].insert(v);
+  std::vector<bool> wanted = crosses;
+  for (ValueId v : g.outputs) wanted[idx(v)] = true;
+  for (auto& part : result.parts)
+    for (int i : part.ops)
+      for (ValueId v : g.ops[idx(i)].outputs)
+        if (v != no_value && wanted[idx(v)]) part.outputs.push_back(v);
+}
+
+} // namespace
+
+partition partition_graph(const Graph& g, const std::vector<std::string>& device_of) {
+  if (device_of.size() != g.ops.size())
+    throw Exception("partition_graph: " + std::to_string(device_of.size()) + " devices given for " +
+                    std::to_string(g.ops.size()) + " ops");
+  auto prod = g.producers();
+  auto rank = stage_ranks(g, device_of, prod);
+  // Parts by rank, then by first op: the ops are visited in order, so a (rank, device) group
+  // opened earlier has the smaller first op.
+  std::map<std::pair<int, std::string>, int> group_of;
+  std::vector<std::pair<int, int>> order; // (rank, index into parts)
+  partition result;
+  for (std::size_t i = 0; i < g.ops.size(); ++i) {
+    auto [it, fresh] = group_of.try_emplace({rank[i], device_of[i]}, static_cast<int>(result.parts.size()));
+    if (fresh) {
+      result.parts.push_back({device_of[i], {}, {}, {}});
+      order.push_back({rank[i], it->second});
+    }
+    result.parts[idx(it->second)].ops.push_back(static_cast<int>(i));
   }
-  // Each part's outputs in the order its ops produce them.
-  for (std::size_t p = 0; p < r.parts.size(); ++p)
-    for (int op : r.parts[p].ops)
-      for (auto v : g.ops[static_cast<std::size_t>(op)].outputs)
-        if (v != no_value && exported[p].count(v)) r.parts[p].outputs.push_back(v);
-  return r;
+  std::stable_sort(order.begin(), order.end(), [](auto& a, auto& b) { return a.first < b.first; });
+  partition sorted;
+  for (auto [r, k] : order) sorted.parts.push_back(std::move(result.parts[idx(k)]));
+  std::vector<int> part_of(g.ops.size());
+  for (std::size_t k = 0; k < sorted.parts.size(); ++k)
+    for (int i : sorted.parts[k].ops) part_of[idx(i)] = static_cast<int>(k);
+  connect_parts(g, part_of, prod, sorted);
+  return sorted;
 }
 
 Graph extract_part(const Graph& g, const subgraph_part& part) {
-  Graph out;
-  out.opset = g.opset;
-  out.source = g.source;
-  std::map<ValueId, ValueId> id; // g's value -> out's value
-  auto map_value = [&](ValueId v) -> ValueId {
-    if (v == no_value) return no_value;
-    if (auto it = id.find(v); it != id.end()) return it->second;
-    return id[v] = out.add_value(g.value(v));
-  };
-  for (auto v : part.inputs) {
-    const auto& val = g.value(v);
-    id[v] = out.add_input(val.name, val.type, val.shape);
+  Graph sub;
+  sub.opset = g.opset;
+  sub.source = g.source;
+  std::vector<ValueId> map(g.values.size(), no_value);
+  std::vector<bool> produced(g.values.size(), false);
+  for (ValueId v : part.inputs) {
+    const Value& src = g.value(v);
+    map[idx(v)] = sub.add_input(src.name, src.type, src.shape);
   }
-  for (int op : part.ops) {
-    Op copy = g.ops[static_cast<std::size_t>(op)];
-    for (auto& v : copy.inputs) v = map_value(v);
-    for (auto& v : copy.outputs) v = map_value(v);
-    out.ops.push_back(std::move(copy));
+  for (int i : part.ops) {
+    Op op = g.ops.at(idx(i));
+    for (ValueId& v : op.inputs) {
+      if (v == no_value) continue;
+      if (map[idx(v)] == no_value) {
+        if (!g.is_constant(v))
+          throw Exception("extract_part: " + describe(op) + " reads '" + g.value(v).name +
+                          "', which the part neither produces before it nor takes as an input");
+        map[idx(v)] = sub.add_value(g.value(v));
+      }
+      v = map[idx(v)];
+    }
+    for (ValueId& v : op.outputs)
+      if (v != no_value) {
+        produced[idx(v)] = true;
+        v = map[idx(v)] = sub.add_value(g.value(v));
+      }
+    sub.ops.push_back(std::move(op));
   }
-  for (auto v : part.outputs) out.outputs.push_back(map_value(v));
-  return out;
+  for (ValueId v : part.outputs) {
+    if (!produced[idx(v)])
+      throw Exception("extract_part: output '" + g.value(v).name + "' is not produced by the part's ops");
+    sub.outputs.push_back(map[idx(v)]);
+  }
+  return sub;
 }
 
 } // namespace troupe::graph

@@ -1,10 +1,7 @@
 #pragma once
-/// HETERO's partitioner: ops placed on devices -> subgraphs, one device each, and the tensors
-/// between them. The subgraphs are always acyclic, whatever the placement: each op gets a
-/// rank, the most device changes on any path from the graph inputs to it, and the ops of one
-/// device and one rank form one subgraph. Every edge between two subgraphs then goes to a
-/// higher rank, so ordering the subgraphs by rank is a topological order (OpenVINO's HETERO
-/// could fail with "Cannot sort subgraphs!"; here it cannot happen).
+/// Splitting a placed graph into per-device subgraphs (HETERO). The parts always form a DAG,
+/// whatever the placement: OpenVINO's HETERO once failed with "Cannot sort subgraphs!" when
+/// grouping connected same-device ops closed a cycle through another device.
 #include <string>
 #include <vector>
 
@@ -14,22 +11,37 @@ namespace troupe::graph {
 
 struct subgraph_part {
   std::string device;
-  int rank = 0;
   std::vector<int> ops;         ///< indices into g.ops, ascending (topological)
-  std::vector<ValueId> inputs;  ///< non-constant values read here and produced elsewhere, in first-use order
-  std::vector<ValueId> outputs; ///< values produced here that another part reads or that are graph outputs
+  std::vector<ValueId> inputs;  ///< non-constant values these ops read that are produced elsewhere (graph
+                                ///< inputs or other parts' outputs), in first-use order
+  std::vector<ValueId> outputs; ///< values produced here that another part reads or that are graph
+                                ///< outputs, in the order the ops produce them
 };
 
 struct partition {
-  std::vector<subgraph_part> parts; ///< topological: a part reads only graph inputs and earlier parts
+  std::vector<subgraph_part> parts; ///< topological: a part reads only outputs of earlier parts
 };
 
-/// `device_of[i]` is the device of g.ops[i]. Graph outputs that no op produces (a graph input
-/// or a constant given straight back) belong to no part: the caller serves them.
+/// Groups the ops of g by device, device_of[i] being the device of g.ops[i].
+///
+/// Each op gets a stage, its rank: 0 without producer ops, else the largest over its producers
+/// p of rank(p), plus one when p runs on another device (so: the most device changes on any
+/// path into the op). One part holds the ops of one (device, rank). An edge between two parts
+/// strictly increases the rank (a device change adds one; within a device a different part
+/// means a larger rank), so parts in rank order are a topological order.
+/// This is not always the fewest parts: x(GPU) -> y(GPU) with y also reading z(CPU) gives
+/// {x} {z} {y} where {z} {x, y} would do. Such merges make a piece wait for inputs only a later
+/// piece needs (x would wait for z), taking away overlap between devices; they are left out.
+/// Parts come by rank, then by first op. Constants are never part inputs (extract_part copies
+/// them). A graph output that is a graph input or a constant belongs to no part: the caller
+/// passes it through. A graph without ops gives no parts.
 partition partition_graph(const Graph& g, const std::vector<std::string>& device_of);
 
-/// A standalone graph of one part: its inputs are part.inputs (names, types and shapes kept),
-/// the constants it reads are copied, its outputs are part.outputs in that order.
+/// A standalone Graph for one part: its inputs are part.inputs (same names, types, shapes),
+/// the constants its ops read come along (Tensor handles: the bytes are shared), its outputs
+/// are part.outputs in that order; opset and source are kept. Throws when an op of the part reads a non-constant value that neither
+/// an earlier op of the part produces nor part.inputs lists, or when an output is not produced
+/// by its ops.
 Graph extract_part(const Graph& g, const subgraph_part& part);
 
 } // namespace troupe::graph

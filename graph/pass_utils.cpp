@@ -29,11 +29,12 @@ std::optional<std::pair<float, float>> clip_bounds(const Graph& g, const Op& cli
   return std::pair{lo, hi};
 }
 
-bool same_affinity(const Op& a, const Op& b) {
-  auto fa = a.rt_info.find("affinity"), fb = b.rt_info.find("affinity");
-  if (fa == a.rt_info.end() || fb == b.rt_info.end()) return fa == a.rt_info.end() && fb == b.rt_info.end();
-  return fa->second == fb->second;
+std::string affinity_of(const Op& op) {
+  auto it = op.rt_info.find("affinity");
+  return it == op.rt_info.end() ? std::string() : it->second;
 }
+
+bool same_affinity(const Op& a, const Op& b) { return affinity_of(a) == affinity_of(b); }
 
 void absorb(Op& into, const Op& gone) {
   std::string& list = into.rt_info["fused_from"];

@@ -16,6 +16,9 @@ std::optional<double> scalar_constant(const Graph& g, ValueId v);
 /// bound is computed at run time. Missing bounds are the float limits.
 std::optional<std::pair<float, float>> clip_bounds(const Graph& g, const Op& clip);
 
+/// The op's rt_info "affinity" (the device it is pinned to), or "" when it has none.
+std::string affinity_of(const Op& op);
+
 /// Whether `a` and `b` may become one op: the same `affinity` runtime info (or none on both),
 /// so that no pass moves work to another device than the one the application chose.
 bool same_affinity(const Op& a, const Op& b);

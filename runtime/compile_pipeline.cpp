@@ -8,15 +8,23 @@
 
 namespace troupe {
 
-void optimize_graph(graph::Graph& g) {
+void fold_constants(graph::Graph& g) {
   const int64_t opset = g.opset;
   graph::evaluator eval = [opset](const graph::Op& op, const std::vector<Tensor>& in, std::vector<Tensor>& out) {
     kernels::reference::evaluate(op, in, out, opset);
   };
   graph::infer_shapes(g, &eval);
+}
+
+void fuse_ops(graph::Graph& g) {
   graph::fold_batch_norm(g);
   graph::fold_conv_affine(g);
   graph::fuse_activations(g);
+}
+
+void optimize_graph(graph::Graph& g) {
+  fold_constants(g);
+  fuse_ops(g);
 }
 
 void check_support(const graph::Graph& g, const kernels::device& dev) {

@@ -11,6 +11,11 @@ namespace troupe {
 
 /// Folds constants (reference kernels as evaluator) and runs the graph passes on `g`.
 void optimize_graph(graph::Graph& g);
+/// The two halves of optimize_graph: shape inference with constant folding, then the
+/// rewrites (BN and affine folding, activation fusion). HETERO places ops in between, so that
+/// the rewrites see the affinities and never merge ops of two devices.
+void fold_constants(graph::Graph& g);
+void fuse_ops(graph::Graph& g);
 
 /// Throws "<device> does not support op '<type>' (node '<name>'): <reason>" for the first
 /// unsupported op.

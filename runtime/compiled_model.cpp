@@ -50,11 +50,13 @@ Any CompiledModel::get_property(const std::string& name) const {
   if (name == "GPU_F16_ARITHMETIC" && impl_->device.rfind("GPU", 0) == 0) return Any(c.compile.f16_arithmetic);
   if (name == "PERFORMANCE_HINT") return Any(c.hint);
   if (name == "LOADED_FROM_CACHE") return Any(impl_->loaded_from_cache);
-  std::string list, gpu_only;
-  for (const auto& row : compiled_model_property_table())
-    (row.gpu_only ? gpu_only : list) += std::string((row.gpu_only ? gpu_only : list).empty() ? "" : ", ") + row.name;
+  std::string list, gpu_only, hetero_only;
+  for (const auto& row : compiled_model_property_table()) {
+    auto& to = std::string(row.on) == "all" ? list : std::string(row.on) == "HETERO" ? hetero_only : gpu_only;
+    to += (to.empty() ? "" : ", ") + std::string(row.name);
+  }
   throw Exception("the compiled model has no property '" + name + "'; its properties: " + list + " (and " + gpu_only +
-                  " on a GPU)");
+                  " on a GPU, " + hetero_only + " on HETERO)");
 }
 
 } // namespace troupe

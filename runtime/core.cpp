@@ -13,6 +13,7 @@
 #include "runtime/device_properties.hpp"
 #include "runtime/device_string.hpp"
 #include "runtime/hetero.hpp"
+#include "runtime/limited_device.hpp"
 #include "runtime/model_impl.hpp"
 #include "runtime/reference_device.hpp"
 
@@ -114,6 +115,12 @@ struct Core::Impl {
     return r;
   }
 
+  /// The device as a compile with `cfg` sees it: without the op types EXCLUDED_OPS removes.
+  static std::shared_ptr<kernels::device> as_configured(const std::string& name, const device_entry& entry,
+                                                        const resolved_config& cfg) {
+    return limit_ops(entry.dev, excluded_ops(name, cfg.excluded_ops_given ? &cfg.excluded_ops : nullptr));
+  }
+
   /// A device's properties before the call's own: the Core's, then the device's defaults.
   AnyMap defaults_of(const device_entry& entry) {
     std::lock_guard lock(mutex);
@@ -187,7 +194,8 @@ struct Core::Impl {
       }
       std::vector<std::string> aliases{d.written};
       if (d.name == "GPU.0") aliases.push_back("GPU");
-      members.push_back({d.name, aliases, d.entry->dev, resolve_config(merged, *d.entry->dev)});
+      auto cfg = resolve_config(merged, *d.entry->dev);
+      members.push_back({d.name, aliases, as_configured(d.name, *d.entry, cfg), cfg});
     }
     return members;
   }
@@ -270,7 +278,7 @@ CompiledModel Core::compile_model(const Model& model, const std::string& device,
   spec.profiling = cm->config.profiling;
   bool all_static = true;
   for (const auto& p : cm->inputs) all_static = all_static && p.get_partial_shape().is_static();
-  auto dev = entry.dev;
+  auto dev = Impl::as_configured(name, entry, cm->config);
   auto cfg = cm->config.compile;
   if (all_static) {
     auto prog = std::make_shared<actors::program>();
@@ -318,7 +326,12 @@ static void query_ops(Core::Impl& impl, const Model& model, const std::string& d
     return;
   }
   auto [name, entry] = impl.find(device);
-  for (const auto& [k, v] : properties) validate_property(device, *entry.dev, k, v);
+  AnyMap merged = impl.defaults_of(entry);
+  for (const auto& [k, v] : properties) {
+    validate_property(device, *entry.dev, k, v);
+    merged[k] = v;
+  }
+  const auto dev = Core::Impl::as_configured(name, entry, resolve_config(merged, *entry.dev));
   const graph::Graph& src = model.impl()->graph;
   graph::Graph g = src;
   bool all_static = true;
@@ -328,7 +341,7 @@ static void query_ops(Core::Impl& impl, const Model& model, const std::string& d
   // Each op as the device's own query answers it: what compile_model would accept.
   for (const auto& op : g.ops) {
     kept.insert(op.name);
-    auto answer = entry.dev->query(g, op);
+    auto answer = dev->query(g, op);
     if (answer.supported) r[op.name] = device;
     else if (why_not) (*why_not)[op.name] = answer.reason;
   }

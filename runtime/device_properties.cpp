@@ -135,6 +135,11 @@ const std::vector<property_spec>& property_table() {
        "recording while the other's command buffer runs. NUM_STREAMS, when set, overrides it."},
       {"PERFORMANCE_HINT_NUM_REQUESTS", true, on_all, "an integer >= 0 (0 = no limit)", "0", false,
        "Caps the streams that PERFORMANCE_HINT=THROUGHPUT picks."},
+      {"EXCLUDED_OPS", true, on_all, "comma-separated op types (Conv,Resize); empty = none", "", false,
+       "A debugging switch: the device answers that it cannot run these op types (query_model, "
+       "compile_model, HETERO's placement), as if it lacked them, e.g. to force a HETERO split or to "
+       "find the op a device gets wrong. When not set, it comes from the environment: "
+       "TROUPE_EXCLUDED_OPS=\"GPU:Conv,Resize;CPU:Softmax\" (GPU meaning GPU.0)."},
       {"CACHE_DIR", true, on_gpu, "a folder (created if missing); empty = no cache", "", false,
        "The device's Vulkan pipeline cache is read from and written to a file in this folder, named "
        "for the driver build and device model, so a later compile skips the driver's SPIR-V to machine "
@@ -166,17 +171,24 @@ const property_spec* find_property(device_kind kind, const std::string& name) {
 
 const std::vector<compiled_property_spec>& compiled_model_property_table() {
   static const std::vector<compiled_property_spec> t{
-      {"OPTIMAL_NUMBER_OF_INFER_REQUESTS", false,
-       "The number of streams: as many requests as this keep every stream busy."},
-      {"EXECUTION_DEVICES", false, "The device the model runs on, e.g. GPU.0 for GPU."},
-      {"NUM_STREAMS", false, "The streams it runs with, after the hint."},
-      {"INFERENCE_NUM_THREADS", false, "Threads over all streams (a GPU: one host thread per stream)."},
-      {"INFERENCE_PRECISION_HINT", false, "The precision it was compiled with."},
-      {"PERF_COUNT", false, "Whether per-op counters are collected."},
-      {"PERFORMANCE_HINT", false, "The hint it was compiled with."},
-      {"GPU_F16_ARITHMETIC", true,
+      {"OPTIMAL_NUMBER_OF_INFER_REQUESTS", "all",
+       "The number of streams: as many requests as this keep every stream busy. HETERO: the streams of "
+       "all its subgraphs added up, so that every stage has work while requests pipeline through."},
+      {"EXECUTION_DEVICES", "all",
+       "The device the model runs on, e.g. GPU.0 for GPU. HETERO: the devices its subgraphs run on, in "
+       "priority order."},
+      {"NUM_STREAMS", "all",
+       "The streams it runs with, after the hint (HETERO: those of its first device; each subgraph has "
+       "its own device's)."},
+      {"INFERENCE_NUM_THREADS", "all", "Threads over all streams (a GPU: one host thread per stream)."},
+      {"INFERENCE_PRECISION_HINT", "all", "The precision it was compiled with."},
+      {"PERF_COUNT", "all", "Whether per-op counters are collected."},
+      {"PERFORMANCE_HINT", "all", "The hint it was compiled with."},
+      {"GPU_F16_ARITHMETIC", "GPU.N",
        "Whether the Conv, MatMul and Gemm loops compute in float16 (YES only with f16 precision)."},
-      {"LOADED_FROM_CACHE", false,
+      {"HETERO_NUMBER_OF_SUBMODELS", "HETERO",
+       "How many subgraphs HETERO split the model into (each compiled on its own device)."},
+      {"LOADED_FROM_CACHE", "all",
        "YES when compiling used a pipeline cache file from CACHE_DIR (a GPU only; a model with dynamic "
        "inputs compiles at its first inference and answers NO)."},
   };
@@ -308,6 +320,10 @@ resolved_config resolve_config(const AnyMap& props, const kernels::device& dev) 
   r.compile.inference_precision = r.precision;
   r.compile.profiling = r.profiling;
   if (auto* v = get("CACHE_DIR")) r.compile.cache_dir = v->as_string();
+  if (auto* v = get("EXCLUDED_OPS")) {
+    r.excluded_ops = v->as_string();
+    r.excluded_ops_given = true;
+  }
   r.compile.f16_arithmetic = f16_arithmetic && r.precision == element_type::f16; // acts only with f16
   return r;
 }

@@ -42,7 +42,7 @@ const property_spec* find_property(device_kind kind, const std::string& name);
 /// Properties a CompiledModel answers (CompiledModel::get_property).
 struct compiled_property_spec {
   const char* name;
-  bool gpu_only;
+  const char* on; ///< "all", "GPU.N" or "HETERO": which compiled models answer it
   const char* meaning;
 };
 const std::vector<compiled_property_spec>& compiled_model_property_table();
@@ -69,6 +69,8 @@ struct resolved_config {
   bool profiling = false;
   element_type precision = element_type::f32;
   kernels::compile_config compile;
+  std::string excluded_ops; ///< EXCLUDED_OPS as given, or absent (then the environment's)
+  bool excluded_ops_given = false;
 };
 
 /// `props` already validated (device defaults merged with the call's own) for `dev`.

@@ -124,6 +124,13 @@ struct map_reader {
   }
   std::string word() {
     skip();
+    if (at < s.size() && s[at] == '"') { // a quoted value may hold , : { }
+      const auto close = s.find('"', at + 1);
+      if (close == std::string::npos) fail("unterminated '\"'");
+      auto w = s.substr(at + 1, close - at - 1);
+      at = close + 1;
+      return w;
+    }
     const auto b = at;
     while (at < s.size() && std::string(",:{}").find(s[at]) == std::string::npos) ++at;
     auto w = trim(s.substr(b, at - b));
@@ -175,7 +182,9 @@ std::string write_device_properties(const std::map<std::string, AnyMap>& m) {
     out += dev + ":{";
     bool first = true;
     for (const auto& [k, v] : props) {
-      out += (first ? "" : ",") + k + ":" + v.as_string();
+      const std::string& s = v.as_string();
+      const bool quote = s.find_first_of(",:{}") != std::string::npos;
+      out += (first ? "" : ",") + k + ":" + (quote ? "\"" + s + "\"" : s);
       first = false;
     }
     out += "}";

@@ -30,7 +30,8 @@ device_string parse_device_string(const std::string& s);
 std::vector<listed_device> parse_priorities(const std::string& owner, const std::string& value);
 
 /// "{GPU:{PERF_COUNT:YES},CPU:{NUM_STREAMS:2}}" (OpenVINO's text form of a nested AnyMap) and
-/// back. Values may not contain ',', ':', '{' or '}'. Throws naming `what` and the position.
+/// back. A value holding ',', ':', '{' or '}' is written in double quotes
+/// ({GPU:{EXCLUDED_OPS:"Resize,Conv"}}). Throws naming `what` and the position.
 std::map<std::string, AnyMap> parse_device_properties(const std::string& what, const std::string& text);
 std::string write_device_properties(const std::map<std::string, AnyMap>& m);
 

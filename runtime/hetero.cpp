@@ -1,8 +1,6 @@
 #include "runtime/hetero.hpp"
 
 #include <algorithm>
-#include <set>
-#include <sstream>
 
 #include <troupe/exception.hpp>
 
@@ -22,54 +20,55 @@ const hetero_member& member(const std::vector<hetero_member>& members, const std
   throw Exception("HETERO: device '" + name + "' is not in the priority list");
 }
 
-std::vector<std::string> split_names(const std::string& list) {
-  std::vector<std::string> r;
-  std::stringstream in(list);
-  for (std::string n; std::getline(in, n, ',');)
-    if (!n.empty()) r.push_back(n);
-  return r;
-}
-
 } // namespace
 
 hetero_plan plan_hetero(const graph::Graph& src, const std::vector<hetero_member>& members) {
-  hetero_plan plan{src, {}, {}};
-  for (auto id : plan.g.inputs)
-    if (!plan.g.value(id).shape.is_static())
-      throw Exception("HETERO: input '" + plan.g.value(id).name + "' has the dynamic shape " +
-                      plan.g.value(id).shape.to_string() +
+  hetero_plan plan{src, {}, {}, {}, members.front().name};
+  auto& g = plan.g;
+  for (auto id : g.inputs)
+    if (!g.value(id).shape.is_static())
+      throw Exception("HETERO: input '" + g.value(id).name + "' has the dynamic shape " + g.value(id).shape.to_string() +
                       "; HETERO splits a model with static shapes: reshape it first (Model::reshape)");
-  // Affinities by canonical name ("GPU" is GPU.0), before the passes compare them.
-  for (auto& op : plan.g.ops)
+  // Affinities by canonical name ("GPU" is GPU.0), before anything compares them.
+  for (auto& op : g.ops)
     if (auto it = op.rt_info.find("affinity"); it != op.rt_info.end())
       for (const auto& m : members)
         if (std::find(m.aliases.begin(), m.aliases.end(), it->second) != m.aliases.end()) it->second = m.name;
-  optimize_graph(plan.g);
+  // Place the ops as the model has them (after constant folding), write every placement down
+  // as an affinity, then fuse: the passes merge only ops of one device, so each fused op still
+  // runs where its parts were placed.
+  fold_constants(g);
   std::vector<std::string> names;
   for (const auto& m : members) names.push_back(m.name);
-  graph::support_query query = [&](const std::string& device, const graph::Graph& g, const graph::Op& op) {
-    auto s = member(members, device).dev->query(g, op);
+  graph::support_query query = [&](const std::string& device, const graph::Graph& q, const graph::Op& op) {
+    auto s = member(members, device).dev->query(q, op);
     return graph::op_support{s.supported, s.reason};
   };
-  for (auto& p : graph::place_ops(plan.g, names, query)) {
-    plan.device_of.push_back(std::move(p.device));
-    plan.why.push_back(std::move(p.why));
+  auto placed = graph::place_ops(g, names, query);
+  for (std::size_t i = 0; i < g.ops.size(); ++i) {
+    g.ops[i].rt_info["affinity"] = placed[i].device;
+    plan.placed[g.ops[i].name] = placed[i].device;
+    plan.why[g.ops[i].name] = placed[i].why;
+  }
+  fuse_ops(g);
+  for (const auto& op : g.ops) {
+    auto s = member(members, op.rt_info.at("affinity")).dev->query(g, op);
+    if (!s.supported)
+      throw Exception("HETERO: " + op.rt_info.at("affinity") + " cannot run " + graph::describe(op) +
+                      " as the passes fused it: " + s.reason);
+    plan.device_of.push_back(op.rt_info.at("affinity"));
   }
   return plan;
 }
 
 std::map<std::string, std::string> hetero_query(const graph::Graph& src, const hetero_plan& plan) {
   std::map<std::string, std::string> r;
-  for (std::size_t i = 0; i < plan.g.ops.size(); ++i) {
-    const auto& op = plan.g.ops[i];
-    r[op.name] = plan.device_of[i];
-    if (auto it = op.rt_info.find("fused_from"); it != op.rt_info.end())
-      for (const auto& n : split_names(it->second)) r[n] = plan.device_of[i];
+  // Folded into constants: computed while compiling, on the host; reported on the first
+  // device of the list, as a single device reports folded ops as its own.
+  for (const auto& op : src.ops) {
+    auto it = plan.placed.find(op.name);
+    r[op.name] = it != plan.placed.end() ? it->second : plan.first_device;
   }
-  // Folded into constants: computed while compiling, on the host; reported on the first device
-  // (as a single device reports folded ops as its own).
-  for (const auto& op : src.ops)
-    if (!r.count(op.name) && !plan.device_of.empty()) r[op.name] = plan.device_of.front();
   return r;
 }
 

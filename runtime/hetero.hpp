@@ -24,11 +24,13 @@ struct hetero_member {
   resolved_config config;
 };
 
-/// Per op of the optimized graph: the device it runs on and why (graph::place_ops's answer).
+/// Where HETERO runs each op, and why.
 struct hetero_plan {
-  graph::Graph g; ///< optimized, static shapes
-  std::vector<std::string> device_of;
-  std::vector<std::string> why;
+  graph::Graph g;                            ///< optimized (fused) graph, static shapes
+  std::vector<std::string> device_of;        ///< per op of g
+  std::map<std::string, std::string> placed; ///< op friendly name (before fusion) -> device
+  std::map<std::string, std::string> why;    ///< op friendly name -> graph::place_ops's reason
+  std::string first_device;                  ///< where constant-folded ops are reported
 };
 
 /// Optimizes `src` (static input shapes required) and places every op. Throws naming the op

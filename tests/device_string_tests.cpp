@@ -2,6 +2,8 @@
 /// and that every malformed string is an error naming the string and what is wrong.
 #include <boost/test/unit_test.hpp>
 
+#include <troupe/properties.hpp>
+
 #include "runtime/device_string.hpp"
 #include "tests/support/expect_error.hpp"
 
@@ -63,6 +65,11 @@ BOOST_AUTO_TEST_CASE(device_properties_round_trip_and_errors) {
   BOOST_TEST(parse_device_properties("x", write_device_properties(m)) == m);
   BOOST_TEST(parse_device_properties("x", " { CPU : { } } ")["CPU"].empty());
   BOOST_TEST(parse_device_properties("x", "{}").empty());
+  auto quoted = parse_device_properties("x", R"({GPU:{EXCLUDED_OPS:"Resize,Conv",N:1}})");
+  BOOST_TEST(quoted["GPU"]["EXCLUDED_OPS"].as_string() == "Resize,Conv");
+  BOOST_TEST(parse_device_properties("x", write_device_properties(quoted)) == quoted);
+  BOOST_TEST(device_properties("CPU", {{"EXCLUDED_OPS", "A,B"}}).second.as_string() == R"({EXCLUDED_OPS:"A,B"})");
+  expect_error([] { parse_device_properties("DEVICE_PROPERTIES", R"({GPU:{A:"x}})"); }, {"unterminated"});
 
   expect_error([] { parse_device_properties("DEVICE_PROPERTIES", "GPU:{}"); }, {"DEVICE_PROPERTIES", "expected '{'"});
   expect_error([] { parse_device_properties("DEVICE_PROPERTIES", "{GPU:{A:1}"); }, {"expected ','"});

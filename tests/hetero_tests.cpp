@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <iostream>
 #include <random>
+#include <map>
 #include <set>
 
 #include <unistd.h>
@@ -157,6 +158,37 @@ BOOST_AUTO_TEST_CASE(bad_hetero_input_names_the_problem) {
   expect_error([&] { core.compile_model(model, "HETERO:CPU"); }, {"relu", "REFERENCE"});
 }
 
+BOOST_AUTO_TEST_CASE(excluded_ops_force_a_split_and_refuse_a_single_device) {
+  Core core;
+  auto model = core.read_model(chain_model());
+  // The debugging switch: the CPU "lacks" Relu, so HETERO sends it to the next device.
+  auto cm = core.compile_model(model, "HETERO:CPU,REFERENCE", {device_properties("CPU", {{"EXCLUDED_OPS", "Relu"}})});
+  BOOST_TEST(cm.get_property("HETERO_NUMBER_OF_SUBMODELS").as<int>() == 3);
+  BOOST_TEST(run_chain(cm) == chain_expected(), boost::test_tools::per_element());
+  BOOST_TEST(core.query_model(model, "HETERO:CPU,REFERENCE", {device_properties("CPU", {{"EXCLUDED_OPS", "Relu"}})})["relu"] ==
+             "REFERENCE");
+  // On a single device it is an op the device cannot run.
+  expect_error([&] { core.compile_model(model, "CPU", {{"EXCLUDED_OPS", "Mul, Sub"}}); },
+               {"Mul", "mul", "excluded by EXCLUDED_OPS"});
+  auto why = core.query_model_unsupported(model, "CPU", {{"EXCLUDED_OPS", "Sub"}});
+  BOOST_TEST(why.size() == 1u);
+  BOOST_TEST(why["sub"].find("EXCLUDED_OPS") != std::string::npos);
+  // From the environment, when the property is not set.
+  {
+    tests::scoped_env env("TROUPE_EXCLUDED_OPS", "REFERENCE:Add; CPU:Mul,Sub");
+    auto e = core.compile_model(model, "HETERO:CPU,REFERENCE");
+    BOOST_TEST(e.get_property("HETERO_NUMBER_OF_SUBMODELS").as<int>() == 2);
+    BOOST_TEST(run_chain(e) == chain_expected(), boost::test_tools::per_element());
+    auto q = core.query_model(model, "HETERO:CPU,REFERENCE");
+    BOOST_TEST(q["mul"] == "REFERENCE");
+    BOOST_TEST(q["add"] == "CPU");
+  }
+  {
+    tests::scoped_env env("TROUPE_EXCLUDED_OPS", "CPU=Mul");
+    expect_error([&] { core.compile_model(model, "CPU"); }, {"TROUPE_EXCLUDED_OPS", "CPU=Mul", "DEVICE:OpType"});
+  }
+}
+
 BOOST_AUTO_TEST_CASE(a_failing_stage_fails_the_request_and_the_next_works) {
   Core core;
   auto model = core.read_model(chain_model());
@@ -195,9 +227,10 @@ BOOST_AUTO_TEST_CASE(requests_in_flight_all_complete_with_their_own_results) {
 
 namespace {
 
-/// `splits` seeded random manual splits of the case's model over CPU and `other`: the ops, in
-/// order, cut into up to 4 runs at random points, the runs alternating between the devices.
-/// Each split's output must equal the CPU's within the model tests' tolerance.
+/// `splits` seeded random manual splits of the case's model over CPU and `other`: one to three
+/// windows of 1 to 12 consecutive ops (in topological order) at random places go to `other`,
+/// the rest to the CPU (short windows keep the slow REFERENCE device's share small). Each
+/// split's output must equal the CPU's within the model tests' tolerance.
 void random_splits_match(const tests::model_case& c, const std::string& other, int splits, uint32_t seed) {
   Core core;
   const auto single = tests::run_on_device(core, c, "CPU");
@@ -206,20 +239,19 @@ void random_splits_match(const tests::model_case& c, const std::string& other, i
   for (int s = 0; s < splits; ++s) {
     Model model = tests::read_case_model(core, c);
     auto ops = model.get_ops();
-    std::uniform_int_distribution<std::size_t> cut(0, ops.size());
-    std::vector<std::size_t> cuts{cut(rng), cut(rng), cut(rng)};
-    std::sort(cuts.begin(), cuts.end());
-    const bool cpu_first = rng() % 2 == 0;
-    for (std::size_t i = 0; i < ops.size(); ++i) {
-      const auto run = static_cast<std::size_t>(std::upper_bound(cuts.begin(), cuts.end(), i) - cuts.begin());
-      ops[i].get_rt_info()["affinity"] = (run % 2 == 0) == cpu_first ? "CPU" : other;
+    const auto n = ops.size();
+    std::vector<bool> foreign(n, false);
+    std::string windows;
+    for (uint32_t w = 0, count = 1 + rng() % 3; w < count; ++w) {
+      const std::size_t start = rng() % n, len = 1 + rng() % std::min<std::size_t>(12, n);
+      for (std::size_t i = start; i < std::min(n, start + len); ++i) foreign[i] = true;
+      windows += " [" + std::to_string(start) + "," + std::to_string(std::min(n, start + len)) + ")";
     }
+    for (std::size_t i = 0; i < n; ++i) ops[i].get_rt_info()["affinity"] = foreign[i] ? other : "CPU";
     auto cm = core.compile_model(model, "HETERO:CPU," + other);
     multi_stage += cm.get_property("HETERO_NUMBER_OF_SUBMODELS").as<int>() > 1;
-    auto got = tests::run_model_on_device(core, c, model, "HETERO:CPU," + other);
-    auto cmp = tests::compare_scaled(got, single, 1e-4, 1e-5);
-    BOOST_TEST(cmp.ok, c.model << " split " << s << " (cuts " << cuts[0] << "," << cuts[1] << "," << cuts[2]
-                                << "): " << cmp.message);
+    auto cmp = tests::compare_scaled(tests::run_compiled(c, cm), single, 1e-4, 1e-5);
+    BOOST_TEST(cmp.ok, c.model << " split " << s << ", ops to " << other << ":" << windows << ": " << cmp.message);
   }
   std::cout << c.model << ": " << splits << " random splits over CPU," << other << ", " << multi_stage
             << " with several subgraphs\n";
@@ -230,6 +262,35 @@ void random_splits_match(const tests::model_case& c, const std::string& other, i
 
 BOOST_AUTO_TEST_CASE(cls_random_splits_cpu_reference, *tests::needs_case(tests::ppocr_cls)) {
   random_splits_match(tests::ppocr_cls, "REFERENCE", 100, 1);
+}
+
+BOOST_AUTO_TEST_CASE(rec_random_splits_cpu_reference, *tests::needs_case(tests::ppocr_rec)) {
+  random_splits_match(tests::ppocr_rec, "REFERENCE", 100, 3);
+}
+
+BOOST_AUTO_TEST_CASE(det320_random_splits_cpu_reference, *tests::needs_case(tests::ppocr_det320)) {
+  random_splits_match(tests::ppocr_det320, "REFERENCE", 100, 4);
+}
+
+BOOST_AUTO_TEST_CASE(det320_on_gpu_cpu_where_the_gpu_lacks_ops, *utf::precondition(tests::gpu_present()) *
+                                                                   tests::needs_case(tests::ppocr_det320)) {
+  // The GPU "lacks" det's upsampling ops (EXCLUDED_OPS): they go to the CPU, the GPU takes the rest.
+  Core core;
+  auto model = tests::read_case_model(core, tests::ppocr_det320);
+  const AnyMap props{device_properties("GPU", {{"EXCLUDED_OPS", "Resize,ConvTranspose"}})};
+  auto placed = core.query_model(model, "HETERO:GPU,CPU", props);
+  std::map<std::string, int> per_device;
+  for (const auto& [op, dev] : placed) ++per_device[dev];
+  for (const auto& node : model.get_ops())
+    if (node.get_type_name() == "Resize" || node.get_type_name() == "ConvTranspose")
+      BOOST_TEST(placed[node.get_friendly_name()] == "CPU", node.get_friendly_name());
+  BOOST_TEST(per_device["GPU.0"] > per_device["CPU"]);
+  auto cm = core.compile_model(model, "HETERO:GPU,CPU", props);
+  BOOST_TEST(cm.get_property("EXECUTION_DEVICES").as_string() == "GPU.0,CPU");
+  BOOST_TEST(cm.get_property("HETERO_NUMBER_OF_SUBMODELS").as<int>() > 2);
+  auto cmp = tests::compare_scaled(tests::run_compiled(tests::ppocr_det320, cm),
+                                   tests::run_on_device(core, tests::ppocr_det320, "CPU"), 1e-4, 1e-5);
+  BOOST_TEST(cmp.ok, cmp.message);
 }
 
 BOOST_AUTO_TEST_CASE(cls_random_splits_cpu_gpu, *utf::precondition(tests::gpu_present()) *

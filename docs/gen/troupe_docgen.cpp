@@ -96,7 +96,7 @@ std::string compiled_model_properties() {
   std::ostringstream o;
   o << "| property | devices | what it answers |\n|---|---|---|\n";
   for (const auto& row : troupe::compiled_model_property_table())
-    o << "| " << code(row.name) << " | " << (row.gpu_only ? "GPU.N" : "all") << " | " << cell(row.meaning) << " |\n";
+    o << "| " << code(row.name) << " | " << row.on << " | " << cell(row.meaning) << " |\n";
   return o.str();
 }
 

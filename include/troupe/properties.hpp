@@ -36,7 +36,12 @@ inline constexpr Property<std::string> device_priorities{"DEVICE_PRIORITIES"};
 /// device only, e.g. `troupe::device_properties("CPU", {troupe::num_streams(2)})`.
 inline std::pair<const std::string, Any> device_properties(const std::string& device, const AnyMap& props) {
   std::string text = "{";
-  for (const auto& [k, v] : props) text += (text.size() > 1 ? "," : "") + k + ":" + v.as_string();
+  for (const auto& [k, v] : props) {
+    const std::string& s = v.as_string();
+    // A value with a separator in it (a list of op types) travels in double quotes.
+    const bool quote = s.find_first_of(",:{}") != std::string::npos;
+    text += (text.size() > 1 ? "," : "") + k + ":" + (quote ? "\"" + s + "\"" : s);
+  }
   return {device, Any(text + "}")};
 }
 

@@ -36,8 +36,12 @@ std::vector<float> run_on_device(Core& core, const model_case& c, const std::str
 
 std::vector<float> run_model_on_device(Core& core, const model_case& c, const Model& model, const std::string& device,
                                        const AnyMap& props) {
-  const fs::path ref = ort_dir(c);
   CompiledModel compiled = core.compile_model(model, device, props);
+  return run_compiled(c, compiled);
+}
+
+std::vector<float> run_compiled(const model_case& c, CompiledModel& compiled) {
+  const fs::path ref = ort_dir(c);
   InferRequest request = compiled.create_infer_request();
   auto input = read_f32_file((ref / "input_x.f32").string());
   Tensor x(element_type::f32, c.shape);

@@ -32,5 +32,7 @@ Model read_case_model(Core& core, const model_case& c);
 /// As run_on_device, for a model read with read_case_model (and maybe edited).
 std::vector<float> run_model_on_device(Core& core, const model_case& c, const Model& model, const std::string& device,
                                        const AnyMap& props = {});
+/// The model's only output, run once on `compiled` with the seeded input onnxruntime saw.
+std::vector<float> run_compiled(const model_case& c, CompiledModel& compiled);
 
 } // namespace troupe::tests
