@@ -25,13 +25,11 @@ struct hetero_flow::wiring {
   flow_spec spec;
   std::vector<caf::actor> actors; ///< one stage actor per stage
 
-  /// Sends `t` along `routes`: to stage actors as messages, model outputs to the collector.
-  void route(const std::vector<tensor_route>& routes, const Tensor& t, const std::shared_ptr<collector>& req) const {
-    for (const auto& r : routes) {
-      if (r.stage < 0) req->set_output(r.slot, t);
-      else caf::anon_send(actors[static_cast<std::size_t>(r.stage)], stage_input_atom::value, stage_input{req, r.slot, t});
-    }
-  }
+  /// Sends `t` along `routes`: model outputs to the collector; a stage that takes this one
+  /// tensor only fires at once (nothing to gather: straight to its device's workers, one
+  /// thread wake-up per crossing instead of two); other stages get it as a message.
+  void route(const std::shared_ptr<const wiring>& self, const std::vector<tensor_route>& routes, const Tensor& t,
+             const std::shared_ptr<collector>& req) const;
 };
 
 namespace {
@@ -52,7 +50,7 @@ public:
       }
       for (auto& row : profile) row.node_name = st.profile_prefix + row.node_name;
       if (!profile.empty()) req_->add_profile(stage_, std::move(profile));
-      for (std::size_t i = 0; i < outputs.size(); ++i) w_->route(st.output_routes[i], outputs[i], req_);
+      for (std::size_t i = 0; i < outputs.size(); ++i) w_->route(w_, st.output_routes[i], outputs[i], req_);
     } catch (const std::exception& e) {
       req_->fail(e.what());
     }
@@ -70,6 +68,27 @@ private:
   std::size_t stage_;
   std::shared_ptr<collector> req_;
 };
+
+} // namespace
+
+void hetero_flow::wiring::route(const std::shared_ptr<const wiring>& self, const std::vector<tensor_route>& routes,
+                                const Tensor& t, const std::shared_ptr<collector>& req) const {
+  for (const auto& r : routes) {
+    if (r.stage < 0) {
+      req->set_output(r.slot, t);
+      continue;
+    }
+    const auto s = static_cast<std::size_t>(r.stage);
+    if (spec.stages[s].inputs == 1) {
+      if (req->wanted())
+        spec.stages[s].run->submit(inference{req->request(), {t}, std::make_shared<stage_sink>(self, s, req)});
+      continue;
+    }
+    caf::anon_send(actors[s], stage_input_atom::value, stage_input{req, r.slot, t});
+  }
+}
+
+namespace {
 
 struct pending_inputs {
   std::shared_ptr<collector> request;
@@ -151,7 +170,7 @@ void hetero_flow::submit(inference job) {
               std::to_string(job.inputs.size()));
     return;
   }
-  for (std::size_t i = 0; i < job.inputs.size(); ++i) wiring_->route(spec.input_routes[i], job.inputs[i], req);
+  for (std::size_t i = 0; i < job.inputs.size(); ++i) wiring_->route(wiring_, spec.input_routes[i], job.inputs[i], req);
   // A stage that reads no tensor (its ops start from constants) has nothing to wait for.
   for (std::size_t s = 0; s < spec.stages.size(); ++s)
     if (spec.stages[s].inputs == 0)

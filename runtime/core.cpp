@@ -298,31 +298,20 @@ CompiledModel Core::compile_model(const Model& model, const std::string& device,
   return CompiledModel(cm);
 }
 
-/// Per op of the model: supported on `device`, or why not. Shared by query_model and
-/// query_model_unsupported so both answer from the same device query.
+/// Per op of the model (friendly name): the device it runs on (absent when none can) and why.
+/// query_model, query_model_unsupported and query_placement all answer from this.
 static void query_ops(Core::Impl& impl, const Model& model, const std::string& device, const AnyMap& properties,
-                      std::map<std::string, std::string>& supported, std::map<std::string, std::string>* why_not);
-
-std::map<std::string, std::string> Core::query_model(const Model& model, const std::string& device,
-                                                     const AnyMap& properties) const {
-  std::map<std::string, std::string> r;
-  query_ops(*impl_, model, device, properties, r, nullptr);
-  return r;
-}
-
-std::map<std::string, std::string> Core::query_model_unsupported(const Model& model, const std::string& device,
-                                                                 const AnyMap& properties) const {
-  std::map<std::string, std::string> supported, why_not;
-  query_ops(*impl_, model, device, properties, supported, &why_not);
-  return why_not;
-}
-
-static void query_ops(Core::Impl& impl, const Model& model, const std::string& device, const AnyMap& properties,
-                      std::map<std::string, std::string>& r, std::map<std::string, std::string>* why_not) {
+                      std::map<std::string, std::string>& placed, std::map<std::string, std::string>& why) {
+  const graph::Graph& src = model.impl()->graph;
   if (is_hetero(device)) {
     // Every op is placed somewhere, or placing throws naming the op no device can run.
     auto members = impl.hetero_members(device, properties);
-    r = hetero_query(model.impl()->graph, plan_hetero(model.impl()->graph, members));
+    auto plan = plan_hetero(src, members);
+    placed = hetero_query(src, plan);
+    for (const auto& op : src.ops) {
+      auto it = plan.why.find(op.name);
+      why[op.name] = it != plan.why.end() ? it->second : "folded into a constant while compiling";
+    }
     return;
   }
   auto [name, entry] = impl.find(device);
@@ -332,34 +321,64 @@ static void query_ops(Core::Impl& impl, const Model& model, const std::string& d
     merged[k] = v;
   }
   const auto dev = Core::Impl::as_configured(name, entry, resolve_config(merged, *entry.dev));
-  const graph::Graph& src = model.impl()->graph;
   graph::Graph g = src;
   bool all_static = true;
   for (auto id : g.inputs) all_static = all_static && g.value(id).shape.is_static();
   if (all_static) optimize_graph(g);
-  std::set<std::string> kept;
   // Each op as the device's own query answers it: what compile_model would accept.
   for (const auto& op : g.ops) {
-    kept.insert(op.name);
     auto answer = dev->query(g, op);
-    if (answer.supported) r[op.name] = device;
-    else if (why_not) (*why_not)[op.name] = answer.reason;
+    if (answer.supported) {
+      placed[op.name] = device;
+      why[op.name] = "supported by " + name;
+    } else {
+      why[op.name] = answer.reason;
+    }
   }
   // Ops folded into constants or fused into another op run as part of the compiled model.
   for (const auto& op : src.ops)
-    if (!kept.count(op.name)) r[op.name] = device;
+    if (!why.count(op.name)) {
+      placed[op.name] = device;
+      why[op.name] = "folded or fused into another op while compiling";
+    }
+}
+
+std::map<std::string, std::string> Core::query_model(const Model& model, const std::string& device,
+                                                     const AnyMap& properties) const {
+  std::map<std::string, std::string> placed, why;
+  query_ops(*impl_, model, device, properties, placed, why);
+  return placed;
+}
+
+std::map<std::string, std::string> Core::query_model_unsupported(const Model& model, const std::string& device,
+                                                                 const AnyMap& properties) const {
+  std::map<std::string, std::string> placed, why, r;
+  query_ops(*impl_, model, device, properties, placed, why);
+  for (const auto& [op, reason] : why)
+    if (!placed.count(op)) r[op] = reason;
+  return r;
+}
+
+std::map<std::string, OpPlacement> Core::query_placement(const Model& model, const std::string& device,
+                                                         const AnyMap& properties) const {
+  std::map<std::string, std::string> placed, why;
+  query_ops(*impl_, model, device, properties, placed, why);
+  std::map<std::string, OpPlacement> r;
+  for (const auto& [op, reason] : why) r[op] = {placed.count(op) ? placed[op] : std::string(), reason};
+  return r;
 }
 
 void Core::set_property(const std::string& device, const AnyMap& properties) {
-  if (device == "HETERO") {
+  if (is_hetero(device)) {
+    // HETERO's defaults; with "HETERO:A,B" they are checked against A and B now.
     AnyMap next;
     {
       std::lock_guard lock(impl_->mutex);
       next = impl_->hetero_defaults;
     }
     for (const auto& [k, v] : properties) next[k] = v;
-    // With a list, every property is checked against its devices now, not at compile time.
-    if (next.count("DEVICE_PRIORITIES")) impl_->hetero_members("HETERO", next);
+    if (device != "HETERO") impl_->hetero_members(device, next);
+    else if (next.count("DEVICE_PRIORITIES")) impl_->hetero_members("HETERO", next);
     std::lock_guard lock(impl_->mutex);
     impl_->hetero_defaults = std::move(next);
     return;
@@ -382,18 +401,34 @@ void Core::set_property(const AnyMap& properties) {
 }
 
 Any Core::get_property(const std::string& device, const std::string& name) const {
-  if (device == "HETERO") {
+  if (is_hetero(device)) {
+    std::vector<std::string> own{"FULL_DEVICE_NAME", "SUPPORTED_PROPERTIES", "DEVICE_PRIORITIES", "DEVICE_PROPERTIES"};
+    const auto ds = parse_device_string(device);
     if (name == "FULL_DEVICE_NAME") return Any(std::string("HETERO"));
-    if (name == "SUPPORTED_PROPERTIES")
-      return Any(std::vector<std::string>{"FULL_DEVICE_NAME", "SUPPORTED_PROPERTIES", "DEVICE_PRIORITIES",
-                                          "DEVICE_PROPERTIES"});
+    if (name == "DEVICE_PRIORITIES" && !ds.devices.empty()) {
+      std::vector<std::string> list;
+      for (const auto& d : ds.devices) list.push_back(impl_->find(d.name).name);
+      return Any(list);
+    }
+    if (name == "SUPPORTED_PROPERTIES") {
+      // With a list: also what every listed device has (HETERO hands those to each).
+      std::vector<std::string> shared;
+      for (std::size_t i = 0; i < ds.devices.size(); ++i) {
+        const auto& w = writable_properties(*impl_->find(ds.devices[i].name).entry.dev);
+        if (i == 0) shared = w;
+        else std::erase_if(shared, [&](const std::string& p) { return std::find(w.begin(), w.end(), p) == w.end(); });
+      }
+      own.insert(own.end(), shared.begin(), shared.end());
+      return Any(own);
+    }
     if (name == "DEVICE_PRIORITIES" || name == "DEVICE_PROPERTIES") {
       std::lock_guard lock(impl_->mutex);
       auto it = impl_->hetero_defaults.find(name);
       return it == impl_->hetero_defaults.end() ? Any(std::string()) : it->second;
     }
-    throw Exception("device HETERO has no property '" + name +
-                    "'; its properties: FULL_DEVICE_NAME, SUPPORTED_PROPERTIES, DEVICE_PRIORITIES, DEVICE_PROPERTIES");
+    std::string list;
+    for (const auto& p : own) list += (list.empty() ? "" : ", ") + p;
+    throw Exception("device " + device + " has no property '" + name + "'; its properties: " + list);
   }
   auto [canonical, entry] = impl_->find(device);
   const auto& dev = *entry.dev;

@@ -52,11 +52,12 @@ template <class T> std::string bytes_of(const std::vector<T>& v) {
   return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
 }
 
-/// Runs `troupe args`: its exit code, stderr alone, and stdout followed by stderr.
-result run(const std::string& args) {
+/// Runs `troupe args` (with `env`, "NAME=value ...", before it): its exit code, stderr alone,
+/// and stdout followed by stderr.
+result run(const std::string& args, const std::string& env = "") {
   result r;
   const std::string err_file = temp_dir() + "/stderr.txt";
-  std::string cmd = troupe_bin() + " " + args + " 2>" + err_file;
+  std::string cmd = (env.empty() ? "" : "env " + env + " ") + troupe_bin() + " " + args + " 2>" + err_file;
   FILE* p = popen(cmd.c_str(), "r");
   BOOST_REQUIRE(p);
   std::array<char, 4096> buf;
@@ -164,6 +165,27 @@ BOOST_AUTO_TEST_CASE(query_prints_each_op_and_a_count) {
   BOOST_TEST(has(r.out, "add"));
   BOOST_TEST(has(r.out, "Relu"));
   BOOST_TEST(has(r.out, "2 of 2 ops supported by CPU"), r.out);
+}
+
+BOOST_AUTO_TEST_CASE(hetero_query_bench_and_run) {
+  auto m = two_output_model();
+  // The CPU "lacks" Relu: query shows where each op goes and why; bench and run use the split.
+  auto r = run("query -m " + m + " -d HETERO:CPU,REFERENCE -shape a[2,8],b[2,8]", "TROUPE_EXCLUDED_OPS=CPU:Relu");
+  BOOST_TEST(r.code == 0, r.out);
+  BOOST_TEST(has(r.out, "supported by CPU"), r.out);
+  BOOST_TEST(has(r.out, "excluded by EXCLUDED_OPS; fallback to REFERENCE"), r.out);
+  BOOST_TEST(has(r.out, "2 ops on HETERO:CPU,REFERENCE: 1 on CPU, 1 on REFERENCE"), r.out);
+  r = run("bench -m " + m + " -d HETERO:CPU,REFERENCE -shape a[2,8],b[2,8] -niter 20 -pc", "TROUPE_EXCLUDED_OPS=CPU:Relu");
+  BOOST_TEST(r.code == 0, r.out);
+  BOOST_TEST(has(r.out, "Execution Devices: [ CPU REFERENCE ]"), r.out);
+  BOOST_TEST(has(r.out, "subgraph1: relu"), r.out);
+  const auto dir = temp_dir() + "/hetero_run";
+  r = run("run -m " + m + " -d HETERO:CPU,REFERENCE -shape a[2,8],b[2,8] -o " + dir);
+  BOOST_TEST(r.code == 0, r.out);
+  BOOST_TEST(std::filesystem::exists(dir + "/z.npy"));
+  r = run("query -m " + m + " -d HETERO:CPU,CPU");
+  BOOST_TEST(r.code == 1);
+  BOOST_TEST(has(r.err, "listed twice"), r.err);
 }
 
 BOOST_AUTO_TEST_CASE(version_and_help) {

@@ -1,4 +1,5 @@
 #include <cstdio>
+#include <map>
 
 #include "tools/args.hpp"
 #include "tools/commands.hpp"
@@ -9,7 +10,7 @@ namespace troupe::cli {
 int cmd_query(int argc, char** argv) {
   auto a = parse_args(argc, argv, 2,
                       {{"-m", "a model file (.onnx)"},
-                       {"-d", "a device: CPU, GPU or GPU.<n>"},
+                       {"-d", "a device: CPU, GPU, GPU.<n> or HETERO:<devices>"},
                        {"-shape", "shapes: NAME[1,3,48,192],NAME2[...] or [1,3,48,192]"}});
   if (!a.has("-m")) throw usage_error("-m is required: the model file (.onnx)");
   if (!a.has("-d")) throw usage_error("-d is required: the device to ask (CPU, GPU or GPU.<n>)");
@@ -18,6 +19,21 @@ int cmd_query(int argc, char** argv) {
   Core core;
   auto model = core.read_model(path);
   if (a.has("-shape")) apply_shapes(model, a.get("-shape"));
+  if (device.rfind("HETERO", 0) == 0) {
+    // Where each op goes and why, then how many per device.
+    auto placed = core.query_placement(model, device);
+    std::map<std::string, std::size_t> per_device;
+    for (const auto& op : model.get_ops()) {
+      const auto& p = placed[op.get_friendly_name()];
+      ++per_device[p.device];
+      std::printf("%-40s %-22s %-8s %s\n", op.get_friendly_name().c_str(), op.get_type_name().c_str(),
+                  p.device.c_str(), p.why.c_str());
+    }
+    std::string summary;
+    for (const auto& [dev, n] : per_device) summary += (summary.empty() ? "" : ", ") + std::to_string(n) + " on " + dev;
+    std::printf("%zu ops on %s: %s\n", model.get_ops().size(), device.c_str(), summary.c_str());
+    return 0;
+  }
   auto supported = core.query_model(model, device);
   auto why_not = core.query_model_unsupported(model, device);
   // Both answer after constant folding and fusion: ops folded away run as part of the model.

@@ -12,6 +12,12 @@
 namespace troupe {
 
 /// The entry point (as ov::Core): devices, models, properties.
+/// One op's answer from Core::query_placement.
+struct OpPlacement {
+  std::string device; ///< empty when no device of the request can run the op
+  std::string why;
+};
+
 class TROUPE_API Core {
 public:
   Core();
@@ -31,6 +37,11 @@ public:
   /// OpenVINO's API: query_model names only the supported ops).
   std::map<std::string, std::string> query_model_unsupported(const Model& model, const std::string& device,
                                                              const AnyMap& properties = {}) const;
+  /// Per op (friendly name): where it would run and why -- for HETERO the placement rule's
+  /// answer ("affinity CPU", "GPU.0: <why not>; fallback to CPU"), for one device "supported
+  /// by CPU" or, with an empty device, the reason it cannot. troupe's own addition.
+  std::map<std::string, OpPlacement> query_placement(const Model& model, const std::string& device,
+                                                     const AnyMap& properties = {}) const;
   void set_property(const std::string& device, const AnyMap& properties);
   /// Properties of the Core itself, as OpenVINO's core.set_property(ov::cache_dir(d)): only
   /// CACHE_DIR, the default of every device (a device's own setting wins).
