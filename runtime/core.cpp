@@ -129,17 +129,23 @@ struct Core::Impl {
     return merged;
   }
 
-  /// HETERO's devices, resolved, each with its properties: its defaults, then every property
-  /// of the call that is not HETERO's own (a device lacking one is an error naming both), then
-  /// its own entry of DEVICE_PROPERTIES (or of a key named for it).
-  std::vector<hetero_member> hetero_members(const std::string& device, const AnyMap& call) {
-    const auto ds = parse_device_string(device);
+  /// HETERO's own defaults with the call's properties over them.
+  AnyMap hetero_props(const AnyMap& call) {
     AnyMap props;
     {
       std::lock_guard lock(mutex);
       props = hetero_defaults;
     }
     for (const auto& [k, v] : call) props[k] = v;
+    return props;
+  }
+
+  /// HETERO's devices, resolved, each with its properties: its defaults, then every property
+  /// of the call that is not HETERO's own (a device lacking one is an error naming both), then
+  /// its own entry of DEVICE_PROPERTIES (or of a key named for it).
+  std::vector<hetero_member> hetero_members(const std::string& device, const AnyMap& call) {
+    const auto ds = parse_device_string(device);
+    const AnyMap props = hetero_props(call);
     std::vector<listed_device> list = ds.devices;
     if (list.empty()) {
       auto it = props.find("DEVICE_PRIORITIES");
@@ -177,7 +183,8 @@ struct Core::Impl {
     for (const auto& d : devs) {
       AnyMap merged = defaults_of(*d.entry);
       for (const auto& [k, v] : props) {
-        if (k == "DEVICE_PRIORITIES" || k == "DEVICE_PROPERTIES" || device_keys.count(k)) continue;
+        if (k == "DEVICE_PRIORITIES" || k == "DEVICE_PROPERTIES" || k == "HETERO_DUMP_GRAPH_DOT" || device_keys.count(k))
+          continue;
         validate_property(d.name, *d.entry->dev, k, v);
         merged[k] = v;
       }
@@ -256,7 +263,10 @@ CompiledModel Core::compile_model(const Model& model, const std::string& device,
     std::string list;
     for (const auto& m : members) list += (list.empty() ? "" : ",") + m.name;
     cm->device = "HETERO:" + list;
-    compile_hetero(*cm, plan_hetero(src, members), members, *impl_->eng->system);
+    auto plan = plan_hetero(src, members);
+    if (auto folder = hetero_dot_folder(impl_->hetero_props(properties)); !folder.empty())
+      write_hetero_dots(plan, model.impl()->name, folder);
+    compile_hetero(*cm, plan, members, *impl_->eng->system);
     return CompiledModel(cm);
   }
   auto [name, entry] = impl_->find(device);
@@ -307,6 +317,8 @@ static void query_ops(Core::Impl& impl, const Model& model, const std::string& d
     // Every op is placed somewhere, or placing throws naming the op no device can run.
     auto members = impl.hetero_members(device, properties);
     auto plan = plan_hetero(src, members);
+    if (auto folder = hetero_dot_folder(impl.hetero_props(properties)); !folder.empty())
+      write_hetero_dots(plan, model.impl()->name, folder);
     placed = hetero_query(src, plan);
     for (const auto& op : src.ops) {
       auto it = plan.why.find(op.name);
@@ -402,7 +414,8 @@ void Core::set_property(const AnyMap& properties) {
 
 Any Core::get_property(const std::string& device, const std::string& name) const {
   if (is_hetero(device)) {
-    std::vector<std::string> own{"FULL_DEVICE_NAME", "SUPPORTED_PROPERTIES", "DEVICE_PRIORITIES", "DEVICE_PROPERTIES"};
+    std::vector<std::string> own{"FULL_DEVICE_NAME", "SUPPORTED_PROPERTIES", "DEVICE_PRIORITIES", "DEVICE_PROPERTIES",
+                                 "HETERO_DUMP_GRAPH_DOT"};
     const auto ds = parse_device_string(device);
     if (name == "FULL_DEVICE_NAME") return Any(std::string("HETERO"));
     if (name == "DEVICE_PRIORITIES" && !ds.devices.empty()) {
@@ -421,7 +434,7 @@ Any Core::get_property(const std::string& device, const std::string& name) const
       own.insert(own.end(), shared.begin(), shared.end());
       return Any(own);
     }
-    if (name == "DEVICE_PRIORITIES" || name == "DEVICE_PROPERTIES") {
+    if (name == "DEVICE_PRIORITIES" || name == "DEVICE_PROPERTIES" || name == "HETERO_DUMP_GRAPH_DOT") {
       std::lock_guard lock(impl_->mutex);
       auto it = impl_->hetero_defaults.find(name);
       return it == impl_->hetero_defaults.end() ? Any(std::string()) : it->second;

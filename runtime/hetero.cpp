@@ -1,12 +1,17 @@
 #include "runtime/hetero.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 
 #include <troupe/exception.hpp>
 
 #include "actors/hetero_flow.hpp"
 #include "actors/subgraph_actor.hpp"
+#include "graph/dot_writer.hpp"
 #include "graph/partition.hpp"
+#include "graph/partition_dot.hpp"
 #include "graph/placement.hpp"
 #include "runtime/compile_pipeline.hpp"
 
@@ -70,6 +75,37 @@ std::map<std::string, std::string> hetero_query(const graph::Graph& src, const h
     r[op.name] = it != plan.placed.end() ? it->second : plan.first_device;
   }
   return r;
+}
+
+std::string hetero_dot_folder(const AnyMap& props) {
+  if (auto it = props.find("HETERO_DUMP_GRAPH_DOT"); it != props.end()) {
+    const auto& v = it->second.as_string();
+    if (v == "NO" || v == "false" || v.empty()) return "";
+    return v == "YES" || v == "true" ? "." : v;
+  }
+  const char* env = std::getenv("TROUPE_HETERO_VISUALIZE");
+  return env && std::string(env) == "1" ? "." : "";
+}
+
+void write_hetero_dots(const hetero_plan& plan, const std::string& model_name, const std::string& folder) {
+  std::string name = model_name;
+  if (auto dot = name.rfind(".onnx"); dot != std::string::npos && dot + 5 == name.size()) name.resize(dot);
+  std::vector<std::string> why;
+  for (const auto& op : plan.g.ops) {
+    auto it = plan.why.find(op.name);
+    why.push_back(it != plan.why.end() ? it->second : "");
+  }
+  const auto parts = graph::partition_graph(plan.g, plan.device_of);
+  std::error_code ec;
+  std::filesystem::create_directories(folder, ec);
+  for (const auto& [file, text] :
+       {std::pair{"hetero_affinity_" + name + ".dot", graph::to_dot(plan.g, &plan.device_of, &why)},
+        std::pair{"hetero_subgraphs_" + name + ".dot", graph::partition_to_dot(plan.g, parts)}}) {
+    const auto path = (std::filesystem::path(folder) / file).string();
+    std::ofstream out(path);
+    out << text;
+    if (!out) throw Exception("HETERO_DUMP_GRAPH_DOT: cannot write " + path);
+  }
 }
 
 void compile_hetero(CompiledModel::Impl& cm, const hetero_plan& plan, const std::vector<hetero_member>& members,

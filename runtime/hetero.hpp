@@ -41,6 +41,16 @@ hetero_plan plan_hetero(const graph::Graph& src, const std::vector<hetero_member
 /// away or folded into constants included (with the device of the op that took them over).
 std::map<std::string, std::string> hetero_query(const graph::Graph& src, const hetero_plan& plan);
 
+/// HETERO_DUMP_GRAPH_DOT (YES: the working folder; a folder; NO or absent: nothing) or, when
+/// the property is absent, TROUPE_HETERO_VISUALIZE=1: where to write the split's pictures.
+/// Empty when nothing is to be written.
+std::string hetero_dot_folder(const AnyMap& hetero_props);
+
+/// Writes hetero_affinity_<model>.dot (ops coloured by device, each with why it went there)
+/// and hetero_subgraphs_<model>.dot (the subgraphs and the tensors between them) into
+/// `folder`. Throws naming the file it cannot write.
+void write_hetero_dots(const hetero_plan& plan, const std::string& model_name, const std::string& folder);
+
 /// Splits `plan` into acyclic subgraphs, compiles each on its device (with that device's
 /// configuration) and sets `cm`'s runner, execution devices and submodel count.
 void compile_hetero(CompiledModel::Impl& cm, const hetero_plan& plan, const std::vector<hetero_member>& members,

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <iostream>
 #include <random>
 #include <map>
@@ -187,6 +189,40 @@ BOOST_AUTO_TEST_CASE(excluded_ops_force_a_split_and_refuse_a_single_device) {
     tests::scoped_env env("TROUPE_EXCLUDED_OPS", "CPU=Mul");
     expect_error([&] { core.compile_model(model, "CPU"); }, {"TROUPE_EXCLUDED_OPS", "CPU=Mul", "DEVICE:OpType"});
   }
+}
+
+BOOST_AUTO_TEST_CASE(the_split_is_drawn_on_request) {
+  Core core;
+  auto model = core.read_model(chain_model());
+  set_affinity(model, "relu", "REFERENCE");
+  const fs::path dir = temp_file("dots");
+  fs::remove_all(dir);
+  core.compile_model(model, "HETERO:CPU,REFERENCE", {{"HETERO_DUMP_GRAPH_DOT", dir.string()}});
+  const auto slurp = [](const fs::path& p) {
+    std::ifstream in(p);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  const std::string name = fs::path(chain_model()).stem().string();
+  auto affinity = slurp(dir / ("hetero_affinity_" + name + ".dot"));
+  auto subgraphs = slurp(dir / ("hetero_subgraphs_" + name + ".dot"));
+  BOOST_TEST(affinity.find("[REFERENCE]") != std::string::npos, affinity);
+  BOOST_TEST(affinity.find("affinity REFERENCE") != std::string::npos, affinity); // the why, as a tooltip
+  BOOST_TEST(affinity.find("fillcolor") != std::string::npos);
+  BOOST_TEST(subgraphs.find("subgraph 0 [CPU]") != std::string::npos, subgraphs);
+  BOOST_TEST(subgraphs.find("subgraph 1 [REFERENCE]") != std::string::npos, subgraphs);
+  BOOST_TEST(subgraphs.find("subgraph 2 [CPU]") != std::string::npos, subgraphs);
+  BOOST_TEST(subgraphs.find("sg0 -> sg1") != std::string::npos, subgraphs);
+  // TROUPE_HETERO_VISUALIZE=1: the working folder, when the property is not given.
+  {
+    tests::scoped_env env("TROUPE_HETERO_VISUALIZE", "1");
+    const auto here = fs::current_path();
+    fs::current_path(dir);
+    fs::remove(dir / ("hetero_subgraphs_" + name + ".dot"));
+    core.query_model(model, "HETERO:CPU,REFERENCE");
+    fs::current_path(here);
+    BOOST_TEST(fs::exists(dir / ("hetero_subgraphs_" + name + ".dot")));
+  }
+  fs::remove_all(dir);
 }
 
 BOOST_AUTO_TEST_CASE(a_failing_stage_fails_the_request_and_the_next_works) {
