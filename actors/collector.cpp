@@ -24,13 +24,13 @@ void collector::add_profile(std::size_t stage, std::vector<kernels::op_profile> 
   if (stage < profiles_.size()) profiles_[stage] = std::move(rows);
 }
 
-void collector::fail(const std::string& message) {
+void collector::fail(const failure& f) {
   {
     std::lock_guard lock(mutex_);
     if (done_) return;
     done_ = true;
   }
-  sink_->on_error(request_, message);
+  sink_->on_error(request_, f);
 }
 
 bool collector::wanted() const {

@@ -21,8 +21,8 @@ public:
   void set_output(std::size_t index, Tensor t);
   /// Profiling rows of stage `stage`, kept in stage order in the result.
   void add_profile(std::size_t stage, std::vector<kernels::op_profile> rows);
-  /// The first failure completes the request with `message`; later ones are dropped.
-  void fail(const std::string& message);
+  /// The first failure completes the request with it; later ones are dropped.
+  void fail(const failure& f);
   bool wanted() const;
 
 private:

@@ -26,23 +26,21 @@ struct worker_state {
     while (true) {
       std::vector<Tensor> outputs;
       std::vector<kernels::op_profile> prof;
-      std::string failure;
+      failure why;
       bool ok = false;
       try {
         auto& exe = clone_for(w.prog);
         exe.run(w.job.inputs, outputs);
         if (profiling) prof = exe.profile();
         ok = true;
-      } catch (const std::exception& e) {
-        failure = e.what();
       } catch (...) {
-        failure = "unknown error while running the model";
+        why = current_failure();
       }
       // Go idle (or take the next work) before completing, so that a request restarted from
       // the completion finds this stream free.
       auto next = dispatcher->next_or_idle(index);
       if (ok) w.job.sink->on_outputs(w.job.request, std::move(outputs), std::move(prof));
-      else w.job.sink->on_error(w.job.request, failure);
+      else w.job.sink->on_error(w.job.request, why);
       if (!next) return;
       w = std::move(*next);
     }

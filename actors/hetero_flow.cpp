@@ -44,20 +44,20 @@ public:
     try {
       const auto& st = w_->spec.stages[stage_];
       if (outputs.size() != st.output_routes.size()) {
-        req_->fail(st.label + " returned " + std::to_string(outputs.size()) + " outputs, expected " +
-                   std::to_string(st.output_routes.size()));
+        req_->fail({failure_kind::device_failure, st.label + " returned " + std::to_string(outputs.size()) +
+                                                      " outputs, expected " + std::to_string(st.output_routes.size())});
         return;
       }
       for (auto& row : profile) row.node_name = st.profile_prefix + row.node_name;
       if (!profile.empty()) req_->add_profile(stage_, std::move(profile));
       for (std::size_t i = 0; i < outputs.size(); ++i) w_->route(w_, st.output_routes[i], outputs[i], req_);
-    } catch (const std::exception& e) {
-      req_->fail(e.what());
+    } catch (...) {
+      req_->fail(current_failure());
     }
   }
-  void on_error(uint64_t, const std::string& message) noexcept override {
+  void on_error(uint64_t, const failure& f) noexcept override {
     try {
-      req_->fail(w_->spec.stages[stage_].label + ": " + message);
+      req_->fail({f.kind, w_->spec.stages[stage_].label + ": " + f.message});
     } catch (...) {
     }
   }
@@ -102,7 +102,7 @@ struct stage_state {
   std::map<const collector*, pending_inputs> pending;
 
   void fail_pending(const std::string& why) {
-    for (auto& [k, p] : pending) p.request->fail(why);
+    for (auto& [k, p] : pending) p.request->fail({failure_kind::cancelled, why});
     pending.clear();
   }
 };
@@ -166,8 +166,8 @@ void hetero_flow::submit(inference job) {
   for (std::size_t i = 0; i < spec.constant_outputs.size(); ++i)
     if (spec.constant_outputs[i]) req->set_output(i, *spec.constant_outputs[i]);
   if (job.inputs.size() != spec.input_routes.size()) {
-    req->fail("the model takes " + std::to_string(spec.input_routes.size()) + " inputs, got " +
-              std::to_string(job.inputs.size()));
+    req->fail({failure_kind::bad_input, "the model takes " + std::to_string(spec.input_routes.size()) +
+                                            " inputs, got " + std::to_string(job.inputs.size())});
     return;
   }
   for (std::size_t i = 0; i < job.inputs.size(); ++i) wiring_->route(wiring_, spec.input_routes[i], job.inputs[i], req);

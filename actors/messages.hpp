@@ -21,12 +21,25 @@ using run_atom = caf::atom_constant<caf::atom("run")>;
 /// Where a request's result goes. Called exactly once per submitted request id, on the thread
 /// of the actor that finished it (a device worker), so implementations must be cheap and
 /// thread-safe. A HETERO stage forwarding to the next subgraph actor is another sink.
+using kernels::failure_kind;
+
+/// A request's error: its kind (what a scheduler may re-dispatch) and the message the user sees.
+struct failure {
+  failure_kind kind = failure_kind::device_failure;
+  std::string message;
+};
+
+/// The kind of the exception being handled (call inside a catch block): a kernels::device_error
+/// says its own; running out of memory is the device's; any other troupe::Exception is the
+/// input's (kernels check data and shapes); anything else is the device's.
+failure current_failure();
+
 class completion_sink {
 public:
   virtual ~completion_sink() = default;
   virtual void on_outputs(uint64_t request, std::vector<Tensor> outputs,
                           std::vector<kernels::op_profile> profile) noexcept = 0;
-  virtual void on_error(uint64_t request, const std::string& message) noexcept = 0;
+  virtual void on_error(uint64_t request, const failure& f) noexcept = 0;
   /// False once the request was cancelled or superseded: queued work for it is dropped.
   virtual bool wanted(uint64_t request) const noexcept = 0;
 };

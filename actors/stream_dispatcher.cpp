@@ -15,7 +15,7 @@ void stream_dispatcher::submit(work w) {
     std::unique_lock lock(mutex_);
     if (closed_) {
       lock.unlock(); // the sink may run a callback that submits again
-      w.job.sink->on_error(w.job.request, "the compiled model was destroyed");
+      w.job.sink->on_error(w.job.request, {failure_kind::cancelled, "the compiled model was destroyed"});
       return;
     }
     if (idle_.empty()) {
@@ -48,7 +48,7 @@ void stream_dispatcher::shutdown(const std::string& reason) {
     workers_.clear();
     idle_.clear();
   }
-  for (auto& w : dropped) w.job.sink->on_error(w.job.request, reason);
+  for (auto& w : dropped) w.job.sink->on_error(w.job.request, {failure_kind::cancelled, reason});
 }
 
 } // namespace troupe::actors

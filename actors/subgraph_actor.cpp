@@ -23,11 +23,10 @@ caf::behavior subgraph_actor(caf::event_based_actor*, program_compiler compile,
           try {
             auto p = compile(shapes);
             it = programs->emplace(std::move(shapes), std::move(p)).first;
-          } catch (const std::exception& e) {
-            job.sink->on_error(job.request, e.what());
-            return;
           } catch (...) {
-            job.sink->on_error(job.request, "unknown error while compiling the model");
+            // Compiling for these shapes failed: the shapes (the input) caused it, unless the
+            // device says otherwise.
+            job.sink->on_error(job.request, current_failure());
             return;
           }
         }

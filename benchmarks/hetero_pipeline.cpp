@@ -43,8 +43,8 @@ private:
 class counting_sink final : public actors::completion_sink {
 public:
   void on_outputs(uint64_t, std::vector<Tensor>, std::vector<kernels::op_profile>) noexcept override { done(); }
-  void on_error(uint64_t, const std::string& m) noexcept override {
-    std::fprintf(stderr, "troupe_hetero_bench: request failed: %s\n", m.c_str());
+  void on_error(uint64_t, const actors::failure& f) noexcept override {
+    std::fprintf(stderr, "troupe_hetero_bench: request failed: %s\n", f.message.c_str());
     done();
   }
   bool wanted(uint64_t) const noexcept override { return true; }

@@ -6,11 +6,41 @@
 #include <string>
 #include <vector>
 
+#include <troupe/exception.hpp>
 #include <troupe/tensor.hpp>
 
 #include "graph/ir.hpp"
 
 namespace troupe::kernels {
+
+/// How a run failed, so that a scheduler re-dispatches what a device failed and never what the
+/// input caused (or what nobody wants any more).
+enum class failure_kind {
+  bad_input,      ///< the request's data caused it (an index out of range, a wrong size): any device fails alike
+  device_failure, ///< the device could not run it (out of memory, a driver or library error)
+  device_lost,    ///< the device is gone (VK_ERROR_DEVICE_LOST): it will fail every request now
+  cancelled,      ///< nobody wants the result: the request was cancelled or the model destroyed
+};
+inline const char* failure_name(failure_kind k) {
+  switch (k) {
+  case failure_kind::bad_input: return "bad input";
+  case failure_kind::device_failure: return "device failure";
+  case failure_kind::device_lost: return "device lost";
+  case failure_kind::cancelled: return "cancelled";
+  }
+  return "?";
+}
+
+/// What a device throws from run() when the device, not the input, is at fault. Any other
+/// troupe::Exception from run() counts as bad input.
+class device_error : public Exception {
+public:
+  device_error(failure_kind kind, const std::string& what) : Exception(what), kind_(kind) {}
+  failure_kind kind() const { return kind_; }
+
+private:
+  failure_kind kind_;
+};
 
 /// Validated options a device compiles with.
 struct compile_config {

@@ -106,9 +106,9 @@ void InferRequest::Impl::on_outputs(uint64_t request, std::vector<Tensor> outs,
   }
 }
 
-void InferRequest::Impl::on_error(uint64_t request, const std::string& message) noexcept {
+void InferRequest::Impl::on_error(uint64_t request, const actors::failure& f) noexcept {
   try {
-    complete(request, std::make_exception_ptr(Exception(message)), nullptr, nullptr);
+    complete(request, std::make_exception_ptr(Exception(f.message)), nullptr, nullptr);
   } catch (...) {
   }
 }

@@ -17,7 +17,7 @@ struct InferRequest::Impl : actors::completion_sink, std::enable_shared_from_thi
 
   void on_outputs(uint64_t request, std::vector<Tensor> outputs,
                   std::vector<kernels::op_profile> profile) noexcept override;
-  void on_error(uint64_t request, const std::string& message) noexcept override;
+  void on_error(uint64_t request, const actors::failure& f) noexcept override;
   bool wanted(uint64_t request) const noexcept override;
 
   /// wait()'s condition: not running and no callback running (unless called from inside one).

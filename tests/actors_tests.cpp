@@ -6,9 +6,11 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <new>
 
 #include <troupe/exception.hpp>
 
+#include "actors/hetero_flow.hpp"
 #include "actors/subgraph_actor.hpp"
 
 using namespace troupe;
@@ -57,6 +59,8 @@ struct fake_exe : kernels::executable {
   void run(const std::vector<Tensor>& in, std::vector<Tensor>& out) override {
     control->enter();
     control->leave();
+    if (in.at(0).data<float>()[0] == -2) throw kernels::device_error(failure_kind::device_lost, "fake: device lost");
+    if (in.at(0).data<float>()[0] == -3) throw std::bad_alloc();
     if (in.at(0).data<float>()[0] < 0) throw Exception("fake: negative input");
     Tensor t(element_type::f32, in[0].get_shape());
     for (int64_t i = 0; i < t.get_size(); ++i) t.data<float>()[i] = 2 * in[0].data<float>()[i];
@@ -73,16 +77,18 @@ struct recorder : completion_sink {
   std::map<uint64_t, int> completions;
   std::map<uint64_t, float> values;
   std::map<uint64_t, std::string> errors;
+  std::map<uint64_t, failure_kind> kinds;
   void on_outputs(uint64_t id, std::vector<Tensor> out, std::vector<kernels::op_profile>) noexcept override {
     std::lock_guard l(m);
     ++completions[id];
     values[id] = out.at(0).data<float>()[0];
     cv.notify_all();
   }
-  void on_error(uint64_t id, const std::string& msg) noexcept override {
+  void on_error(uint64_t id, const failure& f) noexcept override {
     std::lock_guard l(m);
     ++completions[id];
-    errors[id] = msg;
+    errors[id] = f.message;
+    kinds[id] = f.kind;
     cv.notify_all();
   }
   bool wanted(uint64_t) const noexcept override { return true; }
@@ -158,6 +164,28 @@ BOOST_AUTO_TEST_CASE(dynamic_shapes_compile_once_per_shape_and_report_compile_er
   BOOST_TEST(rec->errors[4] == "cannot compile for [7]");
 }
 
+BOOST_AUTO_TEST_CASE(errors_carry_their_kind) {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  auto rec = std::make_shared<recorder>();
+  {
+    subgraph_spec spec;
+    spec.fixed = fake_program(std::make_shared<run_control>());
+    subgraph sg(sys, std::move(spec));
+    sg.submit(inference{1, {scalar(-1)}, rec}); // troupe::Exception from a kernel: the input's fault
+    sg.submit(inference{2, {scalar(-2)}, rec}); // kernels::device_error: the device says which
+    sg.submit(inference{3, {scalar(-3)}, rec}); // out of memory: the device's
+    sg.submit(inference{4, {scalar(4)}, rec});  // and the stream still works
+    rec->wait_for_count(4);
+  }
+  BOOST_TEST((rec->kinds[1] == failure_kind::bad_input));
+  BOOST_TEST((rec->kinds[2] == failure_kind::device_lost));
+  BOOST_TEST(rec->errors[2] == "fake: device lost");
+  BOOST_TEST((rec->kinds[3] == failure_kind::device_failure));
+  BOOST_TEST(rec->errors[3] == "out of memory");
+  BOOST_TEST(rec->values[4] == 8.0f);
+}
+
 BOOST_AUTO_TEST_CASE(queued_inferences_fail_when_the_subgraph_goes_away) {
   caf::actor_system_config cfg;
   caf::actor_system sys{cfg};
@@ -180,6 +208,84 @@ BOOST_AUTO_TEST_CASE(queued_inferences_fail_when_the_subgraph_goes_away) {
   for (uint64_t i = 2; i <= 5; ++i) {
     BOOST_TEST(rec->completions[i] == 1);
     BOOST_TEST(rec->errors[i] == "the compiled model was destroyed");
+    BOOST_TEST((rec->kinds[i] == failure_kind::cancelled));
   }
   BOOST_TEST(control->started == 1); // the queued ones never ran
 }
+
+// ---- HETERO's flow ------------------------------------------------------------------------
+
+namespace {
+
+/// Two stages in a chain, each the doubling fake on one stream, controlled by `c0` and `c1`.
+std::unique_ptr<hetero_flow> two_stage_flow(caf::actor_system& sys, std::shared_ptr<run_control> c0,
+                                            std::shared_ptr<run_control> c1) {
+  flow_spec spec;
+  spec.outputs = 1;
+  spec.constant_outputs.resize(1);
+  spec.input_routes = {{{0, 0}}};
+  int s = 0;
+  for (auto* c : {&c0, &c1}) {
+    stage_spec st;
+    subgraph_spec sub;
+    sub.fixed = fake_program(*c);
+    st.run = std::make_unique<subgraph>(sys, std::move(sub));
+    st.label = "subgraph " + std::to_string(s) + " (FAKE)";
+    st.inputs = 1;
+    st.output_routes = {{s == 0 ? tensor_route{1, 0} : tensor_route{-1, 0}}};
+    spec.stages.push_back(std::move(st));
+    ++s;
+  }
+  return std::make_unique<hetero_flow>(sys, std::move(spec));
+}
+
+/// A recorder whose requests can be cancelled (wanted() false) while they run.
+struct cancellable : recorder {
+  std::atomic<bool> cancelled{false};
+  bool wanted(uint64_t) const noexcept override { return !cancelled; }
+};
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(hetero_flow_chains_stages_and_names_the_failing_one) {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  auto rec = std::make_shared<recorder>();
+  {
+    auto flow = two_stage_flow(sys, std::make_shared<run_control>(), std::make_shared<run_control>());
+    flow->submit(inference{1, {scalar(3)}, rec});  // 3 * 2 * 2
+    flow->submit(inference{2, {scalar(-2)}, rec}); // stage 0 loses its device
+    rec->wait_for_count(2);
+  }
+  BOOST_TEST(rec->completions[1] == 1);
+  BOOST_TEST(rec->values[1] == 12.0f);
+  BOOST_TEST(rec->completions[2] == 1);
+  BOOST_TEST(rec->errors[2] == "subgraph 0 (FAKE): fake: device lost");
+  BOOST_TEST((rec->kinds[2] == failure_kind::device_lost));
+}
+
+BOOST_AUTO_TEST_CASE(a_cancelled_request_never_reaches_its_later_stages) {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  auto c0 = std::make_shared<run_control>(), c1 = std::make_shared<run_control>();
+  c0->held = 1;
+  c0->release = false; // stage 0 holds the request until the test has cancelled it
+  auto rec = std::make_shared<cancellable>();
+  {
+    auto flow = two_stage_flow(sys, c0, c1);
+    flow->submit(inference{1, {scalar(3)}, rec});
+    c0->wait_started(1);
+    rec->cancelled = true;
+    c0->open();
+    // A second request, submitted after: once it has gone through both stages, the cancelled
+    // one's output has long been handed on (one stream per stage, in order) and dropped.
+    auto next = std::make_shared<recorder>();
+    flow->submit(inference{2, {scalar(5)}, next});
+    next->wait_for_count(1);
+    BOOST_TEST(next->values[2] == 20.0f);
+  }
+  BOOST_TEST(c0->started == 2);
+  BOOST_TEST(c1->started == 1); // only the second request's
+  BOOST_TEST(rec->completions.empty()); // the request layer completes a cancelled request itself
+}
+

@@ -7,6 +7,7 @@
 
 #include <troupe/exception.hpp>
 
+#include "kernels/device.hpp"
 #include "kernels/vulkan/spirv_table.hpp"
 #include "kernels/vulkan/vk_check.hpp"
 
@@ -199,7 +200,7 @@ void gpu_context::submit(VkCommandBuffer cb, VkFence fence) {
   if (r == VK_SUCCESS) return;
   std::string why = "Vulkan: vkQueueSubmit on '" + facts_.name + "' failed with " + result_name(r);
   if (r == VK_ERROR_DEVICE_LOST) why += " (the device was lost)";
-  throw Exception(why);
+  throw device_error(r == VK_ERROR_DEVICE_LOST ? failure_kind::device_lost : failure_kind::device_failure, why);
 }
 
 void gpu_context::set_submit_hook(submit_hook hook) {

@@ -102,7 +102,8 @@ struct command_set {
   }
   void wait(const std::string& who) {
     VkResult r = vkWaitForFences(dev, 1, &fence, VK_TRUE, fence_timeout_ns);
-    if (r == VK_TIMEOUT) throw Exception("Vulkan: " + who + ": the device did not finish within 120 s");
+    if (r == VK_TIMEOUT)
+      throw device_error(failure_kind::device_failure, "Vulkan: " + who + ": the device did not finish within 120 s");
     vk_check(r, "vkWaitForFences");
     vk_check(vkResetFences(dev, 1, &fence), "vkResetFences");
   }
@@ -405,7 +406,9 @@ void vk_executable::run(const std::vector<Tensor>& inputs, std::vector<Tensor>& 
     // and unused again so that the next request can submit (a hook or driver may have
     // submitted and still reported an error).
     cmd_.recover(*p_->ctx);
-    throw Exception(p_->device_name + ": the request failed: " + e.what());
+    const auto* de = dynamic_cast<const device_error*>(&e);
+    throw device_error(de ? de->kind() : failure_kind::device_failure,
+                       p_->device_name + ": the request failed: " + e.what());
   }
   auto t2 = clock::now();
   outputs.clear();

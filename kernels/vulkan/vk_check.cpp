@@ -1,5 +1,7 @@
 #include "kernels/vulkan/vk_check.hpp"
 
+#include "kernels/device.hpp"
+
 #include <troupe/exception.hpp>
 
 namespace troupe::kernels::vulkan {
@@ -34,7 +36,9 @@ std::string result_name(VkResult r) {
 }
 
 void throw_vk_error(VkResult r, const std::string& call) {
-  throw Exception("Vulkan: " + call + " failed with " + result_name(r));
+  // The driver's failure, not the input's: a scheduler may run the request elsewhere.
+  throw device_error(r == VK_ERROR_DEVICE_LOST ? failure_kind::device_lost : failure_kind::device_failure,
+                     "Vulkan: " + call + " failed with " + result_name(r));
 }
 
 } // namespace troupe::kernels::vulkan
