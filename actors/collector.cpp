@@ -1,9 +1,11 @@
 #include "actors/collector.hpp"
 
+#include "actors/device_pool.hpp"
+
 namespace troupe::actors {
 
 collector::collector(uint64_t request, std::shared_ptr<completion_sink> sink, std::size_t outputs, std::size_t stages)
-    : request_(request), sink_(std::move(sink)), outputs_(outputs), profiles_(stages), missing_(outputs) {}
+    : request_(request), age_(device_pool::next_age()), sink_(std::move(sink)), outputs_(outputs), profiles_(stages), missing_(outputs) {}
 
 void collector::set_output(std::size_t index, Tensor t) {
   std::vector<kernels::op_profile> rows;

@@ -17,6 +17,8 @@ class collector {
 public:
   collector(uint64_t request, std::shared_ptr<completion_sink> sink, std::size_t outputs, std::size_t stages);
   uint64_t request() const { return request_; }
+  /// When the request entered the model: every stage runs it with this age.
+  uint64_t age() const { return age_; }
   /// Model output `index`; the last one to arrive completes the request.
   void set_output(std::size_t index, Tensor t);
   /// Profiling rows of stage `stage`, kept in stage order in the result.
@@ -27,6 +29,7 @@ public:
 
 private:
   const uint64_t request_;
+  const uint64_t age_;
   const std::shared_ptr<completion_sink> sink_;
   mutable std::mutex mutex_;
   std::vector<Tensor> outputs_;

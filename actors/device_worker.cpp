@@ -3,15 +3,17 @@
 #include <exception>
 #include <unordered_map>
 
+#include "actors/device_pool.hpp"
+
 namespace troupe::actors {
 
 namespace {
 
 struct worker_state {
   std::size_t index = 0;
-  bool profiling = false;
-  std::shared_ptr<stream_dispatcher> dispatcher;
-  /// One clone per program this stream has run; the shared_ptr keeps the key alive.
+  std::weak_ptr<device_pool> pool;
+  /// One clone per program this stream has run; the shared_ptr keeps the key alive until the
+  /// program's subgraph says to forget it.
   std::unordered_map<const program*, std::pair<std::shared_ptr<const program>, std::unique_ptr<kernels::executable>>>
       clones;
 
@@ -31,14 +33,15 @@ struct worker_state {
       try {
         auto& exe = clone_for(w.prog);
         exe.run(w.job.inputs, outputs);
-        if (profiling) prof = exe.profile();
+        if (w.prog->profiling) prof = exe.profile();
         ok = true;
       } catch (...) {
         why = current_failure();
       }
       // Go idle (or take the next work) before completing, so that a request restarted from
       // the completion finds this stream free.
-      auto next = dispatcher->next_or_idle(index);
+      std::optional<work> next;
+      if (auto p = pool.lock()) next = p->next_or_idle(index, w.client);
       if (ok) w.job.sink->on_outputs(w.job.request, std::move(outputs), std::move(prof));
       else w.job.sink->on_error(w.job.request, why);
       if (!next) return;
@@ -47,29 +50,27 @@ struct worker_state {
   }
 };
 
-caf::behavior device_worker(caf::event_based_actor*, std::shared_ptr<worker_state> st,
-                            std::shared_ptr<const program> warm) {
-  if (warm) {
-    try {
-      st->clone_for(warm);
-    } catch (...) {
-      // Cloning fails again on first use and becomes that request's error.
-    }
-  }
+caf::behavior device_worker(caf::event_based_actor*, std::shared_ptr<worker_state> st) {
   return {
       [st](run_atom, work& w) { st->run_all(std::move(w)); },
+      [st](warm_atom, const std::shared_ptr<const program>& p) {
+        try {
+          st->clone_for(p);
+        } catch (...) {
+          // Cloning fails again on first use and becomes that request's error.
+        }
+      },
+      [st](forget_atom, uintptr_t p) { st->clones.erase(reinterpret_cast<const program*>(p)); },
   };
 }
 
 } // namespace
 
-caf::actor spawn_device_worker(caf::actor_system& sys, std::size_t index, bool profiling,
-                               std::shared_ptr<stream_dispatcher> dispatcher, std::shared_ptr<const program> warm) {
+caf::actor spawn_device_worker(caf::actor_system& sys, std::size_t index, std::weak_ptr<device_pool> pool) {
   auto st = std::make_shared<worker_state>();
   st->index = index;
-  st->profiling = profiling;
-  st->dispatcher = std::move(dispatcher);
-  return sys.spawn<caf::detached>(device_worker, std::move(st), std::move(warm));
+  st->pool = std::move(pool);
+  return sys.spawn<caf::detached>(device_worker, std::move(st));
 }
 
 } // namespace troupe::actors

@@ -81,7 +81,8 @@ void hetero_flow::wiring::route(const std::shared_ptr<const wiring>& self, const
     const auto s = static_cast<std::size_t>(r.stage);
     if (spec.stages[s].inputs == 1) {
       if (req->wanted())
-        spec.stages[s].run->submit(inference{req->request(), {t}, std::make_shared<stage_sink>(self, s, req)});
+        spec.stages[s].run->submit(
+            inference{req->request(), {t}, std::make_shared<stage_sink>(self, s, req), req->age()});
       continue;
     }
     caf::anon_send(actors[s], stage_input_atom::value, stage_input{req, r.slot, t});
@@ -130,7 +131,8 @@ caf::behavior stage_actor(caf::event_based_actor* self, std::shared_ptr<stage_st
           --p.missing;
         }
         if (p.missing > 0) return;
-        inference job{p.request->request(), std::move(p.inputs), std::make_shared<stage_sink>(w, st->stage, p.request)};
+        inference job{p.request->request(), std::move(p.inputs), std::make_shared<stage_sink>(w, st->stage, p.request),
+                      p.request->age()};
         st->pending.erase(it);
         spec.run->submit(std::move(job));
       },
@@ -139,7 +141,7 @@ caf::behavior stage_actor(caf::event_based_actor* self, std::shared_ptr<stage_st
 
 } // namespace
 
-hetero_flow::hetero_flow(caf::actor_system& sys, flow_spec spec) : sys_(sys), wiring_(std::make_shared<wiring>()) {
+hetero_flow::hetero_flow(caf::actor_system& sys, flow_spec spec) : wiring_(std::make_shared<wiring>()) {
   wiring_->spec = std::move(spec);
   for (std::size_t s = 0; s < wiring_->spec.stages.size(); ++s) {
     auto st = std::make_shared<stage_state>();
@@ -152,12 +154,11 @@ hetero_flow::hetero_flow(caf::actor_system& sys, flow_spec spec) : sys_(sys), wi
 }
 
 hetero_flow::~hetero_flow() {
-  // The stage actors go first (failing the requests still waiting for inputs), so none is
-  // handing work to a runner while the runners go; they fail their queued work as they go.
-  caf::scoped_actor self{sys_};
-  for (auto& a : wiring_->actors) self->send_exit(a, caf::exit_reason::user_shutdown);
-  self->wait_for(wiring_->actors);
-  for (auto& s : wiring_->spec.stages) s.run.reset();
+  // No request is in flight now: each one's stage sinks hold its collector, which holds the
+  // request, which holds the compiled model and so this flow. The stage actors hold the wiring
+  // weakly (and strongly only while handing work on), so the runners go with the last holder,
+  // never under a caller; no wait here, which may run on a worker's or stage actor's thread.
+  for (auto& a : wiring_->actors) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
 }
 
 void hetero_flow::submit(inference job) {
@@ -174,7 +175,8 @@ void hetero_flow::submit(inference job) {
   // A stage that reads no tensor (its ops start from constants) has nothing to wait for.
   for (std::size_t s = 0; s < spec.stages.size(); ++s)
     if (spec.stages[s].inputs == 0)
-      spec.stages[s].run->submit(inference{req->request(), {}, std::make_shared<stage_sink>(wiring_, s, req)});
+      spec.stages[s].run->submit(
+          inference{req->request(), {}, std::make_shared<stage_sink>(wiring_, s, req), req->age()});
 }
 
 } // namespace troupe::actors

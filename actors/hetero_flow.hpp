@@ -46,7 +46,6 @@ public:
   struct wiring; ///< the stages' runners, routes and actors, shared with the stage sinks
 
 private:
-  caf::actor_system& sys_;
   std::shared_ptr<wiring> wiring_;
 };
 

@@ -17,6 +17,8 @@ namespace troupe::actors {
 
 using infer_atom = caf::atom_constant<caf::atom("infer")>;
 using run_atom = caf::atom_constant<caf::atom("run")>;
+using warm_atom = caf::atom_constant<caf::atom("warm")>;
+using forget_atom = caf::atom_constant<caf::atom("forget")>;
 
 /// Where a request's result goes. Called exactly once per submitted request id, on the thread
 /// of the actor that finished it (a device worker), so implementations must be cheap and
@@ -49,20 +51,24 @@ struct inference {
   uint64_t request = 0;
   std::vector<Tensor> inputs; ///< in the subgraph's input order
   std::shared_ptr<completion_sink> sink;
+  uint64_t age = 0; ///< device_pool::next_age() when the request entered the model: older runs first
 };
 
 /// A compiled program shared by every stream: workers clone `prototype` once and keep the clone.
 struct program {
   std::unique_ptr<kernels::executable> prototype;
+  bool profiling = false; ///< compiled with PERF_COUNT: the worker reads its counters after each run
 };
 
 /// One run handed to a device worker.
 struct work {
   inference job;
   std::shared_ptr<const program> prog;
+  std::size_t client = 0; ///< the device_pool client (subgraph) it belongs to
 };
 
 } // namespace troupe::actors
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::actors::inference)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::actors::work)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::shared_ptr<const troupe::actors::program>)

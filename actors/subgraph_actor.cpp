@@ -2,15 +2,13 @@
 
 #include <map>
 
-#include "actors/device_worker.hpp"
-
 namespace troupe::actors {
 
 namespace {
 
-/// `(infer_atom, inference)` -> the program for its input shapes (compiled once) -> dispatch.
-caf::behavior subgraph_actor(caf::event_based_actor*, program_compiler compile,
-                             std::shared_ptr<stream_dispatcher> dispatcher) {
+/// `(infer_atom, inference)` -> the program for its input shapes (compiled once) -> the pool.
+caf::behavior subgraph_actor(caf::event_based_actor*, program_compiler compile, std::shared_ptr<device_pool> pool,
+                             std::size_t client, std::shared_ptr<subgraph::compiled_programs> compiled) {
   auto programs = std::make_shared<std::map<std::vector<Shape>, std::shared_ptr<const program>>>();
   return {
       [=](infer_atom, inference& job) {
@@ -22,6 +20,10 @@ caf::behavior subgraph_actor(caf::event_based_actor*, program_compiler compile,
         if (it == programs->end()) {
           try {
             auto p = compile(shapes);
+            {
+              std::lock_guard lock(compiled->mutex);
+              compiled->all.push_back(p);
+            }
             it = programs->emplace(std::move(shapes), std::move(p)).first;
           } catch (...) {
             // Compiling for these shapes failed: the shapes (the input) caused it, unless the
@@ -30,29 +32,35 @@ caf::behavior subgraph_actor(caf::event_based_actor*, program_compiler compile,
             return;
           }
         }
-        dispatcher->submit(work{std::move(job), it->second});
+        pool->submit(client, work{std::move(job), it->second, client});
       },
   };
 }
 
 } // namespace
 
-subgraph::subgraph(caf::actor_system& sys, subgraph_spec spec)
-    : fixed_(spec.fixed), dispatcher_(std::make_shared<stream_dispatcher>()) {
-  for (std::size_t i = 0; i < spec.streams; ++i)
-    workers_.push_back(spawn_device_worker(sys, i, spec.profiling, dispatcher_, fixed_));
-  dispatcher_->set_workers(workers_);
-  if (!fixed_) compiler_ = sys.spawn<caf::detached>(subgraph_actor, std::move(spec.compile), dispatcher_);
+subgraph::subgraph(caf::actor_system& sys, subgraph_spec spec) : fixed_(spec.fixed), pool_(spec.pool) {
+  if (!pool_) pool_ = std::make_shared<device_pool>(sys, "a subgraph's own pool");
+  client_ = pool_->add_client(spec.streams, fixed_);
+  if (!fixed_) compiler_ = sys.spawn<caf::detached>(subgraph_actor, std::move(spec.compile), pool_, client_, compiled_);
 }
 
 subgraph::~subgraph() {
-  dispatcher_->shutdown("the compiled model was destroyed");
-  for (auto& w : workers_) caf::anon_send_exit(w, caf::exit_reason::user_shutdown);
+  // No wait for the compiler to exit: this may run on its own thread (when it drops the last
+  // reference to a request). What it submits after this fails as cancelled.
   if (compiler_) caf::anon_send_exit(compiler_, caf::exit_reason::user_shutdown);
+  std::vector<const program*> programs;
+  if (fixed_) programs.push_back(fixed_.get());
+  {
+    std::lock_guard lock(compiled_->mutex);
+    for (const auto& p : compiled_->all) programs.push_back(p.get());
+  }
+  pool_->remove_client(client_, programs);
 }
 
 void subgraph::submit(inference job) {
-  if (fixed_) dispatcher_->submit(work{std::move(job), fixed_});
+  if (job.age == 0) job.age = device_pool::next_age();
+  if (fixed_) pool_->submit(client_, work{std::move(job), fixed_, client_});
   else caf::anon_send(compiler_, infer_atom::value, std::move(job));
 }
 

@@ -1,19 +1,20 @@
 #pragma once
-/// One compiled subgraph on one device with N streams (N detached device workers behind a
-/// stream_dispatcher). With static input shapes an inference goes straight from the caller to
-/// an idle worker. With dynamic input shapes it goes to the subgraph actor, which compiles one
-/// program per distinct set of input shapes on first use, caches it, and dispatches. The
-/// worker delivers the outputs to the inference's sink; HETERO will chain subgraphs through
-/// sinks, MULTI will put a scheduler actor in front of several.
+/// One compiled subgraph on one device: a client of the device's pool (actors/device_pool)
+/// with its own cap of runs at once (its streams). With static input shapes an inference goes
+/// straight from the caller to an idle worker of the pool. With dynamic input shapes it goes to
+/// the subgraph actor, which compiles one program per distinct set of input shapes on first
+/// use, caches it, and dispatches. The worker delivers the outputs to the inference's sink;
+/// HETERO chains subgraphs through sinks (actors/hetero_flow).
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include <caf/all.hpp>
 
+#include "actors/device_pool.hpp"
 #include "actors/messages.hpp"
 #include "actors/runner.hpp"
-#include "actors/stream_dispatcher.hpp"
 
 namespace troupe::actors {
 
@@ -23,24 +24,33 @@ using program_compiler = std::function<std::shared_ptr<const program>(const std:
 struct subgraph_spec {
   std::shared_ptr<const program> fixed; ///< compiled ahead when every input shape is static
   program_compiler compile;              ///< used when `fixed` is null
-  std::size_t streams = 1;
-  bool profiling = false;
+  std::size_t streams = 1;               ///< runs at once, at most
+  /// The device's pool, shared with every other subgraph of the device in the Core; null: a
+  /// pool of this subgraph's own (tests, benchmarks).
+  std::shared_ptr<device_pool> pool;
 };
 
 class subgraph final : public runner {
 public:
   subgraph(caf::actor_system& sys, subgraph_spec spec);
-  ~subgraph() override; ///< queued inferences fail; the actors exit
+  ~subgraph() override; ///< queued inferences fail; the workers drop this subgraph's clones
   subgraph(const subgraph&) = delete;
   subgraph& operator=(const subgraph&) = delete;
 
   /// From any thread; the result (or error) reaches `job.sink` exactly once.
   void submit(inference job) override;
 
+  /// The programs compiled for dynamic shapes, so that the workers can forget them.
+  struct compiled_programs {
+    std::mutex mutex;
+    std::vector<std::shared_ptr<const program>> all;
+  };
+
 private:
   std::shared_ptr<const program> fixed_;
-  std::shared_ptr<stream_dispatcher> dispatcher_;
-  std::vector<caf::actor> workers_;
+  std::shared_ptr<device_pool> pool_;
+  std::size_t client_ = 0;
+  std::shared_ptr<compiled_programs> compiled_ = std::make_shared<compiled_programs>();
   caf::actor compiler_; ///< the subgraph actor, only for dynamic shapes
 };
 

@@ -54,6 +54,7 @@ struct Core::Impl {
   std::map<std::string, device_entry> devices;
   AnyMap core_properties; ///< Core::set_property(AnyMap): every device's defaults under its own
   AnyMap hetero_defaults; ///< set_property("HETERO", ...): DEVICE_PRIORITIES and what it routes
+  std::map<std::string, std::weak_ptr<actors::device_pool>> pools; ///< per device: see pool_for
   std::vector<std::string> order; ///< CPU, GPU.0, GPU.1, ..., REFERENCE
 
   /// Vulkan is enumerated on the first use of a GPU name or of the device list, not here:
@@ -119,6 +120,20 @@ struct Core::Impl {
   static std::shared_ptr<kernels::device> as_configured(const std::string& name, const device_entry& entry,
                                                         const resolved_config& cfg) {
     return limit_ops(entry.dev, excluded_ops(name, cfg.excluded_ops_given ? &cfg.excluded_ops : nullptr));
+  }
+
+  /// The pool of device workers every subgraph compiled for `device` (canonical name) in this
+  /// Core shares. Compiled models keep theirs alive; a later compile after they are all gone
+  /// makes a new one.
+  std::shared_ptr<actors::device_pool> pool_for(const std::string& device) {
+    std::lock_guard lock(mutex);
+    auto& weak = pools[device];
+    auto pool = weak.lock();
+    if (!pool) {
+      pool = std::make_shared<actors::device_pool>(*eng->system, device);
+      weak = pool;
+    }
+    return pool;
   }
 
   /// A device's properties before the call's own: the Core's, then the device's defaults.
@@ -202,7 +217,7 @@ struct Core::Impl {
       std::vector<std::string> aliases{d.written};
       if (d.name == "GPU.0") aliases.push_back("GPU");
       auto cfg = resolve_config(merged, *d.entry->dev);
-      members.push_back({d.name, aliases, as_configured(d.name, *d.entry, cfg), cfg});
+      members.push_back({d.name, aliases, as_configured(d.name, *d.entry, cfg), cfg, pool_for(d.name)});
     }
     return members;
   }
@@ -285,7 +300,7 @@ CompiledModel Core::compile_model(const Model& model, const std::string& device,
 
   actors::subgraph_spec spec;
   spec.streams = static_cast<std::size_t>(cm->config.streams);
-  spec.profiling = cm->config.profiling;
+  spec.pool = impl_->pool_for(name);
   bool all_static = true;
   for (const auto& p : cm->inputs) all_static = all_static && p.get_partial_shape().is_static();
   auto dev = Impl::as_configured(name, entry, cm->config);
@@ -293,6 +308,7 @@ CompiledModel Core::compile_model(const Model& model, const std::string& device,
   if (all_static) {
     auto prog = std::make_shared<actors::program>();
     prog->prototype = compile_graph(src, *dev, cfg);
+    prog->profiling = cfg.profiling;
     cm->loaded_from_cache = prog->prototype->loaded_from_cache();
     spec.fixed = std::move(prog);
   } else {
@@ -301,6 +317,7 @@ CompiledModel Core::compile_model(const Model& model, const std::string& device,
     spec.compile = [g, dev, cfg](const std::vector<Shape>& shapes) {
       auto prog = std::make_shared<actors::program>();
       prog->prototype = compile_graph(with_input_shapes(*g, shapes), *dev, cfg);
+      prog->profiling = cfg.profiling;
       return std::shared_ptr<const actors::program>(std::move(prog));
     };
   }

@@ -152,10 +152,11 @@ void compile_hetero(CompiledModel::Impl& cm, const hetero_plan& plan, const std:
     for (auto id : part.outputs) st.output_routes.push_back(routes_of(id));
     actors::subgraph_spec sub;
     sub.streams = static_cast<std::size_t>(m.config.streams);
-    sub.profiling = m.config.profiling;
+    sub.pool = m.pool;
     auto prog = std::make_shared<actors::program>();
     try {
       prog->prototype = compile_graph(graph::extract_part(g, part), *m.dev, m.config.compile);
+      prog->profiling = m.config.profiling;
     } catch (const std::exception& e) {
       throw Exception("HETERO: compiling " + st.label + ": " + e.what());
     }

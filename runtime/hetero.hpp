@@ -9,6 +9,7 @@
 
 #include <caf/fwd.hpp>
 
+#include "actors/device_pool.hpp"
 #include "graph/ir.hpp"
 #include "kernels/device.hpp"
 #include "runtime/compiled_model_impl.hpp"
@@ -22,6 +23,7 @@ struct hetero_member {
   std::vector<std::string> aliases; ///< other names an affinity may use for it: "GPU" for GPU.0
   std::shared_ptr<kernels::device> dev;
   resolved_config config;
+  std::shared_ptr<actors::device_pool> pool; ///< the Core's workers of this device
 };
 
 /// Where HETERO runs each op, and why.

@@ -78,9 +78,11 @@ struct recorder : completion_sink {
   std::map<uint64_t, float> values;
   std::map<uint64_t, std::string> errors;
   std::map<uint64_t, failure_kind> kinds;
+  std::vector<uint64_t> order; ///< request ids in completion order
   void on_outputs(uint64_t id, std::vector<Tensor> out, std::vector<kernels::op_profile>) noexcept override {
     std::lock_guard l(m);
     ++completions[id];
+    order.push_back(id);
     values[id] = out.at(0).data<float>()[0];
     cv.notify_all();
   }
@@ -287,5 +289,65 @@ BOOST_AUTO_TEST_CASE(a_cancelled_request_never_reaches_its_later_stages) {
   BOOST_TEST(c0->started == 2);
   BOOST_TEST(c1->started == 1); // only the second request's
   BOOST_TEST(rec->completions.empty()); // the request layer completes a cancelled request itself
+}
+
+// ---- the device pool ----------------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(subgraphs_share_one_pool_and_keep_their_own_caps) {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  auto pool = std::make_shared<device_pool>(sys, "FAKE");
+  auto ca = std::make_shared<run_control>(), cb = std::make_shared<run_control>();
+  ca->held = 1;
+  ca->release = false; // A's first run holds one worker until the test opens it
+  auto rec = std::make_shared<recorder>();
+  {
+    subgraph_spec a_spec, b_spec;
+    a_spec.fixed = fake_program(ca);
+    a_spec.streams = 1;
+    a_spec.pool = pool;
+    b_spec.fixed = fake_program(cb);
+    b_spec.streams = 2;
+    b_spec.pool = pool;
+    subgraph a(sys, std::move(a_spec)), b(sys, std::move(b_spec));
+    BOOST_TEST(pool->workers() == 2u); // the largest stream count, not the sum
+    a.submit(inference{1, {scalar(1)}, rec});
+    ca->wait_started(1);
+    // A's second request must wait for A's first (A runs one at a time), although the pool's
+    // other worker is idle: B's request, submitted after it, takes that worker.
+    a.submit(inference{2, {scalar(2)}, rec});
+    b.submit(inference{3, {scalar(3)}, rec});
+    rec->wait_for_count(1);
+    BOOST_TEST(rec->completions.count(3) == 1u);
+    BOOST_TEST(ca->started == 1); // without A's cap, request 2 would have run on the idle worker
+    ca->open();
+    rec->wait_for_count(3);
+  }
+  BOOST_TEST(rec->values[2] == 4.0f);
+  BOOST_TEST(ca->peak == 1);
+}
+
+BOOST_AUTO_TEST_CASE(queued_work_runs_oldest_request_first) {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  auto control = std::make_shared<run_control>();
+  control->held = 1;
+  control->release = false;
+  auto rec = std::make_shared<recorder>();
+  {
+    subgraph_spec spec;
+    spec.fixed = fake_program(control);
+    subgraph sg(sys, std::move(spec)); // one stream
+    sg.submit(inference{1, {scalar(1)}, rec, 5});
+    control->wait_started(1);
+    // Queued behind it, submitted youngest first: a later stage of an older request (HETERO)
+    // must not wait behind younger requests.
+    sg.submit(inference{4, {scalar(4)}, rec, 40});
+    sg.submit(inference{2, {scalar(2)}, rec, 20});
+    sg.submit(inference{3, {scalar(3)}, rec, 30});
+    control->open();
+    rec->wait_for_count(4);
+  }
+  BOOST_TEST(rec->order == (std::vector<uint64_t>{1, 2, 3, 4}));
 }
 

@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <filesystem>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include <troupe/troupe.hpp>
@@ -365,3 +366,33 @@ BOOST_AUTO_TEST_CASE(real_ppocr_model_runs_without_reshape, *tests::needs_models
   float sum = y.data<float>()[0] + y.data<float>()[1]; // softmax output
   BOOST_TEST(std::abs(sum - 1.0f) < 1e-4f);
 }
+
+BOOST_AUTO_TEST_CASE(models_of_one_core_share_the_devices_workers) {
+  // Two models, each with 2 CPU streams, in one Core: one pool of 2 workers runs both, so
+  // their 40 requests all complete on at most 2 threads (with a pool per model: 4).
+  Core core;
+  auto path = add_model();
+  std::vector<CompiledModel> models{core.compile_model(path, "CPU", {num_streams(2)}),
+                                    core.compile_model(path, "CPU", {num_streams(2)})};
+  std::mutex m;
+  std::set<std::thread::id> threads;
+  std::vector<InferRequest> reqs;
+  for (int r = 0; r < 40; ++r) {
+    reqs.push_back(models[static_cast<std::size_t>(r % 2)].create_infer_request());
+    Tensor a(element_type::f32, {1, 8}), b(element_type::f32, {1, 8});
+    for (int i = 0; i < 8; ++i) a.data<float>()[i] = b.data<float>()[i] = float(r);
+    reqs.back().set_tensor("a", a);
+    reqs.back().set_tensor("b", b);
+    reqs.back().set_callback([&](std::exception_ptr) {
+      std::lock_guard l(m);
+      threads.insert(std::this_thread::get_id());
+    });
+  }
+  for (auto& r : reqs) r.start_async();
+  for (std::size_t r = 0; r < reqs.size(); ++r) {
+    reqs[r].wait();
+    BOOST_TEST(reqs[r].get_tensor("y").data<float>()[0] == 2.0f * float(r));
+  }
+  BOOST_TEST(threads.size() <= 2u);
+}
+
