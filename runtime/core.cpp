@@ -278,7 +278,7 @@ CompiledModel Core::compile_model(const Model& model, const std::string& device,
     std::string list;
     for (const auto& m : members) list += (list.empty() ? "" : ",") + m.name;
     cm->device = "HETERO:" + list;
-    auto plan = plan_hetero(src, members);
+    auto plan = plan_hetero(src, members, true);
     if (auto folder = hetero_dot_folder(impl_->hetero_props(properties)); !folder.empty())
       write_hetero_dots(plan, model.impl()->name, folder);
     compile_hetero(*cm, plan, members, *impl_->eng->system);
@@ -333,7 +333,7 @@ static void query_ops(Core::Impl& impl, const Model& model, const std::string& d
   if (is_hetero(device)) {
     // Every op is placed somewhere, or placing throws naming the op no device can run.
     auto members = impl.hetero_members(device, properties);
-    auto plan = plan_hetero(src, members);
+    auto plan = plan_hetero(src, members, false);
     if (auto folder = hetero_dot_folder(impl.hetero_props(properties)); !folder.empty())
       write_hetero_dots(plan, model.impl()->name, folder);
     placed = hetero_query(src, plan);

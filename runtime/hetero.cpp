@@ -27,13 +27,17 @@ const hetero_member& member(const std::vector<hetero_member>& members, const std
 
 } // namespace
 
-hetero_plan plan_hetero(const graph::Graph& src, const std::vector<hetero_member>& members) {
+hetero_plan plan_hetero(const graph::Graph& src, const std::vector<hetero_member>& members, bool to_compile) {
   hetero_plan plan{src, {}, {}, {}, members.front().name};
   auto& g = plan.g;
-  for (auto id : g.inputs)
-    if (!g.value(id).shape.is_static())
+  bool all_static = true;
+  for (auto id : g.inputs) {
+    if (g.value(id).shape.is_static()) continue;
+    all_static = false;
+    if (to_compile)
       throw Exception("HETERO: input '" + g.value(id).name + "' has the dynamic shape " + g.value(id).shape.to_string() +
                       "; HETERO splits a model with static shapes: reshape it first (Model::reshape)");
+  }
   // Affinities by canonical name ("GPU" is GPU.0), before anything compares them.
   for (auto& op : g.ops)
     if (auto it = op.rt_info.find("affinity"); it != op.rt_info.end())
@@ -42,7 +46,9 @@ hetero_plan plan_hetero(const graph::Graph& src, const std::vector<hetero_member
   // Place the ops as the model has them (after constant folding), write every placement down
   // as an affinity, then fuse: the passes merge only ops of one device, so each fused op still
   // runs where its parts were placed.
-  fold_constants(g);
+  // A query of a model with dynamic inputs places its ops as they are (a single device's
+  // query_model also answers such a model without folding it).
+  if (all_static) fold_constants(g);
   std::vector<std::string> names;
   for (const auto& m : members) names.push_back(m.name);
   graph::support_query query = [&](const std::string& device, const graph::Graph& q, const graph::Op& op) {
@@ -55,7 +61,7 @@ hetero_plan plan_hetero(const graph::Graph& src, const std::vector<hetero_member
     plan.placed[g.ops[i].name] = placed[i].device;
     plan.why[g.ops[i].name] = placed[i].why;
   }
-  fuse_ops(g);
+  if (all_static) fuse_ops(g);
   for (const auto& op : g.ops) {
     auto s = member(members, op.rt_info.at("affinity")).dev->query(g, op);
     if (!s.supported)

@@ -37,7 +37,8 @@ struct hetero_plan {
 
 /// Optimizes `src` (static input shapes required) and places every op. Throws naming the op
 /// and device for an affinity that cannot be honoured, or an op no device can run.
-hetero_plan plan_hetero(const graph::Graph& src, const std::vector<hetero_member>& members);
+/// `to_compile` false (a query): a model with dynamic inputs is placed as it is, unfolded.
+hetero_plan plan_hetero(const graph::Graph& src, const std::vector<hetero_member>& members, bool to_compile);
 
 /// query_model's answer for HETERO: every op of `src` (friendly name) -> its device, ops fused
 /// away or folded into constants included (with the device of the op that took them over).

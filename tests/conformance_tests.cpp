@@ -28,6 +28,7 @@ struct summary {
   int passed = 0, failed = 0, skipped = 0, known = 0;
   std::map<std::string, int> skipped_by_reason;
   std::vector<std::string> failures;
+  std::set<std::string> passed_ids;
 };
 
 void run_suite(Core& core, const std::string& device, summary& s) {
@@ -41,7 +42,10 @@ void run_suite(Core& core, const std::string& device, summary& s) {
       const std::string id = std::string(suite) + "/" + dir.filename().string();
       auto r = tests::run_onnx_case(core, dir, device);
       switch (r.outcome) {
-      case tests::case_result::passed: ++s.passed; break;
+      case tests::case_result::passed:
+        ++s.passed;
+        s.passed_ids.insert(id);
+        break;
       case tests::case_result::skipped:
         ++s.skipped;
         ++s.skipped_by_reason[r.detail];
@@ -92,3 +96,22 @@ BOOST_AUTO_TEST_CASE(conformance_gpu, *boost::unit_test::precondition(tests::gpu
                         "no Vulkan device: lavapipe (mesa-vulkan-drivers) must be installed");
   check_device("GPU");
 }
+
+/// HETERO:GPU,CPU passes every case the CPU passes: the GPU takes the ops it claims, the CPU
+/// the rest, and the tensors cross between them.
+BOOST_AUTO_TEST_CASE(conformance_hetero_gpu_cpu,
+                     *boost::unit_test::precondition(tests::gpu_present()) * tests::needs_onnx_testdata()) {
+  Core core;
+  summary cpu, hetero;
+  run_suite(core, "CPU", cpu);
+  run_suite(core, "HETERO:GPU,CPU", hetero);
+  report("HETERO:GPU,CPU", hetero);
+  std::vector<std::string> lost;
+  for (const auto& id : cpu.passed_ids)
+    if (!hetero.passed_ids.count(id)) lost.push_back(id);
+  for (const auto& id : lost) std::cout << "  passes on CPU, not on HETERO:GPU,CPU: " << id << "\n";
+  BOOST_TEST(lost.empty(), lost.size() << " cases pass on the CPU and not on HETERO:GPU,CPU");
+  BOOST_TEST(hetero.failed == 0);
+  BOOST_TEST(cpu.passed > 300);
+}
+
