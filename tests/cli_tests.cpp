@@ -179,6 +179,14 @@ BOOST_AUTO_TEST_CASE(hetero_query_bench_and_run) {
   BOOST_TEST(r.code == 0, r.out);
   BOOST_TEST(has(r.out, "Execution Devices: [ CPU REFERENCE ]"), r.out);
   BOOST_TEST(has(r.out, "subgraph1: relu"), r.out);
+  // Per-device values go to their own device of the list: 2 CPU streams + 1 REFERENCE stream.
+  r = run("bench -m " + m + " -d HETERO:CPU,REFERENCE -shape a[2,8],b[2,8] -niter 20 -nstreams CPU:2,REFERENCE:1",
+          "TROUPE_EXCLUDED_OPS=CPU:Relu");
+  BOOST_TEST(r.code == 0, r.out);
+  BOOST_TEST(has(r.out, "OPTIMAL_NUMBER_OF_INFER_REQUESTS: 3"), r.out);
+  r = run("bench -m " + m + " -d HETERO:CPU,REFERENCE -shape a[2,8],b[2,8] -niter 2 -nstreams GPU:2");
+  BOOST_TEST(r.code == 2, r.out);
+  BOOST_TEST(has(r.err, "not in the list of 'HETERO:CPU,REFERENCE'"), r.err);
   const auto dir = temp_dir() + "/hetero_run";
   r = run("run -m " + m + " -d HETERO:CPU,REFERENCE -shape a[2,8],b[2,8] -o " + dir);
   BOOST_TEST(r.code == 0, r.out);

@@ -1,11 +1,29 @@
 #include "tools/bench_device_config.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "tools/log.hpp"
 
 namespace troupe::cli {
+
+namespace {
+
+/// The devices of "HETERO:GPU,CPU", as written.
+std::vector<std::string> hetero_devices(const std::string& device) {
+  std::vector<std::string> r;
+  const std::string list = device.substr(device.find(':') + 1);
+  for (std::size_t pos = 0; pos <= list.size();) {
+    auto comma = list.find(',', pos);
+    r.push_back(list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return r;
+}
+
+} // namespace
 
 device_setup configure_device(Core& core, const bench_options& o, device_configs file) {
   const std::string& dev = o.device;
@@ -73,16 +91,50 @@ device_setup configure_device(Core& core, const bench_options& o, device_configs
     if (supports("INFERENCE_NUM_THREADS")) cli["INFERENCE_NUM_THREADS"] = static_cast<int64_t>(o.nthreads);
     else warn("-nthreads: device %s has no INFERENCE_NUM_THREADS (its work runs in shaders); ignored.", dev.c_str());
   }
-  if (!o.nstreams.empty()) {
+  // HETERO:A,B with DEVICE:VALUE entries (-nstreams CPU:2,GPU:1): each value goes to its own
+  // device of the list, as benchmark_app does; a plain value goes to every device.
+  const bool hetero = dev.rfind("HETERO:", 0) == 0;
+  std::map<std::string, AnyMap> per_device;
+  auto per_device_value = [&](const char* flag, const std::string& text, const char* property) {
+    if (!hetero || text.find(':') == std::string::npos) return false;
+    const auto members = hetero_devices(dev);
+    for (std::size_t pos = 0; pos <= text.size();) {
+      auto comma = text.find(',', pos);
+      auto d = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+      d = d.substr(0, d.find(':'));
+      if (std::none_of(members.begin(), members.end(),
+                       [&](const std::string& m) { return m == d || device_type(m) == d; }))
+        throw usage_error(std::string(flag) + " '" + text + "' sets a value for device '" + d +
+                          "', which is not in the list of '" + dev + "' (-d)");
+      if (comma == std::string::npos) break;
+      pos = comma + 1;
+    }
+    for (const auto& member : members)
+      if (text.find(member + ":") != std::string::npos || text.find(device_type(member) + ":") != std::string::npos) {
+        std::string only; // the entries for this member
+        for (std::size_t pos = 0; pos <= text.size();) {
+          auto comma = text.find(',', pos);
+          auto item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+          auto d = item.substr(0, item.find(':'));
+          if (d == member || d == device_type(member)) only += (only.empty() ? "" : ",") + item;
+          if (comma == std::string::npos) break;
+          pos = comma + 1;
+        }
+        per_device[member][property] = value_for_device(flag, only, member);
+      }
+    return true;
+  };
+  if (!o.nstreams.empty() && !per_device_value("-nstreams", o.nstreams, "NUM_STREAMS")) {
     if (!supports("NUM_STREAMS"))
       throw usage_error("-nstreams: device " + dev + " has no NUM_STREAMS property");
     cli["NUM_STREAMS"] = value_for_device("-nstreams", o.nstreams, dev);
   }
-  if (!o.infer_precision.empty()) {
+  if (!o.infer_precision.empty() && !per_device_value("-infer_precision", o.infer_precision, "INFERENCE_PRECISION_HINT")) {
     if (!supports("INFERENCE_PRECISION_HINT"))
       throw usage_error("-infer_precision: device " + dev + " has no INFERENCE_PRECISION_HINT property");
     cli["INFERENCE_PRECISION_HINT"] = value_for_device("-infer_precision", o.infer_precision, dev);
   }
+  for (const auto& [member, props] : per_device) cli.insert(device_properties(member, props));
 
   // The file's own values for this device, where the command line leaves them, are checked now
   // so that an error names the file and the key.

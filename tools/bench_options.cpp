@@ -146,11 +146,13 @@ bench_options parse_bench_options(int argc, char** argv) {
                       "drop -load_from_file to reshape");
 
   o.nstreams = a.get("-nstreams");
-  if (a.has("-nstreams")) value_for_device("-nstreams", o.nstreams, o.device);
+  // HETERO's list is checked when the device is configured (each entry to its own device).
+  const bool hetero = o.device.rfind("HETERO:", 0) == 0;
+  if (a.has("-nstreams") && !hetero) value_for_device("-nstreams", o.nstreams, o.device);
   o.nthreads = a.get_uint("-nthreads", 0);
   o.nthreads_given = a.has("-nthreads");
   o.infer_precision = a.get("-infer_precision");
-  if (a.has("-infer_precision")) value_for_device("-infer_precision", o.infer_precision, o.device);
+  if (a.has("-infer_precision") && !hetero) value_for_device("-infer_precision", o.infer_precision, o.device);
   o.ip = a.get("-ip");
   o.op = a.get("-op");
   o.iop = a.get("-iop");
