@@ -32,6 +32,7 @@ struct worker_state {
       bool ok = false;
       try {
         auto& exe = clone_for(w.prog);
+        w.job.sink->on_started(w.job.request);
         exe.run(w.job.inputs, outputs);
         if (w.prog->profiling) prof = exe.profile();
         ok = true;

@@ -1,5 +1,6 @@
 #include "actors/hetero_flow.hpp"
 
+#include <chrono>
 #include <map>
 
 #include "actors/collector.hpp"
@@ -8,11 +9,14 @@ namespace troupe::actors {
 
 using stage_input_atom = caf::atom_constant<caf::atom("stagein")>;
 
+using clock_type = std::chrono::steady_clock;
+
 /// One tensor for one stage of one request.
 struct stage_input {
   std::shared_ptr<collector> request;
   std::size_t slot = 0;
   Tensor tensor;
+  clock_type::time_point sent; ///< when its producer handed it on
 };
 
 } // namespace troupe::actors
@@ -37,8 +41,12 @@ namespace {
 /// Where a stage's worker delivers: outputs routed on, profiling rows and errors to the collector.
 class stage_sink final : public completion_sink {
 public:
-  stage_sink(std::shared_ptr<const hetero_flow::wiring> w, std::size_t stage, std::shared_ptr<collector> req)
-      : w_(std::move(w)), stage_(stage), req_(std::move(req)) {}
+  /// `sent`: per input, when its producer handed it on (for the crossing rows).
+  stage_sink(std::shared_ptr<const hetero_flow::wiring> w, std::size_t stage, std::shared_ptr<collector> req,
+             std::vector<clock_type::time_point> sent = {})
+      : w_(std::move(w)), stage_(stage), req_(std::move(req)), sent_(std::move(sent)) {}
+
+  void on_started(uint64_t) noexcept override { started_ = clock_type::now(); }
 
   void on_outputs(uint64_t, std::vector<Tensor> outputs, std::vector<kernels::op_profile> profile) noexcept override {
     try {
@@ -49,7 +57,18 @@ public:
         return;
       }
       for (auto& row : profile) row.node_name = st.profile_prefix + row.node_name;
-      if (!profile.empty()) req_->add_profile(stage_, std::move(profile));
+      if (!profile.empty()) {
+        // Each tensor that crossed from another device: a row of its own, from the moment its
+        // producer handed it on to the moment this stage started (hand-over and queueing).
+        std::vector<kernels::op_profile> rows;
+        for (std::size_t i = 0; i < sent_.size() && i < st.crossings.size(); ++i)
+          if (!st.crossings[i].empty())
+            rows.push_back({st.profile_prefix + st.crossings[i], "Crossing", "handoff",
+                            kernels::op_profile::status::executed,
+                            std::chrono::duration<double, std::micro>(started_ - sent_[i]).count()});
+        rows.insert(rows.end(), std::make_move_iterator(profile.begin()), std::make_move_iterator(profile.end()));
+        req_->add_profile(stage_, std::move(rows));
+      }
       for (std::size_t i = 0; i < outputs.size(); ++i) w_->route(w_, st.output_routes[i], outputs[i], req_);
     } catch (...) {
       req_->fail(current_failure());
@@ -67,6 +86,8 @@ private:
   std::shared_ptr<const hetero_flow::wiring> w_;
   std::size_t stage_;
   std::shared_ptr<collector> req_;
+  std::vector<clock_type::time_point> sent_;
+  clock_type::time_point started_;
 };
 
 } // namespace
@@ -81,11 +102,12 @@ void hetero_flow::wiring::route(const std::shared_ptr<const wiring>& self, const
     const auto s = static_cast<std::size_t>(r.stage);
     if (spec.stages[s].inputs == 1) {
       if (req->wanted())
-        spec.stages[s].run->submit(
-            inference{req->request(), {t}, std::make_shared<stage_sink>(self, s, req), req->age()});
+        spec.stages[s].run->submit(inference{req->request(), {t},
+                                             std::make_shared<stage_sink>(self, s, req, std::vector{clock_type::now()}),
+                                             req->age()});
       continue;
     }
-    caf::anon_send(actors[s], stage_input_atom::value, stage_input{req, r.slot, t});
+    caf::anon_send(actors[s], stage_input_atom::value, stage_input{req, r.slot, t, clock_type::now()});
   }
 }
 
@@ -94,6 +116,7 @@ namespace {
 struct pending_inputs {
   std::shared_ptr<collector> request;
   std::vector<Tensor> inputs;
+  std::vector<clock_type::time_point> sent;
   std::size_t missing = 0;
 };
 
@@ -124,15 +147,17 @@ caf::behavior stage_actor(caf::event_based_actor* self, std::shared_ptr<stage_st
         if (fresh) {
           p.request = in.request;
           p.inputs.resize(spec.inputs);
+          p.sent.resize(spec.inputs);
           p.missing = spec.inputs;
         }
         if (in.slot < p.inputs.size() && p.inputs[in.slot].empty()) {
           p.inputs[in.slot] = std::move(in.tensor);
+          p.sent[in.slot] = in.sent;
           --p.missing;
         }
         if (p.missing > 0) return;
-        inference job{p.request->request(), std::move(p.inputs), std::make_shared<stage_sink>(w, st->stage, p.request),
-                      p.request->age()};
+        inference job{p.request->request(), std::move(p.inputs),
+                      std::make_shared<stage_sink>(w, st->stage, p.request, std::move(p.sent)), p.request->age()};
         st->pending.erase(it);
         spec.run->submit(std::move(job));
       },

@@ -27,6 +27,9 @@ struct stage_spec {
   std::string label;                                   ///< "subgraph 1 (GPU.0)", for errors
   std::string profile_prefix;                          ///< "subgraph1: ", put before each profiling row
   std::size_t inputs = 0;                              ///< how many inputs the stage takes
+  /// Per input: "<tensor> from <device>" when it comes from a stage on another device (a
+  /// crossing, profiled as a row of its own), else empty.
+  std::vector<std::string> crossings;
   std::vector<std::vector<tensor_route>> output_routes; ///< per stage output, where it goes
 };
 

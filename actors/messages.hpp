@@ -42,6 +42,8 @@ public:
   virtual void on_outputs(uint64_t request, std::vector<Tensor> outputs,
                           std::vector<kernels::op_profile> profile) noexcept = 0;
   virtual void on_error(uint64_t request, const failure& f) noexcept = 0;
+  /// A worker is about to run the request (HETERO times each device crossing up to here).
+  virtual void on_started(uint64_t) noexcept {}
   /// False once the request was cancelled or superseded: queued work for it is dropped.
   virtual bool wanted(uint64_t request) const noexcept = 0;
 };

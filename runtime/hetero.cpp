@@ -155,6 +155,15 @@ void compile_hetero(CompiledModel::Impl& cm, const hetero_plan& plan, const std:
     st.label = "subgraph " + std::to_string(s) + " (" + part.device + ")";
     st.profile_prefix = "subgraph" + std::to_string(s) + ": ";
     st.inputs = part.inputs.size();
+    for (auto id : part.inputs) {
+      // Produced by a part on another device: a crossing (model inputs are not).
+      std::string from;
+      for (std::size_t q = 0; q < s; ++q)
+        if (std::find(parts[q].outputs.begin(), parts[q].outputs.end(), id) != parts[q].outputs.end() &&
+            parts[q].device != part.device)
+          from = g.value(id).name + " from " + parts[q].device;
+      st.crossings.push_back(from);
+    }
     for (auto id : part.outputs) st.output_routes.push_back(routes_of(id));
     actors::subgraph_spec sub;
     sub.streams = static_cast<std::size_t>(m.config.streams);

@@ -134,6 +134,13 @@ BOOST_AUTO_TEST_CASE(priorities_and_properties_are_routed) {
   std::set<std::string> prefixes;
   for (const auto& r : rows) prefixes.insert(r.node_name.substr(0, r.node_name.find(':')));
   BOOST_TEST(prefixes == (std::set<std::string>{"subgraph0", "subgraph1"}));
+  // The tensor that crossed from the CPU to REFERENCE has a row of its own, timed.
+  std::vector<ProfilingInfo> crossings;
+  for (const auto& r : rows)
+    if (r.node_type == "Crossing") crossings.push_back(r);
+  BOOST_TEST_REQUIRE(crossings.size() == 1u);
+  BOOST_TEST(crossings[0].node_name == "subgraph1: m from CPU");
+  BOOST_TEST(crossings[0].real_time.count() >= 0);
   // DEVICE_PROPERTIES in its nested text form; Core::set_property("HETERO", ...) as defaults.
   core.set_property("HETERO", {device_priorities("REFERENCE,CPU"), {"DEVICE_PROPERTIES", "{CPU:{NUM_STREAMS:2}}"}});
   auto d = core.compile_model(model, "HETERO");
