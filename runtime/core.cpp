@@ -144,6 +144,27 @@ struct Core::Impl {
     return merged;
   }
 
+  /// The properties a compile of `device` with `call` uses: its defaults, then the call's own,
+  /// each checked against the device.
+  AnyMap with_call(const std::string& device, const device_entry& entry, const AnyMap& call) {
+    AnyMap merged = defaults_of(entry);
+    for (const auto& [k, v] : call) {
+      validate_property(device, *entry.dev, k, v);
+      merged[k] = v;
+    }
+    return merged;
+  }
+
+  /// HETERO's placement of `model` over `members`, drawn as .dot files when asked
+  /// (HETERO_DUMP_GRAPH_DOT / TROUPE_HETERO_VISUALIZE).
+  hetero_plan plan_and_draw(const Model& model, const std::vector<hetero_member>& members, const AnyMap& call,
+                            bool to_compile) {
+    auto plan = plan_hetero(model.impl()->graph, members, to_compile);
+    if (auto folder = hetero_dot_folder(hetero_props(call)); !folder.empty())
+      write_hetero_dots(plan, model.impl()->name, folder);
+    return plan;
+  }
+
   /// HETERO's own defaults with the call's properties over them.
   AnyMap hetero_props(const AnyMap& call) {
     AnyMap props;
@@ -278,18 +299,11 @@ CompiledModel Core::compile_model(const Model& model, const std::string& device,
     std::string list;
     for (const auto& m : members) list += (list.empty() ? "" : ",") + m.name;
     cm->device = "HETERO:" + list;
-    auto plan = plan_hetero(src, members, true);
-    if (auto folder = hetero_dot_folder(impl_->hetero_props(properties)); !folder.empty())
-      write_hetero_dots(plan, model.impl()->name, folder);
-    compile_hetero(*cm, plan, members, *impl_->eng->system);
+    compile_hetero(*cm, impl_->plan_and_draw(model, members, properties, true), members, *impl_->eng->system);
     return CompiledModel(cm);
   }
   auto [name, entry] = impl_->find(device);
-  AnyMap merged = impl_->defaults_of(entry);
-  for (const auto& [k, v] : properties) {
-    validate_property(device, *entry.dev, k, v);
-    merged[k] = v;
-  }
+  const AnyMap merged = impl_->with_call(device, entry, properties);
   auto cm = std::make_shared<CompiledModel::Impl>();
   cm->eng = impl_->eng;
   cm->device = name;
@@ -333,9 +347,7 @@ static void query_ops(Core::Impl& impl, const Model& model, const std::string& d
   if (is_hetero(device)) {
     // Every op is placed somewhere, or placing throws naming the op no device can run.
     auto members = impl.hetero_members(device, properties);
-    auto plan = plan_hetero(src, members, false);
-    if (auto folder = hetero_dot_folder(impl.hetero_props(properties)); !folder.empty())
-      write_hetero_dots(plan, model.impl()->name, folder);
+    const auto plan = impl.plan_and_draw(model, members, properties, false);
     placed = hetero_query(src, plan);
     for (const auto& op : src.ops) {
       auto it = plan.why.find(op.name);
@@ -344,12 +356,8 @@ static void query_ops(Core::Impl& impl, const Model& model, const std::string& d
     return;
   }
   auto [name, entry] = impl.find(device);
-  AnyMap merged = impl.defaults_of(entry);
-  for (const auto& [k, v] : properties) {
-    validate_property(device, *entry.dev, k, v);
-    merged[k] = v;
-  }
-  const auto dev = Core::Impl::as_configured(name, entry, resolve_config(merged, *entry.dev));
+  const auto cfg = resolve_config(impl.with_call(device, entry, properties), *entry.dev);
+  const auto dev = Core::Impl::as_configured(name, entry, cfg);
   graph::Graph g = src;
   bool all_static = true;
   for (auto id : g.inputs) all_static = all_static && g.value(id).shape.is_static();
@@ -400,12 +408,7 @@ std::map<std::string, OpPlacement> Core::query_placement(const Model& model, con
 void Core::set_property(const std::string& device, const AnyMap& properties) {
   if (is_hetero(device)) {
     // HETERO's defaults; with "HETERO:A,B" they are checked against A and B now.
-    AnyMap next;
-    {
-      std::lock_guard lock(impl_->mutex);
-      next = impl_->hetero_defaults;
-    }
-    for (const auto& [k, v] : properties) next[k] = v;
+    AnyMap next = impl_->hetero_props(properties);
     if (device != "HETERO") impl_->hetero_members(device, next);
     else if (next.count("DEVICE_PRIORITIES")) impl_->hetero_members("HETERO", next);
     std::lock_guard lock(impl_->mutex);

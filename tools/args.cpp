@@ -106,4 +106,14 @@ args parse_args(int argc, char** argv, int first, const std::vector<flag_spec>& 
   return a;
 }
 
+std::vector<std::string> comma_items(const std::string& text) {
+  std::vector<std::string> r;
+  for (std::size_t pos = 0;;) {
+    auto comma = text.find(',', pos);
+    r.push_back(text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
+    if (comma == std::string::npos) return r;
+    pos = comma + 1;
+  }
+}
+
 } // namespace troupe::cli

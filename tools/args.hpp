@@ -51,4 +51,7 @@ private:
 /// Parses argv[first..]; anything not in `flags` is a usage error naming it.
 args parse_args(int argc, char** argv, int first, const std::vector<flag_spec>& flags);
 
+/// A flag value's ','-separated entries, empty ones kept ("a,,b" -> a, "", b; "" -> one "").
+std::vector<std::string> comma_items(const std::string& text);
+
 } // namespace troupe::cli

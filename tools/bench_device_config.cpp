@@ -8,22 +8,6 @@
 
 namespace troupe::cli {
 
-namespace {
-
-/// The devices of "HETERO:GPU,CPU", as written.
-std::vector<std::string> hetero_devices(const std::string& device) {
-  std::vector<std::string> r;
-  const std::string list = device.substr(device.find(':') + 1);
-  for (std::size_t pos = 0; pos <= list.size();) {
-    auto comma = list.find(',', pos);
-    r.push_back(list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
-  }
-  return r;
-}
-
-} // namespace
 
 device_setup configure_device(Core& core, const bench_options& o, device_configs file) {
   const std::string& dev = o.device;
@@ -97,31 +81,21 @@ device_setup configure_device(Core& core, const bench_options& o, device_configs
   std::map<std::string, AnyMap> per_device;
   auto per_device_value = [&](const char* flag, const std::string& text, const char* property) {
     if (!hetero || text.find(':') == std::string::npos) return false;
-    const auto members = hetero_devices(dev);
-    for (std::size_t pos = 0; pos <= text.size();) {
-      auto comma = text.find(',', pos);
-      auto d = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-      d = d.substr(0, d.find(':'));
-      if (std::none_of(members.begin(), members.end(),
-                       [&](const std::string& m) { return m == d || device_type(m) == d; }))
+    const auto members = comma_items(dev.substr(dev.find(':') + 1)); // as written
+    auto names = [](const std::string& member, const std::string& d) { return d == member || d == device_type(member); };
+    const auto entries = comma_items(text);
+    for (const auto& item : entries) {
+      const auto d = item.substr(0, item.find(':'));
+      if (std::none_of(members.begin(), members.end(), [&](const std::string& m) { return names(m, d); }))
         throw usage_error(std::string(flag) + " '" + text + "' sets a value for device '" + d +
                           "', which is not in the list of '" + dev + "' (-d)");
-      if (comma == std::string::npos) break;
-      pos = comma + 1;
     }
-    for (const auto& member : members)
-      if (text.find(member + ":") != std::string::npos || text.find(device_type(member) + ":") != std::string::npos) {
-        std::string only; // the entries for this member
-        for (std::size_t pos = 0; pos <= text.size();) {
-          auto comma = text.find(',', pos);
-          auto item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-          auto d = item.substr(0, item.find(':'));
-          if (d == member || d == device_type(member)) only += (only.empty() ? "" : ",") + item;
-          if (comma == std::string::npos) break;
-          pos = comma + 1;
-        }
-        per_device[member][property] = value_for_device(flag, only, member);
-      }
+    for (const auto& member : members) {
+      std::string only; // the entries for this member
+      for (const auto& item : entries)
+        if (names(member, item.substr(0, item.find(':')))) only += (only.empty() ? "" : ",") + item;
+      if (!only.empty()) per_device[member][property] = value_for_device(flag, only, member);
+    }
     return true;
   };
   if (!o.nstreams.empty() && !per_device_value("-nstreams", o.nstreams, "NUM_STREAMS")) {

@@ -79,10 +79,7 @@ const std::vector<flag_spec>& bench_flags() {
 
 std::string value_for_device(const std::string& flag, const std::string& text, const std::string& device) {
   std::string r;
-  std::size_t pos = 0;
-  while (pos <= text.size()) {
-    auto comma = text.find(',', pos);
-    auto item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+  for (const auto& item : comma_items(text)) {
     auto colon = item.find(':');
     if (colon == std::string::npos) {
       r = item;
@@ -93,8 +90,6 @@ std::string value_for_device(const std::string& flag, const std::string& text, c
                           "', which is not the target device '" + device + "' (-d)");
       r = item.substr(colon + 1);
     }
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
   }
   if (r.empty()) throw usage_error(flag + " takes a value or DEVICE:VALUE entries, got '" + text + "'");
   return r;

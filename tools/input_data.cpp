@@ -1,5 +1,7 @@
 #include "tools/input_data.hpp"
 
+#include "tools/args.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
@@ -99,14 +101,9 @@ std::map<std::string, std::vector<std::string>> parse_input_files(const std::vec
       name = ports[0].get_any_name();
     }
     if (rest.empty()) throw Exception("-i '" + spec + "': no file after the input name");
-    std::size_t pos = 0;
-    while (true) {
-      auto comma = rest.find(',', pos);
-      auto path = rest.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    for (const auto& path : comma_items(rest)) {
       if (path.empty()) throw Exception("-i '" + spec + "': an empty file name");
       expand(spec, path, r[name]);
-      if (comma == std::string::npos) break;
-      pos = comma + 1;
     }
   }
   return r;

@@ -37,16 +37,12 @@ element_type parse_io_type(const std::string& flag, const std::string& text) {
 
 std::map<std::string, element_type> parse_iop(const std::string& text) {
   std::map<std::string, element_type> r;
-  std::size_t pos = 0;
-  while (pos <= text.size()) {
-    auto comma = text.find(',', pos);
-    auto item = trim(text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
+  for (const auto& entry : comma_items(text)) {
+    auto item = trim(entry);
     auto colon = item.rfind(':');
     if (colon == std::string::npos || colon == 0 || colon + 1 == item.size())
       throw usage_error("-iop takes name:type entries separated by ',' (e.g. \"x:f16, y:f32\"), got '" + text + "'");
     r[trim(item.substr(0, colon))] = parse_io_type("-iop", trim(item.substr(colon + 1)));
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
   }
   return r;
 }
