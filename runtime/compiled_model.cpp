@@ -39,10 +39,14 @@ Port CompiledModel::output(std::size_t index) const {
 Any CompiledModel::get_property(const std::string& name) const {
   need(impl_);
   const auto& c = impl_->config;
-  if (name == "OPTIMAL_NUMBER_OF_INFER_REQUESTS") return Any(impl_->optimal_requests ? impl_->optimal_requests : c.streams);
-  if (name == "EXECUTION_DEVICES")
-    return Any(impl_->execution_devices.empty() ? std::vector<std::string>{impl_->device} : impl_->execution_devices);
-  if (name == "HETERO_NUMBER_OF_SUBMODELS" && impl_->submodels) return Any(impl_->submodels);
+  if (auto* split = impl_->split.get()) {
+    std::lock_guard lock(split->mutex);
+    if (name == "OPTIMAL_NUMBER_OF_INFER_REQUESTS") return Any(split->optimal_requests);
+    if (name == "EXECUTION_DEVICES") return Any(split->devices);
+    if (name == "HETERO_NUMBER_OF_SUBMODELS") return Any(split->submodels);
+  }
+  if (name == "OPTIMAL_NUMBER_OF_INFER_REQUESTS") return Any(c.streams);
+  if (name == "EXECUTION_DEVICES") return Any(std::vector<std::string>{impl_->device});
   if (name == "NUM_STREAMS") return Any(c.streams);
   if (name == "INFERENCE_NUM_THREADS") return Any(c.threads_per_stream * c.streams);
   if (name == "INFERENCE_PRECISION_HINT") return Any(c.precision);

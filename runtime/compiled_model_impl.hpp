@@ -2,6 +2,9 @@
 /// What a CompiledModel handle holds: its ports, resolved configuration and the subgraph actor
 /// that runs it (the actor system stays alive as long as any compiled model does).
 #include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
 
 #include "actors/runner.hpp"
 
@@ -20,10 +23,15 @@ struct CompiledModel::Impl {
   resolved_config config;
   bool loaded_from_cache = false; ///< LOADED_FROM_CACHE
   /// HETERO: the devices its subgraphs run on (priority order), how many subgraphs, and the
-  /// requests that keep every stage busy. Empty / 0 for a single device.
-  std::vector<std::string> execution_devices;
-  int submodels = 0;
-  int optimal_requests = 0;
+  /// requests that keep every stage busy. Shared with the runner, which updates it when a
+  /// model with dynamic inputs is split anew for a set of shapes. Null for a single device.
+  struct split_report {
+    std::mutex mutex;
+    std::vector<std::string> devices;
+    int submodels = 0;
+    int optimal_requests = 0;
+  };
+  std::shared_ptr<split_report> split;
   std::unique_ptr<actors::runner> runner;
 };
 

@@ -157,9 +157,8 @@ struct Core::Impl {
 
   /// HETERO's placement of `model` over `members`, drawn as .dot files when asked
   /// (HETERO_DUMP_GRAPH_DOT / TROUPE_HETERO_VISUALIZE).
-  hetero_plan plan_and_draw(const Model& model, const std::vector<hetero_member>& members, const AnyMap& call,
-                            bool to_compile) {
-    auto plan = plan_hetero(model.impl()->graph, members, to_compile);
+  hetero_plan plan_and_draw(const Model& model, const std::vector<hetero_member>& members, const AnyMap& call) {
+    auto plan = plan_hetero(model.impl()->graph, members);
     if (auto folder = hetero_dot_folder(hetero_props(call)); !folder.empty())
       write_hetero_dots(plan, model.impl()->name, folder);
     return plan;
@@ -299,7 +298,7 @@ CompiledModel Core::compile_model(const Model& model, const std::string& device,
     std::string list;
     for (const auto& m : members) list += (list.empty() ? "" : ",") + m.name;
     cm->device = "HETERO:" + list;
-    compile_hetero(*cm, impl_->plan_and_draw(model, members, properties, true), members, *impl_->eng->system);
+    compile_hetero(*cm, src, impl_->plan_and_draw(model, members, properties), members, *impl_->eng->system);
     return CompiledModel(cm);
   }
   auto [name, entry] = impl_->find(device);
@@ -347,7 +346,7 @@ static void query_ops(Core::Impl& impl, const Model& model, const std::string& d
   if (is_hetero(device)) {
     // Every op is placed somewhere, or placing throws naming the op no device can run.
     auto members = impl.hetero_members(device, properties);
-    const auto plan = impl.plan_and_draw(model, members, properties, false);
+    const auto plan = impl.plan_and_draw(model, members, properties);
     placed = hetero_query(src, plan);
     for (const auto& op : src.ops) {
       auto it = plan.why.find(op.name);

@@ -4,10 +4,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include <troupe/exception.hpp>
 
 #include "actors/hetero_flow.hpp"
+#include "actors/shape_dispatch.hpp"
 #include "actors/subgraph_actor.hpp"
 #include "graph/dot_writer.hpp"
 #include "graph/partition.hpp"
@@ -27,17 +29,10 @@ const hetero_member& member(const std::vector<hetero_member>& members, const std
 
 } // namespace
 
-hetero_plan plan_hetero(const graph::Graph& src, const std::vector<hetero_member>& members, bool to_compile) {
-  hetero_plan plan{src, {}, {}, {}, members.front().name};
+hetero_plan plan_hetero(const graph::Graph& src, const std::vector<hetero_member>& members) {
+  hetero_plan plan{src, {}, {}, {}, members.front().name, true};
   auto& g = plan.g;
-  bool all_static = true;
-  for (auto id : g.inputs) {
-    if (g.value(id).shape.is_static()) continue;
-    all_static = false;
-    if (to_compile)
-      throw Exception("HETERO: input '" + g.value(id).name + "' has the dynamic shape " + g.value(id).shape.to_string() +
-                      "; HETERO splits a model with static shapes: reshape it first (Model::reshape)");
-  }
+  for (auto id : g.inputs) plan.is_static = plan.is_static && g.value(id).shape.is_static();
   // Affinities by canonical name ("GPU" is GPU.0), before anything compares them.
   for (auto& op : g.ops)
     if (auto it = op.rt_info.find("affinity"); it != op.rt_info.end())
@@ -46,12 +41,16 @@ hetero_plan plan_hetero(const graph::Graph& src, const std::vector<hetero_member
   // Place the ops as the model has them (after constant folding), write every placement down
   // as an affinity, then fuse: the passes merge only ops of one device, so each fused op still
   // runs where its parts were placed.
-  // A query of a model with dynamic inputs places its ops as they are (a single device's
-  // query_model also answers such a model without folding it).
-  if (all_static) fold_constants(g);
+  // Dynamic inputs: an outline. The ops are placed as they are, unfolded (a single device's
+  // query_model also answers such a model without folding it), and an affinity to a listed
+  // device is taken on trust: a device may refuse an op only because its shapes are not known
+  // yet. Each set of concrete shapes is planned again, and checked, on first use.
+  if (plan.is_static) fold_constants(g);
   std::vector<std::string> names;
   for (const auto& m : members) names.push_back(m.name);
   graph::support_query query = [&](const std::string& device, const graph::Graph& q, const graph::Op& op) {
+    if (!plan.is_static)
+      if (auto it = op.rt_info.find("affinity"); it != op.rt_info.end() && it->second == device) return graph::op_support{true, ""};
     auto s = member(members, device).dev->query(q, op);
     return graph::op_support{s.supported, s.reason};
   };
@@ -61,12 +60,14 @@ hetero_plan plan_hetero(const graph::Graph& src, const std::vector<hetero_member
     plan.placed[g.ops[i].name] = placed[i].device;
     plan.why[g.ops[i].name] = placed[i].why;
   }
-  if (all_static) fuse_ops(g);
+  if (plan.is_static) fuse_ops(g);
   for (const auto& op : g.ops) {
-    auto s = member(members, op.rt_info.at("affinity")).dev->query(g, op);
-    if (!s.supported)
-      throw Exception("HETERO: " + op.rt_info.at("affinity") + " cannot run " + graph::describe(op) +
-                      " as the passes fused it: " + s.reason);
+    if (plan.is_static) {
+      auto s = member(members, op.rt_info.at("affinity")).dev->query(g, op);
+      if (!s.supported)
+        throw Exception("HETERO: " + op.rt_info.at("affinity") + " cannot run " + graph::describe(op) +
+                        " as the passes fused it: " + s.reason);
+    }
     plan.device_of.push_back(op.rt_info.at("affinity"));
   }
   return plan;
@@ -114,10 +115,43 @@ void write_hetero_dots(const hetero_plan& plan, const std::string& model_name, c
   }
 }
 
-void compile_hetero(CompiledModel::Impl& cm, const hetero_plan& plan, const std::vector<hetero_member>& members,
-                    caf::actor_system& sys) {
+namespace {
+
+/// One split, built: its runner and what the compiled model reports of it.
+struct built_flow {
+  std::unique_ptr<actors::runner> run;
+  std::vector<std::string> devices; ///< used, in priority order
+  int submodels = 0;
+  int optimal_requests = 1;
+};
+
+/// What the compiled model reports of a split: the devices it uses (in priority order, as
+/// OpenVINO lists EXECUTION_DEVICES), the subgraph count, and every stage busy at once (one
+/// request per stream of every stage).
+built_flow describe_split(const std::vector<graph::subgraph_part>& parts, const std::vector<hetero_member>& members) {
+  built_flow b;
+  int streams = 0;
+  for (const auto& m : members) {
+    bool used = false;
+    for (const auto& part : parts)
+      if (part.device == m.name) {
+        used = true;
+        streams += m.config.streams;
+      }
+    if (used) b.devices.push_back(m.name);
+  }
+  b.submodels = static_cast<int>(parts.size());
+  b.optimal_requests = std::max(1, streams);
+  return b;
+}
+
+/// Compiles each part of a static plan on its device and chains them in a hetero_flow.
+built_flow build_flow(const hetero_plan& plan, const std::vector<hetero_member>& members,
+                      const std::vector<std::string>& input_names, const std::vector<std::string>& output_names,
+                      caf::actor_system& sys) {
   const graph::Graph& g = plan.g;
   auto parts = graph::partition_graph(g, plan.device_of).parts;
+  auto built = describe_split(parts, members);
 
   // Who reads each value: (stage, input slot).
   std::map<graph::ValueId, std::vector<actors::tensor_route>> readers;
@@ -127,11 +161,11 @@ void compile_hetero(CompiledModel::Impl& cm, const hetero_plan& plan, const std:
   // Model outputs by name: the passes keep the names of graph inputs and outputs.
   std::map<graph::ValueId, std::vector<std::size_t>> output_slots;
   actors::flow_spec spec;
-  spec.outputs = cm.outputs.size();
+  spec.outputs = output_names.size();
   spec.constant_outputs.resize(spec.outputs);
-  for (std::size_t o = 0; o < cm.outputs.size(); ++o) {
-    auto id = g.find_value(cm.outputs[o].get_any_name());
-    if (id == graph::no_value) throw Exception("HETERO: output '" + cm.outputs[o].get_any_name() + "' was lost");
+  for (std::size_t o = 0; o < output_names.size(); ++o) {
+    auto id = g.find_value(output_names[o]);
+    if (id == graph::no_value) throw Exception("HETERO: output '" + output_names[o] + "' was lost");
     if (g.is_constant(id)) spec.constant_outputs[o] = *g.value(id).constant;
     else output_slots[id].push_back(o);
   }
@@ -141,13 +175,11 @@ void compile_hetero(CompiledModel::Impl& cm, const hetero_plan& plan, const std:
       for (auto o : output_slots[id]) r.push_back({-1, o});
     return r;
   };
-  for (const auto& in : cm.inputs) {
-    auto id = g.find_value(in.get_any_name());
+  for (const auto& name : input_names) {
+    auto id = g.find_value(name);
     spec.input_routes.push_back(id == graph::no_value ? std::vector<actors::tensor_route>{} : routes_of(id));
   }
 
-  std::vector<std::string> devices_used;
-  int optimal_requests = 0;
   for (std::size_t s = 0; s < parts.size(); ++s) {
     const auto& part = parts[s];
     const auto& m = member(members, part.device);
@@ -178,19 +210,53 @@ void compile_hetero(CompiledModel::Impl& cm, const hetero_plan& plan, const std:
     sub.fixed = std::move(prog);
     st.run = std::make_unique<actors::subgraph>(sys, std::move(sub));
     spec.stages.push_back(std::move(st));
-    if (std::find(devices_used.begin(), devices_used.end(), part.device) == devices_used.end())
-      devices_used.push_back(part.device);
-    optimal_requests += m.config.streams;
   }
-  // Priority order, as OpenVINO lists EXECUTION_DEVICES.
-  cm.execution_devices.clear();
-  for (const auto& m : members)
-    if (std::find(devices_used.begin(), devices_used.end(), m.name) != devices_used.end())
-      cm.execution_devices.push_back(m.name);
-  cm.submodels = static_cast<int>(parts.size());
-  // Every stage busy at once: one request per stream of every stage.
-  cm.optimal_requests = std::max(1, optimal_requests);
-  cm.runner = std::make_unique<actors::hetero_flow>(sys, std::move(spec));
+  built.run = std::make_unique<actors::hetero_flow>(sys, std::move(spec));
+  return built;
+}
+
+} // namespace
+
+void compile_hetero(CompiledModel::Impl& cm, const graph::Graph& src, const hetero_plan& plan,
+                    const std::vector<hetero_member>& members, caf::actor_system& sys) {
+  std::vector<std::string> input_names, output_names;
+  for (const auto& p : cm.inputs) input_names.push_back(p.get_any_name());
+  for (const auto& p : cm.outputs) output_names.push_back(p.get_any_name());
+  auto report = std::make_shared<CompiledModel::Impl::split_report>();
+  auto tell = [](CompiledModel::Impl::split_report& r, const built_flow& b) {
+    std::lock_guard lock(r.mutex);
+    r.devices = b.devices;
+    r.submodels = b.submodels;
+    r.optimal_requests = b.optimal_requests;
+  };
+  if (plan.is_static) {
+    auto built = build_flow(plan, members, input_names, output_names, sys);
+    tell(*report, built);
+    cm.runner = std::move(built.run);
+  } else {
+    // Dynamic inputs: each distinct set of input shapes is placed, split and compiled on first
+    // use, and kept. The compiled model reports the outline until the first split is made,
+    // then the devices every split so far uses and the latest split's figures.
+    tell(*report, describe_split(graph::partition_graph(plan.g, plan.device_of).parts, members));
+    auto g = std::make_shared<const graph::Graph>(src);
+    auto used = std::make_shared<std::set<std::string>>();
+    cm.runner = std::make_unique<actors::shape_dispatch>(
+        sys, [g, members, input_names, output_names, &sys, report, used](const std::vector<Shape>& shapes) {
+          const auto concrete = plan_hetero(with_input_shapes(*g, shapes), members);
+          auto built = build_flow(concrete, members, input_names, output_names, sys);
+          // The builder actor runs one build at a time: `used` needs no lock.
+          used->insert(built.devices.begin(), built.devices.end());
+          std::vector<std::string> all;
+          for (const auto& m : members)
+            if (used->count(m.name)) all.push_back(m.name);
+          std::lock_guard lock(report->mutex);
+          report->devices = std::move(all);
+          report->submodels = built.submodels;
+          report->optimal_requests = built.optimal_requests;
+          return std::move(built.run);
+        });
+  }
+  cm.split = std::move(report);
 }
 
 } // namespace troupe

@@ -28,17 +28,20 @@ struct hetero_member {
 
 /// Where HETERO runs each op, and why.
 struct hetero_plan {
-  graph::Graph g;                            ///< optimized (fused) graph, static shapes
+  graph::Graph g;                            ///< optimized (fused) graph; unfolded for dynamic inputs
   std::vector<std::string> device_of;        ///< per op of g
   std::map<std::string, std::string> placed; ///< op friendly name (before fusion) -> device
   std::map<std::string, std::string> why;    ///< op friendly name -> graph::place_ops's reason
   std::string first_device;                  ///< where constant-folded ops are reported
+  bool is_static = true;                     ///< false: dynamic inputs, an outline (see plan_hetero)
 };
 
-/// Optimizes `src` (static input shapes required) and places every op. Throws naming the op
-/// and device for an affinity that cannot be honoured, or an op no device can run.
-/// `to_compile` false (a query): a model with dynamic inputs is placed as it is, unfolded.
-hetero_plan plan_hetero(const graph::Graph& src, const std::vector<hetero_member>& members, bool to_compile);
+/// Optimizes `src` and places every op. Throws naming the op and device for an affinity that
+/// cannot be honoured, or an op no device can run. With dynamic inputs the plan is an outline:
+/// nothing is folded or fused, and an affinity to a listed device is not checked against the
+/// device (it may refuse an op only for want of shapes); compile_hetero plans each set of
+/// concrete shapes again.
+hetero_plan plan_hetero(const graph::Graph& src, const std::vector<hetero_member>& members);
 
 /// query_model's answer for HETERO: every op of `src` (friendly name) -> its device, ops fused
 /// away or folded into constants included (with the device of the op that took them over).
@@ -54,9 +57,11 @@ std::string hetero_dot_folder(const AnyMap& hetero_props);
 /// `folder`. Throws naming the file it cannot write.
 void write_hetero_dots(const hetero_plan& plan, const std::string& model_name, const std::string& folder);
 
-/// Splits `plan` into acyclic subgraphs, compiles each on its device (with that device's
-/// configuration) and sets `cm`'s runner, execution devices and submodel count.
-void compile_hetero(CompiledModel::Impl& cm, const hetero_plan& plan, const std::vector<hetero_member>& members,
-                    caf::actor_system& sys);
+/// Splits `plan` (of `src`, the model as read) into acyclic subgraphs, compiles each on its
+/// device (with that device's configuration) and sets `cm`'s runner, execution devices,
+/// submodel count and optimal request count. With dynamic inputs the figures are the
+/// outline's, and the split is made per distinct set of input shapes on first use.
+void compile_hetero(CompiledModel::Impl& cm, const graph::Graph& src, const hetero_plan& plan,
+                    const std::vector<hetero_member>& members, caf::actor_system& sys);
 
 } // namespace troupe

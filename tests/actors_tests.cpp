@@ -11,6 +11,7 @@
 #include <troupe/exception.hpp>
 
 #include "actors/hetero_flow.hpp"
+#include "actors/shape_dispatch.hpp"
 #include "actors/subgraph_actor.hpp"
 
 using namespace troupe;
@@ -164,6 +165,43 @@ BOOST_AUTO_TEST_CASE(dynamic_shapes_compile_once_per_shape_and_report_compile_er
   BOOST_TEST(compiles->load() == 3);
   BOOST_TEST(rec->values[3] == 6.0f);
   BOOST_TEST(rec->errors[4] == "cannot compile for [7]");
+}
+
+BOOST_AUTO_TEST_CASE(shape_dispatch_builds_one_runner_per_shape_and_keeps_error_kinds) {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  auto rec = std::make_shared<recorder>();
+  auto builds = std::make_shared<std::atomic<int>>(0);
+  auto vec = [](int64_t n, float v) {
+    Tensor t(element_type::f32, {n});
+    for (int64_t i = 0; i < n; ++i) t.data<float>()[i] = v;
+    return t;
+  };
+  {
+    shape_dispatch d(sys, [&sys, builds](const std::vector<Shape>& shapes) -> std::unique_ptr<runner> {
+      ++*builds;
+      if (shapes.at(0).at(0) == 7) throw Exception("no split for [7]");
+      if (shapes.at(0).at(0) == 8) throw kernels::device_error(failure_kind::device_lost, "lost while compiling");
+      subgraph_spec spec;
+      spec.fixed = fake_program(std::make_shared<run_control>());
+      return std::make_unique<subgraph>(sys, std::move(spec));
+    });
+    d.submit(inference{1, {vec(2, 1)}, rec});
+    d.submit(inference{2, {vec(3, 2)}, rec});
+    d.submit(inference{3, {vec(2, 3)}, rec}); // queued behind 1's build or sent straight: built once
+    d.submit(inference{4, {vec(7, 4)}, rec});
+    d.submit(inference{5, {vec(8, 5)}, rec});
+    rec->wait_for_count(5);
+    d.submit(inference{6, {vec(3, 6)}, rec}); // built: goes straight to its runner
+    rec->wait_for_count(6);
+  }
+  BOOST_TEST(builds->load() == 4);
+  for (uint64_t i = 1; i <= 6; ++i) BOOST_TEST(rec->completions[i] == 1);
+  BOOST_TEST(rec->values[3] == 6.0f);
+  BOOST_TEST(rec->values[6] == 12.0f);
+  BOOST_TEST(rec->errors[4] == "no split for [7]");
+  BOOST_TEST((rec->kinds[4] == failure_kind::bad_input));
+  BOOST_TEST((rec->kinds[5] == failure_kind::device_lost));
 }
 
 BOOST_AUTO_TEST_CASE(errors_carry_their_kind) {

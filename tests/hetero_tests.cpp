@@ -358,3 +358,99 @@ BOOST_AUTO_TEST_CASE(cls_random_splits_cpu_gpu, *utf::precondition(tests::gpu_pr
                                                     tests::needs_case(tests::ppocr_cls)) {
   random_splits_match(tests::ppocr_cls, "GPU", 100, 2);
 }
+
+// ---- Dynamic inputs: one split per set of input shapes ---------------------------------------
+
+namespace {
+
+Tensor seeded(const Shape& s, uint32_t seed) {
+  Tensor t(element_type::f32, s);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-1, 1);
+  for (int64_t i = 0; i < t.get_size(); ++i) t.data<float>()[i] = d(rng);
+  return t;
+}
+
+std::vector<float> run_once(CompiledModel& cm, const Tensor& in) {
+  auto req = cm.create_infer_request();
+  req.set_input_tensor(0, in);
+  req.infer();
+  auto y = req.get_output_tensor(0);
+  return {y.data<float>(), y.data<float>() + y.get_size()};
+}
+
+/// rec as read (input [?,3,48,?]) on `device`, at two widths, equals the CPU's dynamic model.
+/// Returns the devices it ran on.
+std::string dynamic_rec_matches_cpu(Core& core, const Model& model, const std::string& device, const AnyMap& props,
+                             const std::string& what) {
+  auto cpu = core.compile_model(core.read_model(tests::ppocr_model(tests::ppocr_rec.model).path.string()), "CPU");
+  auto cm = core.compile_model(model, device, props);
+  for (int64_t width : {192, 320}) {
+    const auto in = seeded({1, 3, 48, width}, static_cast<uint32_t>(width));
+    auto cmp = tests::compare_scaled(run_once(cm, in), run_once(cpu, in), 1e-4, 1e-5);
+    BOOST_TEST(cmp.ok, what << ", width " << width << ": " << cmp.message);
+  }
+  return cm.get_property("EXECUTION_DEVICES").as_string();
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(dynamic_inputs_are_split_per_shape_cpu_reference, *tests::needs_model_of(tests::ppocr_rec)) {
+  Core core;
+  const auto path = tests::ppocr_model(tests::ppocr_rec.model).path.string();
+  std::mt19937 rng(7);
+  int split = 0;
+  for (int s = 0; s < 5; ++s) {
+    Model model = core.read_model(path);
+    BOOST_REQUIRE(!model.input().get_partial_shape().is_static());
+    auto ops = model.get_ops();
+    const std::size_t start = rng() % ops.size(), len = 1 + rng() % 12;
+    for (std::size_t i = start; i < std::min(ops.size(), start + len); ++i)
+      ops[i].get_rt_info()["affinity"] = "REFERENCE";
+    split += dynamic_rec_matches_cpu(core, model, "HETERO:CPU,REFERENCE", {},
+                                     "ops [" + std::to_string(start) + "," + std::to_string(start + len) +
+                                         ") to REFERENCE") == "CPU,REFERENCE";
+  }
+  BOOST_TEST(split >= 3); // most windows hold ops that are not folded away
+}
+
+BOOST_AUTO_TEST_CASE(dynamic_inputs_report_and_fail_per_shape, *tests::needs_model_of(tests::ppocr_rec)) {
+  Core core;
+  Model model = core.read_model(tests::ppocr_model(tests::ppocr_rec.model).path.string());
+  std::string conv;
+  for (auto& op : model.get_ops())
+    if (op.get_type_name() == "Conv" && conv.empty()) conv = op.get_friendly_name();
+  BOOST_REQUIRE(!conv.empty());
+  // An affinity to a device not in the list is known at compile time.
+  set_affinity(model, conv, "GPU.7");
+  expect_error([&] { core.compile_model(model, "HETERO:CPU,REFERENCE"); }, {conv, "GPU.7"});
+  // One the device cannot run is known once the shapes are: the request fails naming op and
+  // device, and the compiled model still serves.
+  set_affinity(model, conv, "REFERENCE");
+  const AnyMap props{device_properties("REFERENCE", {{"EXCLUDED_OPS", "Conv"}})};
+  auto cm = core.compile_model(model, "HETERO:CPU,REFERENCE", props);
+  BOOST_TEST(cm.get_property("EXECUTION_DEVICES").as_string() == "CPU,REFERENCE"); // the outline's
+  auto req = cm.create_infer_request();
+  req.set_input_tensor(0, seeded({1, 3, 48, 96}, 1));
+  expect_error([&] { req.infer(); }, {conv, "REFERENCE"});
+  // Without the impossible affinity every op can go to the CPU: the split follows the shapes.
+  set_affinity(model, conv, "");
+  auto all_cpu = core.compile_model(model, "HETERO:CPU,REFERENCE", props);
+  run_once(all_cpu, seeded({1, 3, 48, 96}, 1));
+  BOOST_TEST(all_cpu.get_property("EXECUTION_DEVICES").as_string() == "CPU");
+  BOOST_TEST(all_cpu.get_property("HETERO_NUMBER_OF_SUBMODELS").as<int>() == 1);
+}
+
+BOOST_AUTO_TEST_CASE(dynamic_inputs_on_gpu_cpu, *utf::precondition(tests::gpu_present()) *
+                                                   tests::needs_model_of(tests::ppocr_rec)) {
+  // The GPU answers no op of a model whose shapes are unknown, so the outline is all CPU; with
+  // shapes known it takes what it can.
+  Core core;
+  Model model = core.read_model(tests::ppocr_model(tests::ppocr_rec.model).path.string());
+  const AnyMap props{device_properties("GPU", {{"EXCLUDED_OPS", "Transpose"}})};
+  dynamic_rec_matches_cpu(core, model, "HETERO:GPU,CPU", props, "automatic split");
+  auto cm = core.compile_model(model, "HETERO:GPU,CPU", props);
+  run_once(cm, seeded({1, 3, 48, 160}, 3));
+  BOOST_TEST(cm.get_property("EXECUTION_DEVICES").as_string() == "GPU.0,CPU");
+  BOOST_TEST(cm.get_property("HETERO_NUMBER_OF_SUBMODELS").as<int>() > 1);
+}

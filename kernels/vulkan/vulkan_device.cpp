@@ -31,7 +31,6 @@ support vulkan_device::query(const graph::Graph& g, const graph::Op& op) const {
   auto s = query_op(g, op);
   if (!s.supported) return s;
   return check_sizes(g, op, ctx_->facts().limits.maxStorageBufferRange, name_);
-  return s;
 }
 
 std::unique_ptr<executable> vulkan_device::compile(const graph::Graph& g, const compile_config& cfg) const {
