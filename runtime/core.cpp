@@ -234,10 +234,8 @@ struct Core::Impl {
         validate_property(d.name, *d.entry->dev, k, v);
         merged[k] = v;
       }
-      std::vector<std::string> aliases{d.written};
-      if (d.name == "GPU.0") aliases.push_back("GPU");
       auto cfg = resolve_config(merged, *d.entry->dev);
-      members.push_back({d.name, aliases, as_configured(d.name, *d.entry, cfg), cfg, pool_for(d.name)});
+      members.push_back({d.name, as_configured(d.name, *d.entry, cfg), cfg, pool_for(d.name)});
     }
     return members;
   }
@@ -255,7 +253,7 @@ struct Core::Impl {
       if (!no_gpu_reason.empty())
         throw Exception("device '" + device + "' is not available: " + no_gpu_reason +
                         "; available devices: " + joined(listed_locked()));
-      if (device == "GPU") name = "GPU.0"; // as OpenVINO: "GPU" is the first GPU
+      name = canonical_device_name(device);
     }
     auto it = devices.find(name);
     if (it == devices.end()) {

@@ -192,4 +192,6 @@ std::string write_device_properties(const std::map<std::string, AnyMap>& m) {
   return out + "}";
 }
 
+std::string canonical_device_name(const std::string& name) { return name == "GPU" ? "GPU.0" : name; }
+
 } // namespace troupe

@@ -26,6 +26,10 @@ struct device_string {
 /// malformed "(n)", a virtual device inside a list, an exclusion outside AUTO.
 device_string parse_device_string(const std::string& s);
 
+/// A device's canonical name: "GPU" is "GPU.0" (as in OpenVINO, the first GPU); any other
+/// name is its own. Every place that compares device names goes through this.
+std::string canonical_device_name(const std::string& name);
+
 /// A comma-separated DEVICE_PRIORITIES value as a list, checked like a device string's list.
 std::vector<listed_device> parse_priorities(const std::string& owner, const std::string& value);
 

@@ -16,6 +16,7 @@
 #include "graph/partition_dot.hpp"
 #include "graph/placement.hpp"
 #include "runtime/compile_pipeline.hpp"
+#include "runtime/device_string.hpp"
 
 namespace troupe {
 
@@ -35,9 +36,7 @@ hetero_plan plan_hetero(const graph::Graph& src, const std::vector<hetero_member
   for (auto id : g.inputs) plan.is_static = plan.is_static && g.value(id).shape.is_static();
   // Affinities by canonical name ("GPU" is GPU.0), before anything compares them.
   for (auto& op : g.ops)
-    if (auto it = op.rt_info.find("affinity"); it != op.rt_info.end())
-      for (const auto& m : members)
-        if (std::find(m.aliases.begin(), m.aliases.end(), it->second) != m.aliases.end()) it->second = m.name;
+    if (auto it = op.rt_info.find("affinity"); it != op.rt_info.end()) it->second = canonical_device_name(it->second);
   // Place the ops as the model has them (after constant folding), write every placement down
   // as an affinity, then fuse: the passes merge only ops of one device, so each fused op still
   // runs where its parts were placed.

@@ -20,7 +20,6 @@ namespace troupe {
 /// One device of the priority list, resolved, with the properties routed to it.
 struct hetero_member {
   std::string name; ///< canonical: "GPU.0", "CPU"
-  std::vector<std::string> aliases; ///< other names an affinity may use for it: "GPU" for GPU.0
   std::shared_ptr<kernels::device> dev;
   resolved_config config;
   std::shared_ptr<actors::device_pool> pool; ///< the Core's workers of this device

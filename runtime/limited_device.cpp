@@ -1,5 +1,7 @@
 #include "runtime/limited_device.hpp"
 
+#include "runtime/device_string.hpp"
+
 #include <cstdlib>
 #include <sstream>
 
@@ -62,7 +64,7 @@ std::set<std::string> excluded_ops(const std::string& device, const std::string*
     std::string dev = entry.substr(0, colon);
     dev.erase(0, dev.find_first_not_of(' '));
     dev.erase(dev.find_last_not_of(' ') + 1);
-    if (dev == device || (dev == "GPU" && device == "GPU.0")) return split_types(entry.substr(colon + 1));
+    if (canonical_device_name(dev) == device) return split_types(entry.substr(colon + 1));
   }
   return {};
 }
