@@ -1,12 +1,18 @@
 /// The engine's fixed cost per inference: median sync infer() latency of a one-op model
-/// (Add of two 1x8 f32 tensors) through the public API.
+/// (Add of two 1x8 f32 tensors) through the public API. Printed beside it, in the same run,
+/// for scale, what handing work to a sleeping thread and waiting for the answer costs on this
+/// machine: a bare condition-variable round trip between two threads (on virtual machines a
+/// wake-up can cost more than the inference itself).
 /// usage: troupe_overhead [DEVICE=CPU] [RUNS=20000]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <unistd.h>
@@ -14,6 +20,50 @@
 #include <troupe/troupe.hpp>
 
 #include "benchmarks/tiny_onnx.hpp"
+
+namespace {
+
+double median(std::vector<double>& us) {
+  std::sort(us.begin(), us.end());
+  return us[us.size() / 2];
+}
+
+/// Median of `runs` hand-overs to a sleeping thread and back (mutex + condition variable).
+double thread_round_trip_us(int runs) {
+  std::mutex m;
+  std::condition_variable cv;
+  int state = 0; // 0 idle, 1 asked, 2 answered, 3 stop
+  std::thread peer([&] {
+    std::unique_lock l(m);
+    while (true) {
+      cv.wait(l, [&] { return state == 1 || state == 3; });
+      if (state == 3) return;
+      state = 2;
+      cv.notify_all();
+    }
+  });
+  std::vector<double> us;
+  for (int i = 0; i < runs; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    {
+      std::unique_lock l(m);
+      state = 1;
+      cv.notify_all();
+      cv.wait(l, [&] { return state == 2; });
+      state = 0;
+    }
+    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+  }
+  {
+    std::lock_guard l(m);
+    state = 3;
+    cv.notify_all();
+  }
+  peer.join();
+  return median(us);
+}
+
+} // namespace
 
 int main(int argc, char** argv) {
   std::string device = argc > 1 ? argv[1] : "CPU";
@@ -45,6 +95,8 @@ int main(int argc, char** argv) {
     auto at = [&](double q) { return us[std::min(us.size() - 1, static_cast<std::size_t>(q * us.size()))]; };
     std::printf("sync infer() of Add 1x8 on %s, %d runs: median %.2f us, p90 %.2f us, min %.2f us\n",
                 device.c_str(), runs, at(0.5), at(0.9), us.front());
+    std::printf("for scale, a bare hand-over to a sleeping thread and back (condition variable), %d runs: median %.2f us\n",
+                runs, thread_round_trip_us(runs));
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "troupe_overhead: error: %s\n", e.what());
