@@ -1,16 +1,30 @@
 #!/usr/bin/env bash
 # Installs what is needed, builds, fetches the test data and runs every test through CTest.
 # `--sanitize` builds into build-asan with AddressSanitizer + UndefinedBehaviorSanitizer.
+# `--tsan` builds into build-tsan with ThreadSanitizer, against a CAF built with it from
+# Debian's source (scripts/tsan_caf.sh), and runs the tests of the actors and of what drives
+# them (actors, runtime, HETERO).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 args=()
+only=()
+bash "$root/scripts/install_deps.sh"
 if [ "${1:-}" = "--sanitize" ]; then
   export BUILD_DIR=$root/build-asan BUILD_TYPE=RelWithDebInfo
   args+=(-DTROUPE_SANITIZE=ON)
   # oneDNN's JIT and OpenMP trip LeakSanitizer's at-exit report with their own caches.
   export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0} UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
+elif [ "${1:-}" = "--tsan" ]; then
+  export BUILD_DIR=$root/build-tsan BUILD_TYPE=RelWithDebInfo
+  caf=$root/build-tsan/caf
+  bash "$root/scripts/tsan_caf.sh" "$caf"
+  args+=(-DTROUPE_TSAN=ON -DCAF_INCLUDE_DIR="$caf/include" -DCAF_CORE_LIBRARY="$caf/lib/libcaf_core.so")
+  export LD_LIBRARY_PATH=$caf/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1 second_deadlock_stack=1}
+  # libgomp is not instrumented: one OpenMP thread per stream keeps its barriers out of the report.
+  export OMP_NUM_THREADS=1
+  only=(-R '^(actors_tests|runtime_tests|hetero_tests)(/|$)')
 fi
-bash "$root/scripts/install_deps.sh"
 bash "$root/scripts/build.sh" "${args[@]}"
 bash "$root/scripts/fetch_test_data.sh"
 
@@ -24,4 +38,4 @@ cp "$icd" "$build/icd/lvp1.json"
 export VK_DRIVER_FILES=$build/icd/lvp0.json:$build/icd/lvp1.json
 export VK_ICD_FILENAMES=$VK_DRIVER_FILES # loaders older than 1.3.207
 export TROUPE_REQUIRE_GPU=1
-ctest --test-dir "$build" --output-on-failure -j "${JOBS:-1}"
+ctest --test-dir "$build" --output-on-failure -j "${JOBS:-1}" "${only[@]}"

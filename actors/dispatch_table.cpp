@@ -1,0 +1,115 @@
+#include "actors/dispatch_table.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace troupe::actors {
+
+namespace {
+
+/// Another device must beat the chosen one by this much before the estimate overrides the
+/// priority order: measured times are noisy.
+constexpr double margin = 0.9;
+
+} // namespace
+
+dispatch_table::dispatch_table(const std::vector<std::string>& names, const std::vector<std::size_t>& slots,
+                               schedule_policy policy, bool wait_for_faster)
+    : policy_(policy), wait_for_faster_(wait_for_faster) {
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    device d;
+    d.name = names[i];
+    d.slots = std::max<std::size_t>(1, i < slots.size() ? slots[i] : 1);
+    devices_.push_back(std::move(d));
+    order_.push_back(i);
+  }
+}
+
+void dispatch_table::set_priorities(std::vector<std::size_t> order) {
+  order_ = std::move(order);
+  next_turn_ = 0;
+}
+
+bool dispatch_table::open(std::size_t d, const std::vector<bool>& tried) const {
+  const auto& dev = devices_[d];
+  return !dev.failed_out && !(d < tried.size() && tried[d]) && dev.busy < dev.slots;
+}
+
+bool dispatch_table::usable(const std::vector<bool>& tried) const {
+  for (auto d : order_)
+    if (!devices_[d].failed_out && !(d < tried.size() && tried[d])) return true;
+  return false;
+}
+
+double dispatch_table::free_in(const device& d, double now_us) const {
+  if (d.started.empty()) return 0;
+  const double oldest = *std::min_element(d.started.begin(), d.started.end());
+  return std::max(0.0, d.service_us - (now_us - oldest));
+}
+
+std::optional<std::size_t> dispatch_table::pick(const std::vector<bool>& tried, double now_us) {
+  const std::size_t n = order_.size();
+  std::optional<std::size_t> chosen;
+  std::size_t chosen_at = 0;
+  for (std::size_t k = 0; k < n && !chosen; ++k) {
+    const std::size_t at = policy_ == schedule_policy::round_robin ? (next_turn_ + k) % n : k;
+    if (open(order_[at], tried)) {
+      chosen = order_[at];
+      chosen_at = at;
+    }
+  }
+  if (!chosen) return std::nullopt;
+  // Never slower than waiting: a device that would finish the request clearly sooner (free
+  // now, or once its oldest run ends) wins over the chosen one. Unmeasured devices are tried
+  // as the order says, so that every device gets measured.
+  const double mine = devices_[*chosen].service_us;
+  if (wait_for_faster_ && mine > 0) {
+    double best_open = mine, best_wait = std::numeric_limits<double>::infinity();
+    std::optional<std::size_t> faster_open;
+    for (auto d : order_) {
+      const auto& dev = devices_[d];
+      if (d == *chosen || dev.failed_out || (d < tried.size() && tried[d]) || dev.service_us <= 0) continue;
+      if (open(d, tried)) {
+        if (dev.service_us < margin * best_open) {
+          best_open = dev.service_us;
+          faster_open = d;
+        }
+      } else {
+        best_wait = std::min(best_wait, free_in(dev, now_us) + dev.service_us);
+      }
+    }
+    if (best_wait < margin * best_open) return std::nullopt;
+    if (faster_open) return faster_open;
+  }
+  if (policy_ == schedule_policy::round_robin) next_turn_ = (chosen_at + 1) % n;
+  return chosen;
+}
+
+void dispatch_table::started(std::size_t d, double now_us) {
+  ++devices_[d].busy;
+  devices_[d].started.push_back(now_us);
+}
+
+void dispatch_table::finished(std::size_t d, double started_us, double now_us, bool device_fault) {
+  auto& dev = devices_[d];
+  if (dev.busy) --dev.busy;
+  if (auto it = std::find(dev.started.begin(), dev.started.end(), started_us); it != dev.started.end())
+    dev.started.erase(it);
+  if (device_fault) {
+    if (++dev.failures_in_a_row >= max_failures_in_a_row) dev.failed_out = true;
+    return;
+  }
+  dev.failures_in_a_row = 0;
+  ++dev.served;
+  const double took = std::max(0.0, now_us - started_us);
+  dev.service_us = dev.service_us == 0 ? took : 0.8 * dev.service_us + 0.2 * took;
+}
+
+std::vector<std::string> dispatch_table::serving() const {
+  std::vector<std::string> r;
+  for (auto d : order_)
+    if (!devices_[d].failed_out) r.push_back(devices_[d].name);
+  return r;
+}
+
+} // namespace troupe::actors

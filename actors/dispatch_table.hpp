@@ -1,0 +1,71 @@
+#pragma once
+/// MULTI's dispatch decisions, without threads or clocks (the scheduler actor owns one and
+/// passes the time in), so that every rule is tested step by step: which device takes the
+/// next request, under the priority order of the moment; when waiting for a faster device
+/// beats a free slot on a slower one; when a device that keeps failing leaves.
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace troupe::actors {
+
+enum class schedule_policy {
+  device_priority, ///< the first device in priority order with a free slot (OpenVINO's default)
+  round_robin,     ///< the devices in turn, skipping full ones
+};
+
+class dispatch_table {
+public:
+  struct device {
+    std::string name;
+    std::size_t slots = 1;         ///< requests it runs at once (MULTI's DEV(n), or its optimal count)
+    std::size_t busy = 0;
+    uint64_t served = 0;           ///< requests it completed (with outputs or the input's error)
+    double service_us = 0;         ///< moving average of its service time; 0: not measured yet
+    std::vector<double> started;   ///< when each of its running requests started
+    int failures_in_a_row = 0;
+    bool failed_out = false;       ///< left the list after failing too often
+  };
+
+  /// `names` and `slots` in the original priority order; every device starts enabled.
+  /// `wait_for_faster` false: the policy's order alone decides (tests of the order).
+  dispatch_table(const std::vector<std::string>& names, const std::vector<std::size_t>& slots,
+                 schedule_policy policy, bool wait_for_faster = true);
+
+  /// The new order, by device index (the original list's). A device left out gets no new
+  /// requests; its running ones finish.
+  void set_priorities(std::vector<std::size_t> order);
+  const std::vector<std::size_t>& priorities() const { return order_; }
+
+  /// The device for the request at the head of the queue, or none (every usable device is
+  /// full, or a busy faster device would finish it sooner than a free slower one). `tried`:
+  /// per device, true when it already failed this request.
+  std::optional<std::size_t> pick(const std::vector<bool>& tried, double now_us);
+  /// True while some device could still take a request not failed on `tried`.
+  bool usable(const std::vector<bool>& tried) const;
+
+  void started(std::size_t d, double now_us);
+  /// A run on `d` ended. `device_fault`: it failed with the device's error (not the input's).
+  void finished(std::size_t d, double started_us, double now_us, bool device_fault);
+
+  const std::vector<device>& devices() const { return devices_; }
+  /// Devices in the current order that have not failed out: EXECUTION_DEVICES.
+  std::vector<std::string> serving() const;
+  /// After this many device errors in a row, a device leaves the list.
+  static constexpr int max_failures_in_a_row = 3;
+
+private:
+  bool open(std::size_t d, const std::vector<bool>& tried) const;
+  /// When `d`, now full, could start one more request, estimated: its oldest run's remaining time.
+  double free_in(const device& d, double now_us) const;
+
+  std::vector<device> devices_;
+  std::vector<std::size_t> order_;
+  schedule_policy policy_;
+  bool wait_for_faster_;
+  std::size_t next_turn_ = 0; ///< round robin: position in order_ to try first
+};
+
+} // namespace troupe::actors

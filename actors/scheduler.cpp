@@ -1,0 +1,190 @@
+#include "actors/scheduler.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <deque>
+
+#include "actors/device_pool.hpp"
+
+namespace troupe::actors {
+
+namespace {
+
+using done_atom = caf::atom_constant<caf::atom("done")>;
+using retry_atom = caf::atom_constant<caf::atom("retry")>;
+using order_atom = caf::atom_constant<caf::atom("order")>;
+
+double now_us() {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+/// A request in the scheduler: the inference and the devices that already failed it.
+struct pending {
+  inference job;
+  std::vector<bool> tried;
+  std::string errors; ///< "GPU.0: <message>; ..." from the devices that failed it
+};
+
+} // namespace
+} // namespace troupe::actors
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::actors::pending)
+
+namespace troupe::actors {
+
+namespace {
+
+/// One try of a request on one device: tells the scheduler the slot is free (or that the
+/// device failed the request, to re-run it elsewhere) before the application hears of it.
+class attempt final : public completion_sink {
+public:
+  attempt(caf::actor sched, std::shared_ptr<scheduler::counters> counters, pending p, std::size_t device,
+          double started, bool fallback)
+      : sched_(std::move(sched)), counters_(std::move(counters)), p_(std::move(p)), device_(device),
+        started_(started), fallback_(fallback) {}
+
+  void on_outputs(uint64_t, std::vector<Tensor> outputs, std::vector<kernels::op_profile> profile) noexcept override {
+    counters_->served[device_].fetch_add(1, std::memory_order_relaxed); // before the application hears
+    caf::anon_send(sched_, done_atom::value, device_, started_, false);
+    p_.job.sink->on_outputs(p_.job.request, std::move(outputs), std::move(profile));
+  }
+  void on_error(uint64_t, const failure& f) noexcept override {
+    const bool device_fault = f.kind == failure_kind::device_failure || f.kind == failure_kind::device_lost;
+    if (device_fault && fallback_) {
+      auto p = std::move(p_);
+      caf::anon_send(sched_, retry_atom::value, device_, started_, std::move(p), f.message);
+      return;
+    }
+    if (!device_fault) counters_->served[device_].fetch_add(1, std::memory_order_relaxed);
+    caf::anon_send(sched_, done_atom::value, device_, started_, device_fault);
+    p_.job.sink->on_error(p_.job.request, f);
+  }
+  void on_started(uint64_t) noexcept override { p_.job.sink->on_started(p_.job.request); }
+  bool wanted(uint64_t) const noexcept override { return p_.job.sink && p_.job.sink->wanted(p_.job.request); }
+
+private:
+  caf::actor sched_;
+  std::shared_ptr<scheduler::counters> counters_;
+  pending p_;
+  const std::size_t device_;
+  const double started_;
+  const bool fallback_;
+};
+
+struct scheduler_state {
+  std::vector<scheduled_device> devices;
+  dispatch_table table;
+  bool fallback;
+  std::function<void(const std::vector<std::string>&)> on_serving;
+  std::shared_ptr<scheduler::counters> counters;
+  std::deque<pending> queue; ///< oldest first
+  std::vector<std::string> serving;
+
+  /// Hands queued requests to devices while the table finds one for the oldest.
+  void drain(caf::event_based_actor* self) {
+    while (!queue.empty()) {
+      auto& head = queue.front();
+      if (!head.job.sink->wanted(head.job.request)) { // cancelled while queued: already completed
+        queue.pop_front();
+        continue;
+      }
+      if (!table.usable(head.tried)) { // priorities left out, or failed out, every device it may use
+        head.job.sink->on_error(head.job.request, {failure_kind::device_failure, no_device(head)});
+        queue.pop_front();
+        continue;
+      }
+      const double now = now_us();
+      auto d = table.pick(head.tried, now);
+      if (!d) return;
+      pending p = std::move(head);
+      queue.pop_front();
+      table.started(*d, now);
+      inference job{p.job.request, p.job.inputs, nullptr, p.job.age};
+      job.sink = std::make_shared<attempt>(caf::actor_cast<caf::actor>(self), counters, std::move(p), *d, now, fallback);
+      devices[*d].run->submit(std::move(job));
+    }
+  }
+
+  /// Why `p` cannot run anywhere: the devices that failed it, and the ones out of reach.
+  std::string no_device(const pending& p) const {
+    std::string why = p.errors.empty() ? "no device left to run the request"
+                                       : "the request failed on every device it may run on (" + p.errors + ")";
+    std::string out;
+    for (std::size_t d = 0; d < devices.size(); ++d) {
+      const auto& pr = table.priorities();
+      const bool listed = std::find(pr.begin(), pr.end(), d) != pr.end();
+      if (table.devices()[d].failed_out) out += (out.empty() ? "" : ", ") + devices[d].name + " (failed too often)";
+      else if (!listed) out += (out.empty() ? "" : ", ") + devices[d].name + " (not in the priorities)";
+    }
+    return out.empty() ? why : why + "; out of use: " + out;
+  }
+
+  void tell_serving() {
+    auto now = table.serving();
+    if (now == serving) return;
+    serving = now;
+    if (on_serving) on_serving(serving);
+  }
+
+};
+
+caf::behavior scheduler_actor(caf::event_based_actor* self, std::shared_ptr<scheduler_state> st) {
+  return {
+      [=](infer_atom, inference& job) {
+        st->queue.push_back(pending{std::move(job), std::vector<bool>(st->devices.size(), false), {}});
+        st->drain(self);
+      },
+      [=](done_atom, std::size_t d, double started, bool device_fault) {
+        st->table.finished(d, started, now_us(), device_fault);
+        st->tell_serving();
+        st->drain(self);
+      },
+      [=](retry_atom, std::size_t d, double started, pending& p, const std::string& message) {
+        st->table.finished(d, started, now_us(), true);
+        st->tell_serving();
+        p.tried[d] = true;
+        p.errors += (p.errors.empty() ? "" : "; ") + st->devices[d].name + ": " + message;
+        st->queue.push_front(std::move(p)); // older than anything queued; fails there when no device is left
+        st->drain(self);
+      },
+      [=](order_atom, std::vector<std::size_t>& order) {
+        st->table.set_priorities(std::move(order));
+        st->tell_serving();
+        st->drain(self);
+      },
+  };
+}
+
+} // namespace
+
+scheduler::scheduler(caf::actor_system& sys, scheduler_spec spec)
+    : counters_(std::make_shared<counters>(spec.devices.size())) {
+  std::vector<std::string> names;
+  std::vector<std::size_t> slots;
+  for (const auto& d : spec.devices) {
+    names.push_back(d.name);
+    slots.push_back(d.slots);
+  }
+  auto st = std::make_shared<scheduler_state>(scheduler_state{
+      std::move(spec.devices), dispatch_table(names, slots, spec.policy, spec.wait_for_faster), spec.runtime_fallback,
+      std::move(spec.on_serving), counters_, {}, {}});
+  st->serving = st->table.serving();
+  actor_ = sys.spawn(scheduler_actor, std::move(st));
+}
+
+scheduler::~scheduler() { caf::anon_send_exit(actor_, caf::exit_reason::user_shutdown); }
+
+void scheduler::submit(inference job) {
+  if (job.age == 0) job.age = device_pool::next_age();
+  caf::anon_send(actor_, infer_atom::value, std::move(job));
+}
+
+void scheduler::set_priorities(std::vector<std::size_t> order) { caf::anon_send(actor_, order_atom::value, std::move(order)); }
+
+std::vector<uint64_t> scheduler::served() const {
+  std::vector<uint64_t> r;
+  for (const auto& c : counters_->served) r.push_back(c.load(std::memory_order_relaxed));
+  return r;
+}
+
+} // namespace troupe::actors

@@ -1,0 +1,62 @@
+#pragma once
+/// MULTI's scheduler actor: whole requests spread over several devices, each device a model
+/// compiled for it with a number of worker requests (slots). A request goes to the device the
+/// dispatch_table picks (priority order, or round robin; never to a device that would finish
+/// it later than waiting for a faster one) or waits in the scheduler's queue, oldest first.
+/// New priorities take effect from the next dispatch. A request that fails with a device's
+/// error (not the input's) is re-run on another device; a device that keeps failing leaves.
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <caf/all.hpp>
+
+#include "actors/dispatch_table.hpp"
+#include "actors/runner.hpp"
+
+namespace troupe::actors {
+
+struct scheduled_device {
+  std::string name;
+  std::unique_ptr<runner> run; ///< the model compiled for this device
+  std::size_t slots = 1;       ///< its requests at once (DEV(n), or its optimal number)
+};
+
+struct scheduler_spec {
+  std::vector<scheduled_device> devices; ///< the original priority order
+  schedule_policy policy = schedule_policy::device_priority;
+  bool runtime_fallback = true; ///< re-run a request a device failed on the next device
+  /// Let a request wait for a busy faster device rather than run on a free slower one
+  /// (dispatch_table::pick); off only in tests of the plain order.
+  bool wait_for_faster = true;
+  /// Told the serving devices (current order, failed ones out) whenever they change.
+  std::function<void(const std::vector<std::string>&)> on_serving;
+};
+
+class scheduler final : public runner {
+public:
+  scheduler(caf::actor_system& sys, scheduler_spec spec);
+  ~scheduler() override;
+  scheduler(const scheduler&) = delete;
+  scheduler& operator=(const scheduler&) = delete;
+
+  void submit(inference job) override;
+  /// Devices by index into the original list, highest priority first; a device left out
+  /// takes no new requests (its running ones finish). From the next dispatch on.
+  void set_priorities(std::vector<std::size_t> order);
+  /// Requests each device completed, in the original order.
+  std::vector<uint64_t> served() const;
+
+  struct counters {
+    explicit counters(std::size_t n) : served(n) {}
+    std::vector<std::atomic<uint64_t>> served;
+  };
+
+private:
+  std::shared_ptr<counters> counters_;
+  caf::actor actor_;
+};
+
+} // namespace troupe::actors

@@ -1,0 +1,365 @@
+/// MULTI's scheduler: the dispatch table's rules step by step (no clock: times are passed in),
+/// then the scheduler actor on test devices that hold runs until the test releases them and
+/// fail as the test says. Every request completes exactly once.
+#include <boost/test/unit_test.hpp>
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <random>
+
+#include "actors/dispatch_table.hpp"
+#include "actors/scheduler.hpp"
+#include "tests/support/recording_sink.hpp"
+
+using namespace troupe;
+using namespace troupe::actors;
+using troupe::tests::recorder;
+using troupe::tests::scalar;
+
+namespace {
+
+std::vector<bool> none_tried(std::size_t n = 2) { return std::vector<bool>(n, false); }
+
+} // namespace
+
+// ---- dispatch_table -------------------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(priority_order_fills_the_first_device_then_the_next) {
+  dispatch_table t({"GPU.0", "CPU"}, {2, 1}, schedule_policy::device_priority);
+  std::vector<std::size_t> got;
+  for (int i = 0; i < 4; ++i) {
+    auto d = t.pick(none_tried(), 0);
+    if (!d) break;
+    t.started(*d, 0);
+    got.push_back(*d);
+  }
+  BOOST_TEST(got == (std::vector<std::size_t>{0, 0, 1})); // then all full
+  t.finished(1, 0, 10, false);
+  BOOST_TEST(*t.pick(none_tried(), 10) == 1u);
+  BOOST_TEST(t.devices()[1].served == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(round_robin_takes_the_devices_in_turn) {
+  dispatch_table t({"A", "B", "C"}, {4, 4, 4}, schedule_policy::round_robin);
+  std::vector<std::size_t> got;
+  for (int i = 0; i < 6; ++i) {
+    auto d = t.pick(none_tried(3), 0);
+    t.started(*d, 0);
+    got.push_back(*d);
+  }
+  BOOST_TEST(got == (std::vector<std::size_t>{0, 1, 2, 0, 1, 2}));
+}
+
+BOOST_AUTO_TEST_CASE(new_priorities_reorder_exclude_and_bring_back) {
+  dispatch_table t({"GPU.0", "CPU"}, {1, 1}, schedule_policy::device_priority);
+  t.set_priorities({1, 0});
+  BOOST_TEST(*t.pick(none_tried(), 0) == 1u);
+  t.set_priorities({0});
+  BOOST_TEST(*t.pick(none_tried(), 0) == 0u);
+  t.started(0, 0);
+  BOOST_TEST(!t.pick(none_tried(), 0)); // CPU excluded: the request waits for the GPU
+  BOOST_TEST(t.serving() == (std::vector<std::string>{"GPU.0"}));
+  BOOST_TEST(!t.usable({true, false})); // the GPU failed it and the CPU is out of the list
+  t.set_priorities({0, 1});
+  BOOST_TEST(*t.pick(none_tried(), 0) == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_request_waits_for_a_faster_busy_device_rather_than_run_slower) {
+  // Measured: GPU.0 100 us, CPU 1000 us. GPU.0's one slot is busy since t=0.
+  dispatch_table t({"CPU", "GPU.0"}, {1, 1}, schedule_policy::device_priority);
+  t.started(0, 0);
+  t.finished(0, 0, 1000, false);
+  t.started(1, 0);
+  t.finished(1, 0, 100, false);
+  t.started(1, 1000);
+  // The CPU is first in the list and free, but GPU.0 frees in 50 us and takes 100: 150 < 1000.
+  BOOST_TEST(!t.pick(none_tried(), 1050));
+  // Once GPU.0 is free it takes the request although it is second in the list.
+  t.finished(1, 1000, 1100, false);
+  BOOST_TEST(*t.pick(none_tried(), 1100) == 1u);
+  t.started(1, 1100);
+  // A slower device still helps when the faster one's backlog would finish later: GPU.0
+  // measured 100 us, the CPU 120 us: waiting 100 + 100 is worse than 120.
+  dispatch_table u({"CPU", "GPU.0"}, {1, 1}, schedule_policy::device_priority);
+  u.started(0, 0);
+  u.finished(0, 0, 120, false);
+  u.started(1, 0);
+  u.finished(1, 0, 100, false);
+  u.started(1, 200);
+  BOOST_TEST(*u.pick(none_tried(), 200) == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_device_that_keeps_failing_leaves_the_list) {
+  dispatch_table t({"GPU.0", "CPU"}, {1, 1}, schedule_policy::device_priority);
+  for (int i = 0; i < dispatch_table::max_failures_in_a_row - 1; ++i) {
+    t.started(0, 0);
+    t.finished(0, 0, 1, true);
+  }
+  t.started(0, 0);
+  t.finished(0, 0, 1, false); // a success resets the count
+  BOOST_TEST(!t.devices()[0].failed_out);
+  for (int i = 0; i < dispatch_table::max_failures_in_a_row; ++i) {
+    t.started(0, 0);
+    t.finished(0, 0, 1, true);
+  }
+  BOOST_TEST(t.devices()[0].failed_out);
+  BOOST_TEST(t.serving() == (std::vector<std::string>{"CPU"}));
+  BOOST_TEST(*t.pick(none_tried(), 0) == 1u);
+}
+
+// ---- the scheduler actor --------------------------------------------------------------------
+
+namespace {
+
+/// A device for the scheduler: records the requests it is given, holds them until the test
+/// releases them (or completes them at once when not holding), and fails those `fault` names.
+/// Its output is its input times `factor`, so the test sees which device ran a request.
+struct test_device : runner {
+  explicit test_device(float f, bool holds) : factor(f), hold(holds) {}
+  const float factor;
+  std::mutex m;
+  std::condition_variable cv;
+  bool hold;
+  std::deque<inference> held;
+  std::vector<uint64_t> seen;
+  std::function<std::optional<failure>(uint64_t)> fault;
+
+  void submit(inference job) override {
+    std::unique_lock l(m);
+    seen.push_back(job.request);
+    if (hold) {
+      held.push_back(std::move(job));
+      cv.notify_all();
+      return;
+    }
+    l.unlock();
+    finish(std::move(job));
+  }
+  void finish(inference job) {
+    if (fault)
+      if (auto f = fault(job.request)) {
+        job.sink->on_error(job.request, *f);
+        return;
+      }
+    job.sink->on_outputs(job.request, {scalar(factor * job.inputs.at(0).data<float>()[0])}, {});
+  }
+  /// No clock: a run that never comes hangs the test, and CTest's TIMEOUT reports it.
+  void wait_held(std::size_t n) {
+    std::unique_lock l(m);
+    cv.wait(l, [&] { return held.size() >= n; });
+  }
+  void release_one() {
+    std::unique_lock l(m);
+    auto job = std::move(held.front());
+    held.pop_front();
+    l.unlock();
+    finish(std::move(job));
+  }
+  std::size_t seen_count() {
+    std::lock_guard l(m);
+    return seen.size();
+  }
+};
+
+struct two_devices {
+  test_device* gpu;
+  test_device* cpu;
+  std::unique_ptr<scheduler> sched;
+  std::shared_ptr<std::vector<std::vector<std::string>>> serving = std::make_shared<std::vector<std::vector<std::string>>>();
+  std::shared_ptr<std::mutex> serving_mutex = std::make_shared<std::mutex>();
+
+  two_devices(caf::actor_system& sys, std::size_t gpu_slots, std::size_t cpu_slots, bool hold,
+              schedule_policy policy = schedule_policy::device_priority) {
+    auto g = std::make_unique<test_device>(10.0f, hold);
+    auto c = std::make_unique<test_device>(100.0f, hold);
+    gpu = g.get();
+    cpu = c.get();
+    scheduler_spec spec;
+    spec.devices.push_back({"GPU.0", std::move(g), gpu_slots});
+    spec.devices.push_back({"CPU", std::move(c), cpu_slots});
+    spec.policy = policy;
+    // Held runs make measured service times whatever the test's pace is: the order alone
+    // decides here (the waiting rule has its own tests above).
+    spec.wait_for_faster = false;
+    spec.on_serving = [s = serving, m = serving_mutex](const std::vector<std::string>& now) {
+      std::lock_guard l(*m);
+      s->push_back(now);
+    };
+    sched = std::make_unique<scheduler>(sys, std::move(spec));
+  }
+  std::vector<std::vector<std::string>> serving_changes() {
+    std::lock_guard l(*serving_mutex);
+    return *serving;
+  }
+};
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(requests_fill_the_slots_in_priority_order_and_queue) {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  auto rec = std::make_shared<recorder>();
+  two_devices d(sys, 2, 1, true);
+  for (uint64_t i = 1; i <= 5; ++i) d.sched->submit(inference{i, {scalar(float(i))}, rec});
+  d.gpu->wait_held(2);
+  d.cpu->wait_held(1);
+  BOOST_TEST(d.gpu->seen == (std::vector<uint64_t>{1, 2}));
+  BOOST_TEST(d.cpu->seen == (std::vector<uint64_t>{3}));
+  d.gpu->release_one(); // request 1 done: the oldest queued (4) takes its slot
+  d.gpu->wait_held(2);
+  BOOST_TEST(d.gpu->seen == (std::vector<uint64_t>{1, 2, 4}));
+  d.cpu->release_one();
+  d.cpu->wait_held(1);
+  BOOST_TEST(d.cpu->seen == (std::vector<uint64_t>{3, 5}));
+  for (int i = 0; i < 2; ++i) d.gpu->release_one();
+  d.cpu->release_one();
+  rec->wait_for_count(5);
+  BOOST_TEST(rec->values[1] == 10.0f);
+  BOOST_TEST(rec->values[3] == 300.0f);
+  BOOST_TEST(d.sched->served() == (std::vector<uint64_t>{3, 2}));
+}
+
+BOOST_AUTO_TEST_CASE(new_priorities_apply_from_the_next_dispatch) {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  auto rec = std::make_shared<recorder>();
+  two_devices d(sys, 1, 1, true);
+  d.sched->submit(inference{1, {scalar(1)}, rec});
+  d.gpu->wait_held(1);
+  d.sched->set_priorities({0}); // GPU only: the CPU takes nothing new
+  d.sched->submit(inference{2, {scalar(2)}, rec});
+  d.gpu->release_one();
+  d.gpu->wait_held(1); // 2 went to the GPU once it was free, not to the idle CPU
+  BOOST_TEST(d.gpu->seen == (std::vector<uint64_t>{1, 2}));
+  BOOST_TEST(d.cpu->seen_count() == 0u);
+  d.sched->set_priorities({1, 0}); // CPU first, GPU back
+  d.sched->submit(inference{3, {scalar(3)}, rec});
+  d.cpu->wait_held(1);
+  BOOST_TEST(d.cpu->seen == (std::vector<uint64_t>{3}));
+  d.gpu->release_one();
+  d.cpu->release_one();
+  rec->wait_for_count(3);
+  for (uint64_t i = 1; i <= 3; ++i) BOOST_TEST(rec->completions[i] == 1);
+  const auto changes = d.serving_changes();
+  BOOST_REQUIRE(changes.size() == 2u);
+  BOOST_TEST(changes[0] == (std::vector<std::string>{"GPU.0"}));
+  BOOST_TEST(changes[1] == (std::vector<std::string>{"CPU", "GPU.0"}));
+}
+
+BOOST_AUTO_TEST_CASE(a_device_error_is_rerun_elsewhere_and_an_input_error_is_not) {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  auto rec = std::make_shared<recorder>();
+  two_devices d(sys, 1, 1, false);
+  d.gpu->fault = [](uint64_t r) -> std::optional<failure> {
+    if (r == 1) return failure{failure_kind::device_failure, "GPU hiccup"};
+    if (r == 2) return failure{failure_kind::bad_input, "input 'x' is negative"};
+    return std::nullopt;
+  };
+  d.sched->submit(inference{1, {scalar(1)}, rec});
+  rec->wait_for_count(1);
+  d.sched->submit(inference{2, {scalar(2)}, rec});
+  rec->wait_for_count(2);
+  BOOST_TEST(rec->values[1] == 100.0f); // re-run on the CPU
+  BOOST_TEST(rec->errors[2] == "input 'x' is negative");
+  BOOST_TEST((rec->kinds[2] == failure_kind::bad_input));
+  BOOST_TEST(d.cpu->seen == (std::vector<uint64_t>{1})); // the input's error was not retried
+}
+
+BOOST_AUTO_TEST_CASE(a_device_failing_every_request_leaves_and_every_device_failing_is_named) {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  auto rec = std::make_shared<recorder>();
+  {
+    two_devices d(sys, 1, 1, false);
+    d.gpu->fault = [](uint64_t) { return std::optional<failure>(failure{failure_kind::device_lost, "GPU gone"}); };
+    for (uint64_t i = 1; i <= 10; ++i) {
+      d.sched->submit(inference{i, {scalar(1)}, rec});
+      rec->wait_for_count(i);
+    }
+    for (uint64_t i = 1; i <= 10; ++i) BOOST_TEST(rec->values[i] == 100.0f);
+    BOOST_TEST(d.gpu->seen_count() == std::size_t(dispatch_table::max_failures_in_a_row));
+    BOOST_TEST(d.serving_changes().back() == (std::vector<std::string>{"CPU"}));
+  }
+  auto rec2 = std::make_shared<recorder>();
+  two_devices d(sys, 1, 1, false);
+  d.gpu->fault = [](uint64_t) { return std::optional<failure>(failure{failure_kind::device_failure, "GPU broke"}); };
+  d.cpu->fault = [](uint64_t) { return std::optional<failure>(failure{failure_kind::device_failure, "CPU broke"}); };
+  d.sched->submit(inference{1, {scalar(1)}, rec2});
+  rec2->wait_for_count(1);
+  BOOST_TEST(rec2->errors[1] == "the request failed on every device it may run on (GPU.0: GPU broke; CPU: CPU broke)");
+  BOOST_TEST((rec2->kinds[1] == failure_kind::device_failure));
+}
+
+BOOST_AUTO_TEST_CASE(a_request_cancelled_while_queued_never_runs) {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  struct cancellable : recorder {
+    std::atomic<bool> cancelled{false};
+    bool wanted(uint64_t) const noexcept override { return !cancelled; }
+  };
+  auto first = std::make_shared<recorder>();
+  auto second = std::make_shared<cancellable>();
+  two_devices d(sys, 1, 1, true);
+  d.sched->set_priorities({0});
+  d.sched->submit(inference{1, {scalar(1)}, first});
+  d.gpu->wait_held(1);
+  d.sched->submit(inference{2, {scalar(2)}, second}); // queued: the GPU's one slot is busy
+  second->cancelled = true;                            // the request layer completes it itself
+  d.gpu->release_one();
+  first->wait_for_count(1);
+  d.sched->submit(inference{3, {scalar(3)}, first}); // goes after 2 was dropped
+  d.gpu->wait_held(1);
+  BOOST_TEST(d.gpu->seen == (std::vector<uint64_t>{1, 3}));
+  d.gpu->release_one();
+  first->wait_for_count(2);
+}
+
+BOOST_AUTO_TEST_CASE(ten_thousand_requests_with_faults_and_new_priorities_complete_once) {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  auto rec = std::make_shared<recorder>();
+  constexpr uint64_t n = 10000;
+  for (auto policy : {schedule_policy::device_priority, schedule_policy::round_robin}) {
+    rec = std::make_shared<recorder>();
+    two_devices d(sys, 2, 3, false, policy);
+    // Faults on distinct requests, never many in a row on one device (so neither leaves the
+    // list): each request succeeds on the other device unless the priorities exclude it.
+    d.gpu->fault = [](uint64_t r) -> std::optional<failure> {
+      if (r % 14 == 0) return failure{failure_kind::device_failure, "GPU fault"};
+      return std::nullopt;
+    };
+    d.cpu->fault = [](uint64_t r) -> std::optional<failure> {
+      if (r % 22 == 11) return failure{failure_kind::device_failure, "CPU fault"};
+      return std::nullopt;
+    };
+    std::mt19937 rng(5);
+    const std::vector<std::vector<std::size_t>> orders{{0, 1}, {1, 0}, {0}, {1}};
+    for (uint64_t i = 1; i <= n; ++i) {
+      d.sched->submit(inference{i, {scalar(float(i % 100))}, rec});
+      if (i % 500 == 0) d.sched->set_priorities(orders[rng() % orders.size()]);
+    }
+    rec->wait_for_count(n);
+    std::size_t wrong = 0, twice = 0, errors = 0;
+    for (uint64_t i = 1; i <= n; ++i) {
+      twice += rec->completions[i] != 1;
+      if (rec->errors.count(i)) {
+        ++errors; // failed on the one device the priorities allowed at the time
+        BOOST_TEST((i % 14 == 0 || i % 22 == 11), i << ": " << rec->errors[i]);
+        continue;
+      }
+      const float v = rec->values[i], x = float(i % 100);
+      wrong += v != 10 * x && v != 100 * x;
+    }
+    BOOST_TEST(twice == 0u);
+    BOOST_TEST(wrong == 0u);
+    BOOST_TEST(errors < n / 10);
+    const auto served = d.sched->served();
+    BOOST_TEST(served[0] + served[1] == n - errors);
+    BOOST_TEST(served[0] > 0u);
+    BOOST_TEST(served[1] > 0u);
+  }
+}
