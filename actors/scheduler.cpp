@@ -151,6 +151,7 @@ caf::behavior scheduler_actor(caf::event_based_actor* self, std::shared_ptr<sche
         st->table.set_priorities(std::move(order));
         st->tell_serving();
         st->drain(self);
+        return true; // applied: set_priorities returns
       },
   };
 }
@@ -158,7 +159,7 @@ caf::behavior scheduler_actor(caf::event_based_actor* self, std::shared_ptr<sche
 } // namespace
 
 scheduler::scheduler(caf::actor_system& sys, scheduler_spec spec)
-    : counters_(std::make_shared<counters>(spec.devices.size())) {
+    : sys_(sys), counters_(std::make_shared<counters>(spec.devices.size())) {
   std::vector<std::string> names;
   std::vector<std::size_t> slots;
   for (const auto& d : spec.devices) {
@@ -179,7 +180,12 @@ void scheduler::submit(inference job) {
   caf::anon_send(actor_, infer_atom::value, std::move(job));
 }
 
-void scheduler::set_priorities(std::vector<std::size_t> order) { caf::anon_send(actor_, order_atom::value, std::move(order)); }
+void scheduler::set_priorities(std::vector<std::size_t> order) {
+  // A round trip, so that EXECUTION_DEVICES reads the new list as soon as this returns.
+  caf::scoped_actor self{sys_};
+  self->request(actor_, caf::infinite, order_atom::value, std::move(order))
+      .receive([](bool) {}, [](caf::error&) {}); // the actor is gone only while the model is destroyed
+}
 
 std::vector<uint64_t> scheduler::served() const {
   std::vector<uint64_t> r;

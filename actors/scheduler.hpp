@@ -44,7 +44,8 @@ public:
 
   void submit(inference job) override;
   /// Devices by index into the original list, highest priority first; a device left out
-  /// takes no new requests (its running ones finish). From the next dispatch on.
+  /// takes no new requests (its running ones finish). Applied from the next dispatch on,
+  /// before this returns.
   void set_priorities(std::vector<std::size_t> order);
   /// Requests each device completed, in the original order.
   std::vector<uint64_t> served() const;
@@ -55,6 +56,7 @@ public:
   };
 
 private:
+  caf::actor_system& sys_;
   std::shared_ptr<counters> counters_;
   caf::actor actor_;
 };

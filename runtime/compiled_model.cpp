@@ -1,8 +1,14 @@
 #include "runtime/compiled_model_impl.hpp"
 #include "runtime/device_properties.hpp"
+#include "runtime/device_string.hpp"
 #include "runtime/infer_request_impl.hpp"
 
+#include "actors/scheduler.hpp"
+
 #include <troupe/exception.hpp>
+
+#include <algorithm>
+#include <map>
 
 namespace troupe {
 
@@ -43,7 +49,21 @@ Any CompiledModel::get_property(const std::string& name) const {
     std::lock_guard lock(split->mutex);
     if (name == "OPTIMAL_NUMBER_OF_INFER_REQUESTS") return Any(split->optimal_requests);
     if (name == "EXECUTION_DEVICES") return Any(split->devices);
-    if (name == "HETERO_NUMBER_OF_SUBMODELS") return Any(split->submodels);
+    if (name == "HETERO_NUMBER_OF_SUBMODELS" && !impl_->multi) return Any(split->submodels);
+  }
+  if (auto* multi = impl_->multi.get()) {
+    if (name == "DEVICE_PRIORITIES") {
+      std::lock_guard lock(multi->mutex);
+      return Any(multi->priorities.empty() ? multi->devices : multi->priorities);
+    }
+    if (name == "SCHEDULE_POLICY") return Any(multi->policy);
+    if (name == "REQUESTS_SERVED") {
+      const auto served = multi->sched->served();
+      std::string r;
+      for (std::size_t d = 0; d < served.size(); ++d)
+        r += (r.empty() ? "" : ",") + multi->devices[d] + ":" + std::to_string(served[d]);
+      return Any(r);
+    }
   }
   if (name == "OPTIMAL_NUMBER_OF_INFER_REQUESTS") return Any(c.streams);
   if (name == "EXECUTION_DEVICES") return Any(std::vector<std::string>{impl_->device});
@@ -54,13 +74,56 @@ Any CompiledModel::get_property(const std::string& name) const {
   if (name == "GPU_F16_ARITHMETIC" && impl_->device.rfind("GPU", 0) == 0) return Any(c.compile.f16_arithmetic);
   if (name == "PERFORMANCE_HINT") return Any(c.hint);
   if (name == "LOADED_FROM_CACHE") return Any(impl_->loaded_from_cache);
-  std::string list, gpu_only, hetero_only;
+  std::map<std::string, std::string> by_device;
   for (const auto& row : compiled_model_property_table()) {
-    auto& to = std::string(row.on) == "all" ? list : std::string(row.on) == "HETERO" ? hetero_only : gpu_only;
+    auto& to = by_device[row.on];
     to += (to.empty() ? "" : ", ") + std::string(row.name);
   }
-  throw Exception("the compiled model has no property '" + name + "'; its properties: " + list + " (and " + gpu_only +
-                  " on a GPU, " + hetero_only + " on HETERO)");
+  throw Exception("the compiled model has no property '" + name + "'; its properties: " + by_device["all"] + " (and " +
+                  by_device["GPU.N"] + " on a GPU, " + by_device["HETERO"] + " on HETERO, " + by_device["MULTI"] +
+                  " on MULTI)");
+}
+
+void CompiledModel::set_property(const AnyMap& properties) {
+  need(impl_);
+  for (const auto& [name, value] : properties) {
+    auto* multi = impl_->multi.get();
+    if (name != "DEVICE_PRIORITIES" || !multi)
+      throw Exception("property '" + name + "' of a model compiled for " + impl_->device +
+                      " cannot change after compiling" +
+                      (multi ? "" : " (only MULTI's DEVICE_PRIORITIES can)"));
+    // Every entry must name devices of the compiled list ("GPU" is every GPU of it).
+    const auto listed = parse_priorities("compiled model " + impl_->device, value.as_string());
+    std::vector<std::size_t> order;
+    std::vector<std::string> names;
+    for (const auto& l : listed) {
+      if (l.requests)
+        throw Exception("DEVICE_PRIORITIES of a compiled model: '" + l.name + "(" + std::to_string(l.requests) +
+                        ")': request counts are fixed when compiling");
+      bool found = false;
+      for (std::size_t d = 0; d < multi->devices.size(); ++d) {
+        const auto& n = multi->devices[d];
+        if (n == canonical_device_name(l.name) || (l.name == "GPU" && n.rfind("GPU.", 0) == 0)) {
+          if (std::find(order.begin(), order.end(), d) != order.end())
+            throw Exception("DEVICE_PRIORITIES of a compiled model: device " + n + " is listed twice");
+          order.push_back(d);
+          names.push_back(n);
+          found = true;
+        }
+      }
+      if (!found) {
+        std::string all;
+        for (const auto& n : multi->devices) all += (all.empty() ? "" : ", ") + n;
+        throw Exception("DEVICE_PRIORITIES of a compiled model: device '" + l.name + "' was not in the list it was compiled with (" +
+                        all + "); a compiled model cannot add devices");
+      }
+    }
+    {
+      std::lock_guard lock(multi->mutex);
+      multi->priorities = names;
+    }
+    multi->sched->set_priorities(std::move(order));
+  }
 }
 
 } // namespace troupe

@@ -13,6 +13,10 @@
 #include "runtime/device_properties.hpp"
 #include "runtime/engine.hpp"
 
+namespace troupe::actors {
+class scheduler;
+}
+
 namespace troupe {
 
 struct CompiledModel::Impl {
@@ -32,6 +36,16 @@ struct CompiledModel::Impl {
     int optimal_requests = 0;
   };
   std::shared_ptr<split_report> split;
+  /// MULTI (and AUTO with CUMULATIVE_THROUGHPUT): the scheduler that `runner` is, for new
+  /// priorities and the served counts. Null otherwise.
+  struct multi_state {
+    actors::scheduler* sched = nullptr;
+    std::vector<std::string> devices; ///< the list it was compiled with, canonical names
+    std::string policy;               ///< SCHEDULE_POLICY
+    std::mutex mutex;
+    std::vector<std::string> priorities; ///< as last set; empty: the compiled list
+  };
+  std::shared_ptr<multi_state> multi;
   std::unique_ptr<actors::runner> runner;
 };
 

@@ -173,10 +173,12 @@ const std::vector<compiled_property_spec>& compiled_model_property_table() {
   static const std::vector<compiled_property_spec> t{
       {"OPTIMAL_NUMBER_OF_INFER_REQUESTS", "all",
        "The number of streams: as many requests as this keep every stream busy. HETERO: the streams of "
-       "all its subgraphs added up, so that every stage has work while requests pipeline through."},
+       "all its subgraphs added up, so that every stage has work while requests pipeline through. MULTI: "
+       "the worker requests of all its devices added up (DEV(n), or each device's own number)."},
       {"EXECUTION_DEVICES", "all",
        "The device the model runs on, e.g. GPU.0 for GPU. HETERO: the devices its subgraphs run on, in "
-       "priority order."},
+       "priority order. MULTI: the devices serving, in the current priority order (a device that failed too "
+       "often has left). AUTO with LATENCY or THROUGHPUT: the device it chose."},
       {"NUM_STREAMS", "all",
        "The streams it runs with, after the hint (HETERO: those of its first device; each subgraph has "
        "its own device's)."},
@@ -186,6 +188,13 @@ const std::vector<compiled_property_spec>& compiled_model_property_table() {
       {"PERFORMANCE_HINT", "all", "The hint it was compiled with."},
       {"GPU_F16_ARITHMETIC", "GPU.N",
        "Whether the Conv, MatMul and Gemm loops compute in float16 (YES only with f16 precision)."},
+      {"DEVICE_PRIORITIES", "MULTI",
+       "The devices in the order the scheduler tries them. Writable with CompiledModel::set_property while "
+       "requests run: reorder, or leave devices out (their running requests finish, no new ones go there) "
+       "and bring them back; only devices of the compiled list."},
+      {"SCHEDULE_POLICY", "MULTI", "DEVICE_PRIORITY (the first device in order with a free slot) or ROUND_ROBIN."},
+      {"REQUESTS_SERVED", "MULTI",
+       "How many requests each device completed so far, as DEVICE:COUNT,DEVICE:COUNT (troupe's own)."},
       {"HETERO_NUMBER_OF_SUBMODELS", "HETERO",
        "How many subgraphs HETERO split the model into (each compiled on its own device)."},
       {"LOADED_FROM_CACHE", "all",

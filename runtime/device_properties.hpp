@@ -42,7 +42,7 @@ const property_spec* find_property(device_kind kind, const std::string& name);
 /// Properties a CompiledModel answers (CompiledModel::get_property).
 struct compiled_property_spec {
   const char* name;
-  const char* on; ///< "all", "GPU.N" or "HETERO": which compiled models answer it
+  const char* on; ///< "all", "GPU.N", "HETERO" or "MULTI": which compiled models answer it
   const char* meaning;
 };
 const std::vector<compiled_property_spec>& compiled_model_property_table();

@@ -8,6 +8,17 @@
 
 namespace troupe::cli {
 
+bool has_device_list(const std::string& device) {
+  for (const std::string v : {"HETERO:", "MULTI:", "AUTO:"})
+    if (device.rfind(v, 0) == 0) return true;
+  return false;
+}
+
+bool spreads_requests(const std::string& device) {
+  for (const std::string v : {"MULTI", "AUTO"})
+    if (device == v || device.rfind(v + ":", 0) == 0) return true;
+  return false;
+}
 
 device_setup configure_device(Core& core, const bench_options& o, device_configs file) {
   const std::string& dev = o.device;
@@ -30,9 +41,10 @@ device_setup configure_device(Core& core, const bench_options& o, device_configs
     erase.insert("PERFORMANCE_HINT");
   } else if (!o.hint.empty()) {
     std::string v = o.hint == "latency" ? "LATENCY" : "THROUGHPUT";
-    if (o.hint == "cumulative_throughput")
-      warn("-hint cumulative_throughput: troupe runs one device, where it means THROUGHPUT (as it does for a "
-           "single device in OpenVINO); %s PERFORMANCE_HINT is set to THROUGHPUT.", dev.c_str());
+    if (o.hint == "cumulative_throughput" && spreads_requests(dev)) v = "CUMULATIVE_THROUGHPUT";
+    else if (o.hint == "cumulative_throughput")
+      warn("-hint cumulative_throughput: %s is one device, where it means THROUGHPUT (as it does for a single "
+           "device in OpenVINO); its PERFORMANCE_HINT is set to THROUGHPUT.", dev.c_str());
     cli["PERFORMANCE_HINT"] = v;
   } else if (!from_file.count("PERFORMANCE_HINT")) {
     const char* v = o.api == "sync" ? "LATENCY" : "THROUGHPUT";
@@ -75,13 +87,14 @@ device_setup configure_device(Core& core, const bench_options& o, device_configs
     if (supports("INFERENCE_NUM_THREADS")) cli["INFERENCE_NUM_THREADS"] = static_cast<int64_t>(o.nthreads);
     else warn("-nthreads: device %s has no INFERENCE_NUM_THREADS (its work runs in shaders); ignored.", dev.c_str());
   }
-  // HETERO:A,B with DEVICE:VALUE entries (-nstreams CPU:2,GPU:1): each value goes to its own
-  // device of the list, as benchmark_app does; a plain value goes to every device.
-  const bool hetero = dev.rfind("HETERO:", 0) == 0;
+  // HETERO:A,B or MULTI:A,B with DEVICE:VALUE entries (-nstreams CPU:2,GPU:1): each value goes
+  // to its own device of the list, as benchmark_app does; a plain value goes to every device.
+  const bool hetero = has_device_list(dev);
   std::map<std::string, AnyMap> per_device;
   auto per_device_value = [&](const char* flag, const std::string& text, const char* property) {
     if (!hetero || text.find(':') == std::string::npos) return false;
-    const auto members = comma_items(dev.substr(dev.find(':') + 1)); // as written
+    auto members = comma_items(dev.substr(dev.find(':') + 1)); // as written
+    for (auto& m : members) m = m.substr(0, m.find('('));          // MULTI's GPU(4)
     auto names = [](const std::string& member, const std::string& d) { return d == member || d == device_type(member); };
     const auto entries = comma_items(text);
     for (const auto& item : entries) {

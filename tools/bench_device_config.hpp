@@ -16,4 +16,9 @@ struct device_setup {
 /// the target device are checked with the runtime so that errors name the file and key.
 device_setup configure_device(Core& core, const bench_options& o, device_configs file);
 
+/// "HETERO:...", "MULTI:...", "AUTO:...": a virtual device with its list written out.
+bool has_device_list(const std::string& device);
+/// MULTI or AUTO: whole requests spread over devices (CUMULATIVE_THROUGHPUT applies).
+bool spreads_requests(const std::string& device);
+
 } // namespace troupe::cli

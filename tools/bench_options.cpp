@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "tools/bench_device_config.hpp"
 #include "tools/io_types.hpp"
 
 namespace troupe::cli {
@@ -141,8 +142,8 @@ bench_options parse_bench_options(int argc, char** argv) {
                       "drop -load_from_file to reshape");
 
   o.nstreams = a.get("-nstreams");
-  // HETERO's list is checked when the device is configured (each entry to its own device).
-  const bool hetero = o.device.rfind("HETERO:", 0) == 0;
+  // A virtual device's list is checked when the device is configured (each entry to its own device).
+  const bool hetero = has_device_list(o.device);
   if (a.has("-nstreams") && !hetero) value_for_device("-nstreams", o.nstreams, o.device);
   o.nthreads = a.get_uint("-nthreads", 0);
   o.nthreads_given = a.has("-nthreads");

@@ -313,6 +313,8 @@ int bench(const bench_options& o_in, std::optional<statistics_report>& stats) {
         groups.push_back(compute_latency(res.by_configuration[c], o.latency_percentile, setup.data_shapes_text(c)));
   const double fps = 1000.0 * static_cast<double>(res.frames) / res.duration_ms;
   const std::string exec_devices = property_or(cm, "EXECUTION_DEVICES", o.device);
+  // MULTI and AUTO with CUMULATIVE_THROUGHPUT: how many requests each device served.
+  const std::string served = property_or(cm, "REQUESTS_SERVED", "");
   if (stats) {
     stats->add(section::execution_results, "total execution time (ms)", "execution_time", res.duration_ms);
     stats->add(section::execution_results, "total number of iterations", "iterations_num", res.iterations);
@@ -327,6 +329,7 @@ int bench(const bench_options& o_in, std::optional<statistics_report>& stats) {
     for (const auto& g : groups) stats->add_group(g);
     stats->add(section::execution_results, "throughput", "throughput", fps);
     stats->add(section::execution_results, "execution devices", "execution_devices", exec_devices);
+    if (!served.empty()) stats->add(section::execution_results, "requests served", "requests_served", served);
   }
 
   // ----- 11
@@ -366,6 +369,7 @@ int bench(const bench_options& o_in, std::optional<statistics_report>& stats) {
     info("Statistics report is stored to %s", stats->dump(o.report_folder, o.json_stats).c_str());
   }
   info("Execution Devices: %s", device_list(exec_devices).c_str());
+  if (!served.empty()) info("Requests served:   %s", served.c_str());
   info("Count:               %llu iterations", static_cast<unsigned long long>(res.iterations));
   info("Duration:            %s ms", ms2(res.duration_ms).c_str());
   info("Latency:");

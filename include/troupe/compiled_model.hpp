@@ -23,8 +23,12 @@ public:
   Port input(std::size_t index = 0) const;
   Port output(std::size_t index = 0) const;
   /// OPTIMAL_NUMBER_OF_INFER_REQUESTS, EXECUTION_DEVICES, NUM_STREAMS, INFERENCE_NUM_THREADS,
-  /// INFERENCE_PRECISION_HINT, PERF_COUNT, PERFORMANCE_HINT.
+  /// INFERENCE_PRECISION_HINT, PERF_COUNT, PERFORMANCE_HINT; see docs/properties.md.
   Any get_property(const std::string& name) const;
+  /// What may change while the model serves: MULTI's (and AUTO's with CUMULATIVE_THROUGHPUT)
+  /// DEVICE_PRIORITIES, taking effect from the next request dispatched. Anything else, and a
+  /// device that was not in the compiled list, is an error naming it.
+  void set_property(const AnyMap& properties);
 
 private:
   std::shared_ptr<Impl> impl_;

@@ -1,0 +1,160 @@
+#include "runtime/multi.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "actors/scheduler.hpp"
+#include "runtime/core_impl.hpp"
+
+namespace troupe {
+
+namespace {
+
+const std::set<std::string> own_keys{"PERFORMANCE_HINT", "SCHEDULE_POLICY", "ENABLE_RUNTIME_FALLBACK"};
+
+bool yes_no(const std::string& device, const std::string& name, const Any& v) {
+  const auto& s = v.as_string();
+  if (s == "YES" || s == "true") return true;
+  if (s == "NO" || s == "false") return false;
+  throw Exception("device " + device + ": property " + name + " must be YES or NO, got '" + s + "'");
+}
+
+/// A device's compiled model as one device of the scheduler: requests go to its runner.
+class device_model final : public actors::runner {
+public:
+  explicit device_model(std::shared_ptr<CompiledModel::Impl> cm) : cm_(std::move(cm)) {}
+  void submit(actors::inference job) override { cm_->runner->submit(std::move(job)); }
+
+private:
+  std::shared_ptr<CompiledModel::Impl> cm_;
+};
+
+/// AUTO's preference for the one device of a LATENCY or THROUGHPUT compile, lower first: a
+/// discrete GPU, an integrated one, the CPU, then any other GPU (a virtual one, or a Vulkan
+/// driver that runs on the CPU, like Mesa's lavapipe, which is slower than the CPU device on
+/// the same cores).
+int auto_rank(const Core::Impl::routed_device& d) {
+  if (d.name == "CPU") return 2;
+  if (d.name.rfind("GPU.", 0) != 0) return 4;
+  const auto info = d.entry->dev->info();
+  const auto it = info.find("DEVICE_TYPE");
+  const std::string type = it == info.end() ? "" : it->second;
+  return type == "discrete" ? 0 : type == "integrated" ? 1 : 3;
+}
+
+} // namespace
+
+bool is_multi_or_auto(const std::string& device) {
+  for (const std::string v : {"MULTI", "AUTO"})
+    if (device == v || device.rfind(v + ":", 0) == 0) return true;
+  return false;
+}
+
+bool is_multi_own_property(const std::string& name) {
+  return own_keys.count(name) || name == "DEVICE_PRIORITIES" || name == "DEVICE_PROPERTIES";
+}
+
+CompiledModel compile_multi(Core::Impl& core, const Model& model, const std::string& device, const AnyMap& call) {
+  const auto ds = parse_device_string(device);
+  const bool is_auto = ds.virtual_device == "AUTO";
+  const AnyMap props = core.virtual_props(ds.virtual_device, call);
+
+  std::string hint = is_auto ? "LATENCY" : "CUMULATIVE_THROUGHPUT";
+  if (auto it = props.find("PERFORMANCE_HINT"); it != props.end()) hint = it->second.as_string();
+  if (hint != "LATENCY" && hint != "THROUGHPUT" && hint != "CUMULATIVE_THROUGHPUT")
+    throw Exception("device " + device + ": PERFORMANCE_HINT must be LATENCY, THROUGHPUT or CUMULATIVE_THROUGHPUT, got '" +
+                    hint + "'");
+  auto policy = actors::schedule_policy::device_priority;
+  if (auto it = props.find("SCHEDULE_POLICY"); it != props.end()) {
+    const auto& p = it->second.as_string();
+    if (p == "ROUND_ROBIN") policy = actors::schedule_policy::round_robin;
+    else if (p != "DEVICE_PRIORITY")
+      throw Exception("device " + device + ": SCHEDULE_POLICY must be DEVICE_PRIORITY or ROUND_ROBIN, got '" + p + "'");
+  }
+  bool fallback = true;
+  if (auto it = props.find("ENABLE_RUNTIME_FALLBACK"); it != props.end())
+    fallback = yes_no(device, "ENABLE_RUNTIME_FALLBACK", it->second);
+
+  // AUTO without a list: every device the Core lists (REFERENCE is not listed).
+  std::vector<listed_device> list;
+  if (is_auto && ds.devices.empty() && !props.count("DEVICE_PRIORITIES"))
+    for (const auto& n : core.listed()) list.push_back({n, 0});
+  auto devs = core.route(device, props, own_keys, true, list);
+  for (const auto& ex : ds.excluded) {
+    // "-GPU" is every GPU, present or not; any other name must be a device this Core knows.
+    if (ex != "GPU") core.find(ex);
+    std::erase_if(devs, [&](const Core::Impl::routed_device& d) {
+      return d.name == canonical_device_name(ex) || d.written == ex || (ex == "GPU" && d.name.rfind("GPU.", 0) == 0);
+    });
+  }
+  if (devs.empty())
+    throw Exception("device '" + device + "' leaves no device to run on; available devices: " + joined(core.listed()));
+
+  // AUTO ranks its candidates unless the application ordered them.
+  const bool ordered = !ds.devices.empty() || props.count("DEVICE_PRIORITIES");
+  if (is_auto && !ordered)
+    std::stable_sort(devs.begin(), devs.end(), [](const auto& a, const auto& b) { return auto_rank(a) < auto_rank(b); });
+  if (is_auto && hint != "CUMULATIVE_THROUGHPUT") {
+    // One device: the best ranked that compiles the model (ties: the list's order).
+    std::stable_sort(devs.begin(), devs.end(), [](const auto& a, const auto& b) { return auto_rank(a) < auto_rank(b); });
+    std::string tried;
+    for (auto& d : devs) {
+      AnyMap p = d.props;
+      if (!p.count("PERFORMANCE_HINT")) p["PERFORMANCE_HINT"] = hint;
+      try {
+        return CompiledModel(core.compile_single(model, d.name, p));
+      } catch (const std::exception& e) {
+        tried += (tried.empty() ? "" : "; ") + d.name + ": " + e.what();
+      }
+    }
+    throw Exception("device '" + device + "' could not compile the model on any of its devices (" + tried + ")");
+  }
+
+  // Every device serves, each configured for throughput unless told otherwise.
+  auto cm = std::make_shared<CompiledModel::Impl>();
+  cm->eng = core.eng;
+  actors::scheduler_spec spec;
+  spec.policy = policy;
+  spec.runtime_fallback = fallback;
+  int optimal = 0;
+  std::vector<std::string> names;
+  for (auto& d : devs) {
+    AnyMap p = d.props;
+    if (!p.count("PERFORMANCE_HINT")) p["PERFORMANCE_HINT"] = hint == "LATENCY" ? "LATENCY" : "THROUGHPUT";
+    std::shared_ptr<CompiledModel::Impl> one;
+    try {
+      one = core.compile_single(model, d.name, p);
+    } catch (const std::exception& e) {
+      throw Exception("device '" + device + "': compiling on " + d.name + ": " + e.what());
+    }
+    if (names.empty()) {
+      cm->inputs = one->inputs;
+      cm->outputs = one->outputs;
+      cm->config = one->config;
+    }
+    const int slots = d.requests ? d.requests : one->config.streams;
+    optimal += slots;
+    names.push_back(d.name);
+    spec.devices.push_back({d.name, std::make_unique<device_model>(std::move(one)), static_cast<std::size_t>(slots)});
+  }
+  cm->config.hint = hint;
+  cm->device = ds.virtual_device + ":" + joined(names);
+  std::erase(cm->device, ' ');
+  auto report = std::make_shared<CompiledModel::Impl::split_report>();
+  report->devices = names;
+  report->optimal_requests = optimal;
+  spec.on_serving = [report](const std::vector<std::string>& serving) {
+    std::lock_guard lock(report->mutex);
+    report->devices = serving;
+  };
+  auto sched = std::make_unique<actors::scheduler>(*core.eng->system, std::move(spec));
+  cm->multi = std::make_shared<CompiledModel::Impl::multi_state>();
+  cm->multi->sched = sched.get();
+  cm->multi->devices = names;
+  cm->multi->policy = policy == actors::schedule_policy::round_robin ? "ROUND_ROBIN" : "DEVICE_PRIORITY";
+  cm->runner = std::move(sched);
+  cm->split = std::move(report);
+  return CompiledModel(cm);
+}
+
+} // namespace troupe

@@ -1,0 +1,21 @@
+#pragma once
+/// OpenVINO's MULTI and AUTO devices. MULTI (and AUTO with CUMULATIVE_THROUGHPUT) compiles the
+/// model on every device of its list, each configured for throughput, and spreads whole
+/// requests over them through the scheduler actor (actors/scheduler). AUTO with LATENCY or
+/// THROUGHPUT picks the one best device of its candidates and compiles the model there.
+#include <string>
+
+#include <troupe/core.hpp>
+
+namespace troupe {
+
+/// "MULTI", "MULTI:...", "AUTO", "AUTO:...".
+bool is_multi_or_auto(const std::string& device);
+
+/// Properties MULTI and AUTO take for themselves; every other one goes to each device.
+bool is_multi_own_property(const std::string& name);
+
+/// `compile_one` compiles the model on one device with the properties routed to it.
+CompiledModel compile_multi(Core::Impl& core, const Model& model, const std::string& device, const AnyMap& call);
+
+} // namespace troupe

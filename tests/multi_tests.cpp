@@ -1,0 +1,212 @@
+/// MULTI and AUTO on real devices: device strings and counts, AUTO's choice, live
+/// reprioritization, outputs equal to a single device's (the scheduler's own rules are tested
+/// on test devices in scheduler_tests).
+#include <boost/test/unit_test.hpp>
+
+#include <troupe/troupe.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include <unistd.h>
+
+#include "benchmarks/tiny_onnx.hpp"
+#include "tests/support/expect_error.hpp"
+#include "tests/support/gpu_env.hpp"
+#include "tests/support/ppocr_cases.hpp"
+#include "tests/support/tensor_compare.hpp"
+#include "tests/support/test_data.hpp"
+
+namespace fs = std::filesystem;
+namespace utf = boost::unit_test;
+using namespace troupe;
+using tests::expect_error;
+
+namespace {
+
+/// y = relu(a + b) over [1, 16].
+std::string add_relu_model() {
+  tiny_onnx::model_builder b;
+  b.input("a", {1, 16}).input("b", {1, 16}).output("y", {1, 16});
+  b.node("Add", {"a", "b"}, {"s"}, "add").node("Relu", {"s"}, {"y"}, "relu");
+  return b.write((fs::temp_directory_path() / ("troupe_multi_" + std::to_string(::getpid()) + ".onnx")).string());
+}
+
+Tensor filled(float v) {
+  Tensor t(element_type::f32, {1, 16});
+  for (int i = 0; i < 16; ++i) t.data<float>()[i] = v + static_cast<float>(i) - 8;
+  return t;
+}
+
+/// Runs `n` requests at once; checks each result; returns how many each device served.
+std::map<std::string, uint64_t> run_many(CompiledModel& cm, int n) {
+  std::vector<InferRequest> reqs;
+  for (int r = 0; r < n; ++r) {
+    reqs.push_back(cm.create_infer_request());
+    reqs.back().set_tensor("a", filled(static_cast<float>(r)));
+    reqs.back().set_tensor("b", filled(1));
+    reqs.back().start_async();
+  }
+  for (int r = 0; r < n; ++r) {
+    reqs[r].wait();
+    auto y = reqs[r].get_tensor("y");
+    for (int i = 0; i < 16; ++i) {
+      const float expect = std::max(0.0f, 2.0f * (static_cast<float>(i) - 8) + static_cast<float>(r) + 1);
+      BOOST_TEST(y.data<float>()[i] == expect, "request " << r << " element " << i);
+    }
+  }
+  std::map<std::string, uint64_t> served;
+  std::string text = cm.get_property("REQUESTS_SERVED").as_string();
+  for (std::size_t at = 0; at < text.size();) {
+    auto comma = text.find(',', at);
+    if (comma == std::string::npos) comma = text.size();
+    const auto item = text.substr(at, comma - at);
+    const auto colon = item.rfind(':');
+    served[item.substr(0, colon)] = std::stoull(item.substr(colon + 1));
+    at = comma + 1;
+  }
+  return served;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(multi_spreads_requests_and_counts_them) {
+  Core core;
+  auto model = core.read_model(add_relu_model());
+  auto cm = core.compile_model(model, "MULTI:CPU(2),REFERENCE(3)");
+  BOOST_TEST(cm.get_property("EXECUTION_DEVICES").as_string() == "CPU,REFERENCE");
+  BOOST_TEST(cm.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS").as<int>() == 5);
+  BOOST_TEST(cm.get_property("PERFORMANCE_HINT").as_string() == "CUMULATIVE_THROUGHPUT");
+  BOOST_TEST(cm.get_property("SCHEDULE_POLICY").as_string() == "DEVICE_PRIORITY");
+  auto served = run_many(cm, 40);
+  BOOST_TEST(served["CPU"] + served["REFERENCE"] == 40u);
+  BOOST_TEST(served["CPU"] > 0u);
+}
+
+BOOST_AUTO_TEST_CASE(new_priorities_take_effect_while_the_model_serves) {
+  Core core;
+  auto model = core.read_model(add_relu_model());
+  auto cm = core.compile_model(model, "MULTI:CPU,REFERENCE");
+  cm.set_property({{"DEVICE_PRIORITIES", "REFERENCE"}});
+  BOOST_TEST(cm.get_property("DEVICE_PRIORITIES").as_string() == "REFERENCE");
+  BOOST_TEST(cm.get_property("EXECUTION_DEVICES").as_string() == "REFERENCE");
+  auto before = run_many(cm, 10);
+  BOOST_TEST(before["CPU"] == 0u);
+  BOOST_TEST(before["REFERENCE"] == 10u);
+  cm.set_property({{"DEVICE_PRIORITIES", "CPU"}});
+  auto after = run_many(cm, 10);
+  BOOST_TEST(after["REFERENCE"] == 10u); // none more
+  BOOST_TEST(after["CPU"] == 10u);
+  cm.set_property({{"DEVICE_PRIORITIES", "CPU,REFERENCE"}});
+  BOOST_TEST(cm.get_property("EXECUTION_DEVICES").as_string() == "CPU,REFERENCE");
+  expect_error([&] { cm.set_property({{"DEVICE_PRIORITIES", "CPU,GPU.3"}}); },
+               {"'GPU.3'", "not in the list it was compiled with", "CPU, REFERENCE"});
+  expect_error([&] { cm.set_property({{"DEVICE_PRIORITIES", "CPU,CPU"}}); }, {"CPU", "twice"});
+  expect_error([&] { cm.set_property({{"DEVICE_PRIORITIES", ""}}); }, {"DEVICE_PRIORITIES", "empty"});
+  expect_error([&] { cm.set_property({{"PERF_COUNT", "YES"}}); }, {"PERF_COUNT", "cannot change"});
+  auto single = core.compile_model(model, "CPU");
+  expect_error([&] { single.set_property({{"DEVICE_PRIORITIES", "CPU"}}); }, {"DEVICE_PRIORITIES", "only MULTI"});
+}
+
+BOOST_AUTO_TEST_CASE(auto_chooses_one_device_by_the_hint) {
+  Core core;
+  auto model = core.read_model(add_relu_model());
+  // A Vulkan device whose DEVICE_TYPE is cpu (lavapipe) is not preferred over the CPU.
+  auto latency = core.compile_model(model, "AUTO");
+  BOOST_TEST(latency.get_property("EXECUTION_DEVICES").as_string() == "CPU");
+  auto named = core.compile_model(model, "AUTO:REFERENCE");
+  BOOST_TEST(named.get_property("EXECUTION_DEVICES").as_string() == "REFERENCE");
+  auto ctput = core.compile_model(model, "AUTO:CPU,REFERENCE", {{"PERFORMANCE_HINT", "CUMULATIVE_THROUGHPUT"}});
+  BOOST_TEST(ctput.get_property("EXECUTION_DEVICES").as_string() == "CPU,REFERENCE");
+  BOOST_TEST(run_many(ctput, 8).size() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(auto_without_the_cpu_takes_a_gpu, *utf::precondition(tests::gpu_present())) {
+  Core core;
+  auto model = core.read_model(add_relu_model());
+  auto cm = core.compile_model(model, "AUTO:-CPU");
+  BOOST_TEST(cm.get_property("EXECUTION_DEVICES").as_string() == "GPU.0");
+  auto all_gpus = core.compile_model(model, "MULTI:GPU");
+  BOOST_TEST(all_gpus.get_property("EXECUTION_DEVICES").as_string().rfind("GPU.0", 0) == 0u);
+  run_many(all_gpus, 8);
+}
+
+BOOST_AUTO_TEST_CASE(bad_multi_and_auto_input_names_the_problem) {
+  Core core;
+  auto model = core.read_model(add_relu_model());
+  expect_error([&] { core.compile_model(model, "MULTI:"); }, {"MULTI:", "empty"});
+  expect_error([&] { core.compile_model(model, "MULTI"); }, {"MULTI", "DEVICE_PRIORITIES"});
+  expect_error([&] { core.compile_model(model, "MULTI:CPU(0)"); }, {"CPU(0)", "n >= 1"});
+  expect_error([&] { core.compile_model(model, "MULTI:CPU(two)"); }, {"CPU(two)"});
+  expect_error([&] { core.compile_model(model, "MULTI:CPU,NPU"); }, {"unknown device 'NPU'"});
+  expect_error([&] { core.compile_model(model, "MULTI:HETERO:CPU"); }, {"HETERO", "cannot be listed inside"});
+  expect_error([&] { core.compile_model(model, "AUTO:CPU,-CPU"); }, {"AUTO:CPU,-CPU", "leaves no device"});
+  expect_error([&] { core.compile_model(model, "AUTO:CPU,-NPU"); }, {"unknown device 'NPU'"});
+  expect_error([&] { core.compile_model(model, "MULTI:CPU", {{"SCHEDULE_POLICY", "FASTEST"}}); },
+               {"SCHEDULE_POLICY", "FASTEST"});
+  expect_error([&] { core.compile_model(model, "MULTI:CPU", {{"PERFORMANCE_HINT", "FAST"}}); },
+               {"PERFORMANCE_HINT", "FAST"});
+  expect_error([&] { core.compile_model(model, "MULTI:CPU,REFERENCE", {{"GPU_F16_ARITHMETIC", "YES"}}); },
+               {"GPU_F16_ARITHMETIC", "CPU"});
+  expect_error([&] { core.query_model(model, "MULTI:CPU"); }, {"MULTI", "one device"});
+  // A wrong input is the input's fault: it is returned, not re-run on another device.
+  auto cm = core.compile_model(model, "MULTI:CPU,REFERENCE");
+  auto req = cm.create_infer_request();
+  Tensor wrong(element_type::f32, {1, 15});
+  expect_error([&] { req.set_tensor("a", wrong); }, {"'a'"});
+}
+
+BOOST_AUTO_TEST_CASE(multi_and_auto_settings_through_the_core) {
+  Core core;
+  core.set_property("MULTI", {{"DEVICE_PRIORITIES", "REFERENCE,CPU"}, {"SCHEDULE_POLICY", "ROUND_ROBIN"}});
+  BOOST_TEST(core.get_property("MULTI", "DEVICE_PRIORITIES").as_string() == "REFERENCE,CPU");
+  auto model = core.read_model(add_relu_model());
+  auto cm = core.compile_model(model, "MULTI");
+  BOOST_TEST(cm.get_property("EXECUTION_DEVICES").as_string() == "REFERENCE,CPU");
+  BOOST_TEST(cm.get_property("SCHEDULE_POLICY").as_string() == "ROUND_ROBIN");
+  auto served = run_many(cm, 12);
+  BOOST_TEST(served["REFERENCE"] > 0u);
+  expect_error([&] { core.set_property("MULTI:CPU", {{"NO_SUCH", "1"}}); }, {"NO_SUCH", "CPU"});
+  expect_error([&] { core.get_property("MULTI", "NO_SUCH"); }, {"MULTI", "NO_SUCH"});
+}
+
+// ---- PP-OCR: MULTI's outputs equal the single device's --------------------------------------
+
+namespace {
+
+/// The case on `device` (a MULTI or AUTO string) equals the CPU's, with each of its devices
+/// made the only one in turn (live priorities), so that every device serves.
+void multi_matches_cpu(const tests::model_case& c, const std::string& device, const AnyMap& props = {}) {
+  Core core;
+  const auto single = tests::run_on_device(core, c, "CPU");
+  auto cm = core.compile_model(tests::read_case_model(core, c), device, props);
+  const auto devices = cm.get_property("EXECUTION_DEVICES").as<std::vector<std::string>>();
+  BOOST_TEST(devices.size() >= 2u);
+  for (const auto& d : devices) {
+    cm.set_property({{"DEVICE_PRIORITIES", d}});
+    auto cmp = tests::compare_scaled(tests::run_compiled(c, cm), single, 1e-4, 1e-5);
+    BOOST_TEST(cmp.ok, c.model << " on " << device << " served by " << d << ": " << cmp.message);
+  }
+  const auto served = cm.get_property("REQUESTS_SERVED").as_string();
+  BOOST_TEST(served.find(":0") == std::string::npos, served);
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(cls_on_multi_cpu_reference, *tests::needs_case(tests::ppocr_cls)) {
+  multi_matches_cpu(tests::ppocr_cls, "MULTI:CPU,REFERENCE");
+}
+
+BOOST_AUTO_TEST_CASE(cls_on_multi_gpu_cpu, *utf::precondition(tests::gpu_present()) * tests::needs_case(tests::ppocr_cls)) {
+  multi_matches_cpu(tests::ppocr_cls, "MULTI:GPU,CPU");
+}
+
+BOOST_AUTO_TEST_CASE(rec_on_multi_gpu_cpu, *utf::precondition(tests::gpu_present()) * tests::needs_case(tests::ppocr_rec)) {
+  multi_matches_cpu(tests::ppocr_rec, "MULTI:GPU,CPU");
+}
+
+BOOST_AUTO_TEST_CASE(det320_on_auto_ctput, *utf::precondition(tests::gpu_present()) *
+                                              tests::needs_case(tests::ppocr_det320)) {
+  multi_matches_cpu(tests::ppocr_det320, "AUTO", {{"PERFORMANCE_HINT", "CUMULATIVE_THROUGHPUT"}});
+}
