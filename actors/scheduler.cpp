@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <deque>
+#include <mutex>
+#include <optional>
 
 #include "actors/device_pool.hpp"
 
@@ -10,8 +12,7 @@ namespace troupe::actors {
 
 namespace {
 
-using done_atom = caf::atom_constant<caf::atom("done")>;
-using retry_atom = caf::atom_constant<caf::atom("retry")>;
+using wake_atom = caf::atom_constant<caf::atom("wake")>;
 using order_atom = caf::atom_constant<caf::atom("order")>;
 
 double now_us() {
@@ -25,46 +26,66 @@ struct pending {
   std::string errors; ///< "GPU.0: <message>; ..." from the devices that failed it
 };
 
-} // namespace
-} // namespace troupe::actors
+/// Runs that ended, handed from the device threads to the scheduler without a message: the
+/// scheduler reads them at its next message. Only when a request waits in its queue for a
+/// slot does an ended run wake it (a message), so an uncontended request costs one hop.
+struct ended_runs {
+  struct run {
+    std::size_t device;
+    double started, ended;
+    bool device_fault;
+    std::optional<pending> retry; ///< failed by the device: run it on another one
+    std::string message;          ///< the device's error, for `retry`
+  };
+  std::mutex mutex;
+  std::vector<run> runs; ///< in the order they ended: failures in a row are counted in it
+  bool waiting = false;  ///< the scheduler has requests queued: wake it
 
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::actors::pending)
+  /// Records a run; true when the scheduler must be woken (a retry always must).
+  bool add(run r) {
+    std::lock_guard lock(mutex);
+    const bool wake = waiting || r.retry.has_value();
+    runs.push_back(std::move(r));
+    return wake;
+  }
+};
 
-namespace troupe::actors {
-
-namespace {
-
-/// One try of a request on one device: tells the scheduler the slot is free (or that the
+/// One try of a request on one device: records the slot free (or tells the scheduler that the
 /// device failed the request, to re-run it elsewhere) before the application hears of it.
 class attempt final : public completion_sink {
 public:
-  attempt(caf::actor sched, std::shared_ptr<scheduler::counters> counters, pending p, std::size_t device,
-          double started, bool fallback)
-      : sched_(std::move(sched)), counters_(std::move(counters)), p_(std::move(p)), device_(device),
-        started_(started), fallback_(fallback) {}
+  attempt(caf::actor sched, std::shared_ptr<scheduler::counters> counters, std::shared_ptr<ended_runs> ended,
+          pending p, std::size_t device, double started, bool fallback)
+      : sched_(std::move(sched)), counters_(std::move(counters)), ended_(std::move(ended)), p_(std::move(p)),
+        device_(device), started_(started), fallback_(fallback) {}
 
   void on_outputs(uint64_t, std::vector<Tensor> outputs, std::vector<kernels::op_profile> profile) noexcept override {
     counters_->served[device_].fetch_add(1, std::memory_order_relaxed); // before the application hears
-    caf::anon_send(sched_, done_atom::value, device_, started_, false);
+    end(false);
     p_.job.sink->on_outputs(p_.job.request, std::move(outputs), std::move(profile));
   }
   void on_error(uint64_t, const failure& f) noexcept override {
     const bool device_fault = f.kind == failure_kind::device_failure || f.kind == failure_kind::device_lost;
     if (device_fault && fallback_) {
-      auto p = std::move(p_);
-      caf::anon_send(sched_, retry_atom::value, device_, started_, std::move(p), f.message);
+      if (ended_->add({device_, started_, now_us(), true, std::move(p_), f.message}))
+        caf::anon_send(sched_, wake_atom::value);
       return;
     }
     if (!device_fault) counters_->served[device_].fetch_add(1, std::memory_order_relaxed);
-    caf::anon_send(sched_, done_atom::value, device_, started_, device_fault);
+    end(device_fault);
     p_.job.sink->on_error(p_.job.request, f);
   }
   void on_started(uint64_t) noexcept override { p_.job.sink->on_started(p_.job.request); }
   bool wanted(uint64_t) const noexcept override { return p_.job.sink && p_.job.sink->wanted(p_.job.request); }
 
 private:
+  void end(bool device_fault) {
+    if (ended_->add({device_, started_, now_us(), device_fault, std::nullopt, {}})) caf::anon_send(sched_, wake_atom::value);
+  }
+
   caf::actor sched_;
   std::shared_ptr<scheduler::counters> counters_;
+  std::shared_ptr<ended_runs> ended_;
   pending p_;
   const std::size_t device_;
   const double started_;
@@ -77,11 +98,39 @@ struct scheduler_state {
   bool fallback;
   std::function<void(const std::vector<std::string>&)> on_serving;
   std::shared_ptr<scheduler::counters> counters;
+  std::shared_ptr<ended_runs> ended;
   std::deque<pending> queue; ///< oldest first
+
+  /// Takes in the runs that ended since the last message: their slots are free.
+  void absorb() {
+    std::vector<ended_runs::run> runs;
+    {
+      std::lock_guard lock(ended->mutex);
+      runs.swap(ended->runs);
+    }
+    std::vector<pending> retries;
+    for (auto& r : runs) {
+      table.finished(r.device, r.started, r.ended, r.device_fault);
+      if (!r.retry) continue;
+      r.retry->tried[r.device] = true;
+      r.retry->errors += (r.retry->errors.empty() ? "" : "; ") + devices[r.device].name + ": " + r.message;
+      retries.push_back(std::move(*r.retry));
+    }
+    // Older than anything queued; each fails at the head when no device is left for it.
+    queue.insert(queue.begin(), std::make_move_iterator(retries.begin()), std::make_move_iterator(retries.end()));
+    if (!runs.empty()) tell_serving();
+  }
   std::vector<std::string> serving;
 
   /// Hands queued requests to devices while the table finds one for the oldest.
   void drain(caf::event_based_actor* self) {
+    drain_queue(self);
+    if (queue.empty()) {
+      std::lock_guard lock(ended->mutex);
+      ended->waiting = false;
+    }
+  }
+  void drain_queue(caf::event_based_actor* self) {
     while (!queue.empty()) {
       auto& head = queue.front();
       if (!head.job.sink->wanted(head.job.request)) { // cancelled while queued: already completed
@@ -95,12 +144,24 @@ struct scheduler_state {
       }
       const double now = now_us();
       auto d = table.pick(head.tried, now);
-      if (!d) return;
+      if (!d) {
+        // Wait for a slot: from now on every ended run wakes this actor. A run that ended
+        // before the flag was up is already recorded: look again.
+        bool more;
+        {
+          std::lock_guard lock(ended->mutex);
+          ended->waiting = true;
+          more = !ended->runs.empty();
+        }
+        if (!more) return;
+        absorb();
+        continue;
+      }
       pending p = std::move(head);
       queue.pop_front();
       table.started(*d, now);
       inference job{p.job.request, p.job.inputs, nullptr, p.job.age};
-      job.sink = std::make_shared<attempt>(caf::actor_cast<caf::actor>(self), counters, std::move(p), *d, now, fallback);
+      job.sink = std::make_shared<attempt>(caf::actor_cast<caf::actor>(self), counters, ended, std::move(p), *d, now, fallback);
       devices[*d].run->submit(std::move(job));
     }
   }
@@ -131,23 +192,16 @@ struct scheduler_state {
 caf::behavior scheduler_actor(caf::event_based_actor* self, std::shared_ptr<scheduler_state> st) {
   return {
       [=](infer_atom, inference& job) {
+        st->absorb();
         st->queue.push_back(pending{std::move(job), std::vector<bool>(st->devices.size(), false), {}});
         st->drain(self);
       },
-      [=](done_atom, std::size_t d, double started, bool device_fault) {
-        st->table.finished(d, started, now_us(), device_fault);
-        st->tell_serving();
-        st->drain(self);
-      },
-      [=](retry_atom, std::size_t d, double started, pending& p, const std::string& message) {
-        st->table.finished(d, started, now_us(), true);
-        st->tell_serving();
-        p.tried[d] = true;
-        p.errors += (p.errors.empty() ? "" : "; ") + st->devices[d].name + ": " + message;
-        st->queue.push_front(std::move(p)); // older than anything queued; fails there when no device is left
+      [=](wake_atom) {
+        st->absorb();
         st->drain(self);
       },
       [=](order_atom, std::vector<std::size_t>& order) {
+        st->absorb();
         st->table.set_priorities(std::move(order));
         st->tell_serving();
         st->drain(self);
@@ -168,9 +222,11 @@ scheduler::scheduler(caf::actor_system& sys, scheduler_spec spec)
   }
   auto st = std::make_shared<scheduler_state>(scheduler_state{
       std::move(spec.devices), dispatch_table(names, slots, spec.policy, spec.wait_for_faster), spec.runtime_fallback,
-      std::move(spec.on_serving), counters_, {}, {}});
+      std::move(spec.on_serving), counters_, std::make_shared<ended_runs>(), {}, {}});
   st->serving = st->table.serving();
-  actor_ = sys.spawn(scheduler_actor, std::move(st));
+  // Detached: CAF's pooled threads back off into sleeps of tens of microseconds when idle, a
+  // cost every request would pay; a thread of its own wakes as soon as a message comes.
+  actor_ = sys.spawn<caf::detached>(scheduler_actor, std::move(st));
 }
 
 scheduler::~scheduler() { caf::anon_send_exit(actor_, caf::exit_reason::user_shutdown); }
