@@ -5,6 +5,7 @@
 #include <map>
 #include <thread>
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <troupe/exception.hpp>
@@ -231,8 +232,12 @@ std::vector<std::string> readonly_properties(const kernels::device& dev) {
 }
 
 int core_count() {
-  unsigned n = std::thread::hardware_concurrency();
-  return n == 0 ? 1 : static_cast<int>(n);
+  // The CPUs this process may run on (taskset, cgroups' cpusets), not all the machine has.
+  int n = 0;
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) n = CPU_COUNT(&set);
+  if (n <= 0) n = static_cast<int>(std::thread::hardware_concurrency());
+  return std::max(n, 1);
 }
 
 void check_cache_dir(const std::string& dir, const std::string& what) {

@@ -3,7 +3,8 @@
 # `--sanitize` builds into build-asan with AddressSanitizer + UndefinedBehaviorSanitizer.
 # `--tsan` builds into build-tsan with ThreadSanitizer, against a CAF built with it from
 # Debian's source (scripts/tsan_caf.sh), and runs the tests of the actors and of what drives
-# them (actors, runtime, HETERO).
+# them (actors, scheduler, runtime, HETERO, MULTI); scripts/tsan.supp names what is not
+# instrumented.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 args=()
@@ -20,10 +21,10 @@ elif [ "${1:-}" = "--tsan" ]; then
   bash "$root/scripts/tsan_caf.sh" "$caf"
   args+=(-DTROUPE_TSAN=ON -DCAF_INCLUDE_DIR="$caf/include" -DCAF_CORE_LIBRARY="$caf/lib/libcaf_core.so")
   export LD_LIBRARY_PATH=$caf/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-  export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1 second_deadlock_stack=1}
-  # libgomp is not instrumented: one OpenMP thread per stream keeps its barriers out of the report.
-  export OMP_NUM_THREADS=1
-  only=(-R '^(actors_tests|runtime_tests|hetero_tests)(/|$)')
+  export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1 second_deadlock_stack=1 suppressions=$root/scripts/tsan.supp}
+  # libgomp is not instrumented: one thread per OpenMP team keeps its barriers out of the report.
+  export OMP_THREAD_LIMIT=1
+  only=(-R '^(actors_tests|scheduler_tests|runtime_tests|hetero_tests|multi_tests)(/|$)')
 fi
 bash "$root/scripts/build.sh" "${args[@]}"
 bash "$root/scripts/fetch_test_data.sh"

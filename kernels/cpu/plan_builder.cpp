@@ -243,6 +243,9 @@ std::shared_ptr<const plan> build_plan(const graph::Graph& g, int num_threads, e
   auto p = std::make_shared<plan>();
   p->eng = dnnl::engine(dnnl::engine::kind::cpu, 0);
   p->num_threads = num_threads > 0 ? num_threads : omp_get_num_procs();
+  // oneDNN splits work for the team size it was created with: a team that OMP_THREAD_LIMIT
+  // keeps smaller would leave parts of every output uncomputed. Never ask for more.
+  p->num_threads = std::max(1, std::min(p->num_threads, omp_get_thread_limit()));
   p->profiling = profiling;
   p->opset = g.opset;
   // Primitives size their thread partitioning at creation: create them with the run's count.
