@@ -6,9 +6,13 @@
 #include <troupe/troupe.hpp>
 
 #include <algorithm>
+#include <array>
+#include <cstdio>
 #include <filesystem>
 #include <map>
+#include <regex>
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "benchmarks/tiny_onnx.hpp"
@@ -209,4 +213,27 @@ BOOST_AUTO_TEST_CASE(rec_on_multi_gpu_cpu, *utf::precondition(tests::gpu_present
 BOOST_AUTO_TEST_CASE(det320_on_auto_ctput, *utf::precondition(tests::gpu_present()) *
                                               tests::needs_case(tests::ppocr_det320)) {
   multi_matches_cpu(tests::ppocr_det320, "AUTO", {{"PERFORMANCE_HINT", "CUMULATIVE_THROUGHPUT"}});
+}
+
+// ---- examples/frame_pipeline -----------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(frame_pipeline_loses_nothing_while_priorities_change, *tests::needs_model_of(tests::ppocr_cls)) {
+  // The example sits beside this test (CMAKE_RUNTIME_OUTPUT_DIRECTORY).
+  const auto bin = fs::read_symlink("/proc/self/exe").parent_path() / "frame_pipeline";
+  const std::string cmd = bin.string() + " -m " + tests::ppocr_model(tests::ppocr_cls.model).path.string() +
+                          " -shape 1x3x48x192 -d MULTI:CPU,REFERENCE -n 60 --reprioritize-at 20:REFERENCE"
+                          " --reprioritize-at 40:CPU,REFERENCE 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  BOOST_REQUIRE(p);
+  std::string out;
+  std::array<char, 4096> buf;
+  for (std::size_t n; (n = fread(buf.data(), 1, buf.size(), p)) > 0;) out.append(buf.data(), n);
+  const int status = pclose(p);
+  BOOST_TEST(WIFEXITED(status));
+  BOOST_TEST(WEXITSTATUS(status) == 0, out);
+  std::smatch m;
+  const std::regex last(R"(frames: 60 submitted, 60 completed, 0 lost, 0 out of order; served by: CPU=(\d+), REFERENCE=(\d+)\n$)");
+  BOOST_REQUIRE_MESSAGE(std::regex_search(out, m, last), out);
+  BOOST_TEST(std::stoi(m[1]) + std::stoi(m[2]) == 60);
+  BOOST_TEST(std::stoi(m[2]) >= 15, out); // frames 21 to 40 had only the REFERENCE device
 }
