@@ -34,11 +34,7 @@ std::unique_ptr<actors::hetero_flow> chain(caf::actor_system& sys, int stages, s
   spec.input_routes = {{{0, 0}}};
   for (int s = 0; s < stages; ++s) {
     actors::stage_spec st;
-    actors::subgraph_spec sub;
-    auto prog = std::make_shared<actors::program>();
-    prog->prototype = std::make_unique<wait_executable>(wait);
-    sub.fixed = std::move(prog);
-    st.run = std::make_unique<actors::subgraph>(sys, std::move(sub));
+    st.run = wait_subgraph(sys, wait);
     st.label = "stage " + std::to_string(s);
     st.inputs = 1;
     st.output_routes = {{s + 1 < stages ? actors::tensor_route{s + 1, 0} : actors::tensor_route{-1, 0}}};

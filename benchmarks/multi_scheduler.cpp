@@ -31,14 +31,7 @@ namespace {
 
 std::unique_ptr<actors::scheduler> wait_devices(caf::actor_system& sys, int devices, std::chrono::microseconds wait) {
   actors::scheduler_spec spec;
-  for (int d = 0; d < devices; ++d) {
-    actors::subgraph_spec sub;
-    auto prog = std::make_shared<actors::program>();
-    prog->prototype = std::make_unique<wait_executable>(wait);
-    sub.fixed = std::move(prog);
-    sub.streams = 2;
-    spec.devices.push_back({"WAIT." + std::to_string(d), std::make_unique<actors::subgraph>(sys, std::move(sub)), 2});
-  }
+  for (int d = 0; d < devices; ++d) spec.devices.push_back({"WAIT." + std::to_string(d), wait_subgraph(sys, wait, 2), 2});
   return std::make_unique<actors::scheduler>(sys, std::move(spec));
 }
 

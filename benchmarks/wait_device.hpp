@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "actors/runner.hpp"
+#include "actors/subgraph_actor.hpp"
 #include "kernels/device.hpp"
 
 namespace troupe::bench {
@@ -55,6 +56,17 @@ private:
   std::condition_variable cv_;
   uint64_t completed_ = 0;
 };
+
+/// A subgraph on a pool of its own, `streams` streams, whose program waits `wait` per request.
+inline std::unique_ptr<actors::subgraph> wait_subgraph(caf::actor_system& sys, std::chrono::microseconds wait,
+                                                       std::size_t streams = 1) {
+  actors::subgraph_spec sub;
+  auto prog = std::make_shared<actors::program>();
+  prog->prototype = std::make_unique<wait_executable>(wait);
+  sub.fixed = std::move(prog);
+  sub.streams = streams;
+  return std::make_unique<actors::subgraph>(sys, std::move(sub));
+}
 
 /// Seconds to complete `n` requests through `r` with at most `in_flight` outstanding.
 inline double run_requests(actors::runner& r, const Tensor& t, uint64_t n, uint64_t in_flight) {
