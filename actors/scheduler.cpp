@@ -92,14 +92,37 @@ private:
   const bool fallback_;
 };
 
+/// What a decision made under the state's lock leads to, done after it is released (a device
+/// that fails at once, or a sink that submits again from its callback, must find it free).
+struct outbox {
+  std::vector<std::pair<std::size_t, inference>> runs; ///< device, the try's inference
+  std::vector<std::pair<inference, failure>> failures;
+  void send(std::vector<scheduled_device>& devices) {
+    for (auto& [d, job] : runs) devices[d].run->submit(std::move(job));
+    for (auto& [job, f] : failures) job.sink->on_error(job.request, f);
+  }
+};
+
+/// The scheduler's state, shared by its actor and by submit()'s fast path: a request that
+/// finds nothing queued and a free slot goes to its device from the caller's thread (no hop);
+/// everything else (queueing, waking on ended runs, new priorities) is the actor's. `mutex`
+/// guards all but `devices`, which never changes.
 struct scheduler_state {
+  scheduler_state(std::vector<scheduled_device> d, dispatch_table t, bool f,
+                  std::function<void(const std::vector<std::string>&)> serving_changed,
+                  std::shared_ptr<scheduler::counters> c)
+      : devices(std::move(d)), table(std::move(t)), fallback(f), on_serving(std::move(serving_changed)),
+        counters(std::move(c)) {}
+
   std::vector<scheduled_device> devices;
   dispatch_table table;
   bool fallback;
   std::function<void(const std::vector<std::string>&)> on_serving;
   std::shared_ptr<scheduler::counters> counters;
-  std::shared_ptr<ended_runs> ended;
+  std::shared_ptr<ended_runs> ended = std::make_shared<ended_runs>();
   std::deque<pending> queue; ///< oldest first
+  std::mutex mutex;
+  int in_mailbox = 0; ///< requests sent to the actor, not yet queued: the fast path waits its turn
 
   /// Takes in the runs that ended since the last message: their slots are free.
   void absorb() {
@@ -122,15 +145,23 @@ struct scheduler_state {
   }
   std::vector<std::string> serving;
 
-  /// Hands queued requests to devices while the table finds one for the oldest.
-  void drain(caf::event_based_actor* self) {
-    drain_queue(self);
+  /// Hands queued requests to devices while the table finds one for the oldest. Called with
+  /// `mutex` held; what it decides goes into `out`.
+  void drain(const caf::actor& self, outbox& out) {
+    drain_queue(self, out);
     if (queue.empty()) {
       std::lock_guard lock(ended->mutex);
       ended->waiting = false;
     }
   }
-  void drain_queue(caf::event_based_actor* self) {
+  /// A try of `p` on device `d`, started now.
+  void start(const caf::actor& self, pending p, std::size_t d, double now, outbox& out) {
+    table.started(d, now);
+    inference job{p.job.request, p.job.inputs, nullptr, p.job.age};
+    job.sink = std::make_shared<attempt>(self, counters, ended, std::move(p), d, now, fallback);
+    out.runs.emplace_back(d, std::move(job));
+  }
+  void drain_queue(const caf::actor& self, outbox& out) {
     while (!queue.empty()) {
       auto& head = queue.front();
       if (!head.job.sink->wanted(head.job.request)) { // cancelled while queued: already completed
@@ -138,7 +169,7 @@ struct scheduler_state {
         continue;
       }
       if (!table.usable(head.tried)) { // priorities left out, or failed out, every device it may use
-        head.job.sink->on_error(head.job.request, {failure_kind::device_failure, no_device(head)});
+        out.failures.emplace_back(std::move(head.job), failure{failure_kind::device_failure, no_device(head)});
         queue.pop_front();
         continue;
       }
@@ -159,10 +190,7 @@ struct scheduler_state {
       }
       pending p = std::move(head);
       queue.pop_front();
-      table.started(*d, now);
-      inference job{p.job.request, p.job.inputs, nullptr, p.job.age};
-      job.sink = std::make_shared<attempt>(caf::actor_cast<caf::actor>(self), counters, ended, std::move(p), *d, now, fallback);
-      devices[*d].run->submit(std::move(job));
+      start(self, std::move(p), *d, now, out);
     }
   }
 
@@ -190,21 +218,30 @@ struct scheduler_state {
 };
 
 caf::behavior scheduler_actor(caf::event_based_actor* self, std::shared_ptr<scheduler_state> st) {
+  // Each handler decides under the lock and acts after it.
+  auto handle = [self, st](auto&& decide) {
+    outbox out;
+    {
+      std::lock_guard lock(st->mutex);
+      st->absorb();
+      decide();
+      st->drain(caf::actor_cast<caf::actor>(self), out);
+    }
+    out.send(st->devices);
+  };
   return {
       [=](infer_atom, inference& job) {
-        st->absorb();
-        st->queue.push_back(pending{std::move(job), std::vector<bool>(st->devices.size(), false), {}});
-        st->drain(self);
+        handle([&] {
+          --st->in_mailbox;
+          st->queue.push_back(pending{std::move(job), std::vector<bool>(st->devices.size(), false), {}});
+        });
       },
-      [=](wake_atom) {
-        st->absorb();
-        st->drain(self);
-      },
+      [=](wake_atom) { handle([] {}); },
       [=](order_atom, std::vector<std::size_t>& order) {
-        st->absorb();
-        st->table.set_priorities(std::move(order));
-        st->tell_serving();
-        st->drain(self);
+        handle([&] {
+          st->table.set_priorities(std::move(order));
+          st->tell_serving();
+        });
         return true; // applied: set_priorities returns
       },
   };
@@ -220,10 +257,11 @@ scheduler::scheduler(caf::actor_system& sys, scheduler_spec spec)
     names.push_back(d.name);
     slots.push_back(d.slots);
   }
-  auto st = std::make_shared<scheduler_state>(scheduler_state{
-      std::move(spec.devices), dispatch_table(names, slots, spec.policy, spec.wait_for_faster), spec.runtime_fallback,
-      std::move(spec.on_serving), counters_, std::make_shared<ended_runs>(), {}, {}});
+  auto st = std::make_shared<scheduler_state>(std::move(spec.devices),
+                                              dispatch_table(names, slots, spec.policy, spec.wait_for_faster),
+                                              spec.runtime_fallback, std::move(spec.on_serving), counters_);
   st->serving = st->table.serving();
+  state_ = st;
   // Detached: CAF's pooled threads back off into sleeps of tens of microseconds when idle, a
   // cost every request would pay; a thread of its own wakes as soon as a message comes.
   actor_ = sys.spawn<caf::detached>(scheduler_actor, std::move(st));
@@ -233,6 +271,28 @@ scheduler::~scheduler() { caf::anon_send_exit(actor_, caf::exit_reason::user_shu
 
 void scheduler::submit(inference job) {
   if (job.age == 0) job.age = device_pool::next_age();
+  auto& st = *std::static_pointer_cast<scheduler_state>(state_);
+  {
+    // The fast path: nothing queued or on its way to the queue, and the table picks a device
+    // now. The request goes to it from this thread; the actor is not woken.
+    std::unique_lock lock(st.mutex);
+    if (st.in_mailbox == 0) {
+      st.absorb();
+      pending p{std::move(job), std::vector<bool>(st.devices.size(), false), {}};
+      const double now = now_us();
+      std::optional<std::size_t> d;
+      if (st.queue.empty() && st.table.usable(p.tried)) d = st.table.pick(p.tried, now);
+      if (d) {
+        outbox out;
+        st.start(actor_, std::move(p), *d, now, out);
+        lock.unlock();
+        out.send(st.devices);
+        return;
+      }
+      job = std::move(p.job);
+    }
+    ++st.in_mailbox;
+  }
   caf::anon_send(actor_, infer_atom::value, std::move(job));
 }
 

@@ -5,6 +5,11 @@
 /// it later than waiting for a faster one) or waits in the scheduler's queue, oldest first.
 /// New priorities take effect from the next dispatch. A request that fails with a device's
 /// error (not the input's) is re-run on another device; a device that keeps failing leaves.
+///
+/// The hot path, as for one device: a request that finds nothing queued and a slot free goes
+/// to its device from the caller's thread, under the state's lock; ended runs are recorded
+/// without a message. The actor (a thread of its own) wakes only for what must wait: queued
+/// requests, their slots freeing, retries, new priorities.
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -58,6 +63,7 @@ public:
 private:
   caf::actor_system& sys_;
   std::shared_ptr<counters> counters_;
+  std::shared_ptr<void> state_; ///< shared with the actor (scheduler.cpp)
   caf::actor actor_;
 };
 
