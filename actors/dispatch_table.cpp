@@ -32,7 +32,10 @@ void dispatch_table::set_priorities(std::vector<std::size_t> order) {
 
 bool dispatch_table::open(std::size_t d, const std::vector<bool>& tried) const {
   const auto& dev = devices_[d];
-  return !dev.failed_out && !(d < tried.size() && tried[d]) && dev.busy < dev.slots;
+  // Until a device is measured it runs one request at a time: a slow one (lavapipe beside the
+  // CPU) then costs one request's time, not a full set of slots.
+  const std::size_t cap = wait_for_faster_ && dev.service_us <= 0 ? 1 : dev.slots;
+  return !dev.failed_out && !(d < tried.size() && tried[d]) && dev.busy < cap;
 }
 
 bool dispatch_table::usable(const std::vector<bool>& tried) const {

@@ -41,7 +41,8 @@ public:
 
   /// The device for the request at the head of the queue, or none (every usable device is
   /// full, or a busy faster device would finish it sooner than a free slower one). `tried`:
-  /// per device, true when it already failed this request.
+  /// per device, true when it already failed this request. With `wait_for_faster`, a device
+  /// not measured yet takes one request at a time.
   std::optional<std::size_t> pick(const std::vector<bool>& tried, double now_us);
   /// True while some device could still take a request not failed on `tried`.
   bool usable(const std::vector<bool>& tried) const;

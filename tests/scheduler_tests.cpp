@@ -28,7 +28,7 @@ std::vector<bool> none_tried(std::size_t n = 2) { return std::vector<bool>(n, fa
 // ---- dispatch_table -------------------------------------------------------------------------
 
 BOOST_AUTO_TEST_CASE(priority_order_fills_the_first_device_then_the_next) {
-  dispatch_table t({"GPU.0", "CPU"}, {2, 1}, schedule_policy::device_priority);
+  dispatch_table t({"GPU.0", "CPU"}, {2, 1}, schedule_policy::device_priority, false);
   std::vector<std::size_t> got;
   for (int i = 0; i < 4; ++i) {
     auto d = t.pick(none_tried(), 0);
@@ -43,7 +43,7 @@ BOOST_AUTO_TEST_CASE(priority_order_fills_the_first_device_then_the_next) {
 }
 
 BOOST_AUTO_TEST_CASE(round_robin_takes_the_devices_in_turn) {
-  dispatch_table t({"A", "B", "C"}, {4, 4, 4}, schedule_policy::round_robin);
+  dispatch_table t({"A", "B", "C"}, {4, 4, 4}, schedule_policy::round_robin, false);
   std::vector<std::size_t> got;
   for (int i = 0; i < 6; ++i) {
     auto d = t.pick(none_tried(3), 0);
@@ -90,6 +90,19 @@ BOOST_AUTO_TEST_CASE(a_request_waits_for_a_faster_busy_device_rather_than_run_sl
   u.finished(1, 0, 100, false);
   u.started(1, 200);
   BOOST_TEST(*u.pick(none_tried(), 200) == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_device_not_measured_yet_takes_one_request_at_a_time) {
+  dispatch_table t({"GPU.0", "CPU"}, {2, 2}, schedule_policy::device_priority);
+  BOOST_TEST(*t.pick(none_tried(), 0) == 0u);
+  t.started(0, 0);
+  BOOST_TEST(*t.pick(none_tried(), 0) == 1u); // not GPU.0's second slot
+  t.started(1, 0);
+  BOOST_TEST(!t.pick(none_tried(), 0));
+  t.finished(1, 0, 100, false); // the CPU measured: its two slots open
+  BOOST_TEST(*t.pick(none_tried(), 100) == 1u);
+  t.started(1, 100);
+  BOOST_TEST(*t.pick(none_tried(), 100) == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(a_device_that_keeps_failing_leaves_the_list) {
