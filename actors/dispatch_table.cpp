@@ -65,7 +65,17 @@ std::optional<std::size_t> dispatch_table::pick(const std::vector<bool>& tried, 
   // Never slower than waiting: a device that would finish the request clearly sooner (free
   // now, or once its oldest run ends) wins over the chosen one. Unmeasured devices are tried
   // as the order says, so that every device gets measured.
-  const double mine = devices_[*chosen].service_us;
+  double mine = devices_[*chosen].service_us;
+  // Measure every device early: an open device not measured yet goes before a measured one
+  // (one request at a time, see open()), so that the rule below soon knows them all.
+  if (wait_for_faster_ && mine > 0)
+    for (auto d : order_)
+      if (devices_[d].service_us <= 0 && open(d, tried)) {
+        chosen = d;
+        chosen_at = static_cast<std::size_t>(std::find(order_.begin(), order_.end(), d) - order_.begin());
+        mine = 0;
+        break;
+      }
   if (wait_for_faster_ && mine > 0) {
     double best_open = mine, best_wait = std::numeric_limits<double>::infinity();
     std::optional<std::size_t> faster_open;

@@ -105,6 +105,15 @@ BOOST_AUTO_TEST_CASE(a_device_not_measured_yet_takes_one_request_at_a_time) {
   BOOST_TEST(*t.pick(none_tried(), 100) == 1u);
 }
 
+BOOST_AUTO_TEST_CASE(a_device_not_measured_yet_is_tried_before_a_measured_one) {
+  dispatch_table t({"GPU.0", "CPU"}, {2, 2}, schedule_policy::device_priority);
+  t.started(0, 0);
+  t.finished(0, 0, 100, false); // GPU.0 measured, the CPU not yet
+  BOOST_TEST(*t.pick(none_tried(), 100) == 1u);
+  t.started(1, 100);
+  BOOST_TEST(*t.pick(none_tried(), 100) == 0u); // the CPU runs its one unmeasured request
+}
+
 BOOST_AUTO_TEST_CASE(a_device_that_keeps_failing_leaves_the_list) {
   dispatch_table t({"GPU.0", "CPU"}, {1, 1}, schedule_policy::device_priority);
   for (int i = 0; i < dispatch_table::max_failures_in_a_row - 1; ++i) {
