@@ -81,7 +81,14 @@ std::optional<std::size_t> dispatch_table::pick(const std::vector<bool>& tried, 
     std::optional<std::size_t> faster_open;
     for (auto d : order_) {
       const auto& dev = devices_[d];
-      if (d == *chosen || dev.failed_out || (d < tried.size() && tried[d]) || dev.service_us <= 0) continue;
+      if (d == *chosen || dev.failed_out || (d < tried.size() && tried[d])) continue;
+      if (dev.service_us <= 0) {
+        // Being measured: while its first request has run for less than the chosen device
+        // takes, it may yet prove faster; wait for it (its end wakes the scheduler).
+        if (!dev.started.empty() && now_us - *std::min_element(dev.started.begin(), dev.started.end()) < mine)
+          best_wait = 0;
+        continue;
+      }
       if (open(d, tried)) {
         if (dev.service_us < margin * best_open) {
           best_open = dev.service_us;
