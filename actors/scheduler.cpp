@@ -123,6 +123,7 @@ struct scheduler_state {
   std::deque<pending> queue; ///< oldest first
   std::mutex mutex;
   int in_mailbox = 0; ///< requests sent to the actor, not yet queued: the fast path waits its turn
+  std::vector<std::string> serving; ///< as last told to on_serving
 
   /// Takes in the runs that ended since the last message: their slots are free.
   void absorb() {
@@ -143,7 +144,6 @@ struct scheduler_state {
     queue.insert(queue.begin(), std::make_move_iterator(retries.begin()), std::make_move_iterator(retries.end()));
     if (!runs.empty()) tell_serving();
   }
-  std::vector<std::string> serving;
 
   /// Hands queued requests to devices while the table finds one for the oldest. Called with
   /// `mutex` held; what it decides goes into `out`.
@@ -214,7 +214,6 @@ struct scheduler_state {
     serving = now;
     if (on_serving) on_serving(serving);
   }
-
 };
 
 caf::behavior scheduler_actor(caf::event_based_actor* self, std::shared_ptr<scheduler_state> st) {

@@ -164,7 +164,7 @@ void Core::set_property(const std::string& device, const AnyMap& properties) {
     // MULTI's / AUTO's defaults; with a list they are checked against its devices now.
     const auto kind = parse_device_string(device).virtual_device;
     AnyMap next = impl_->virtual_props(kind, properties);
-    if (device != kind || next.count("DEVICE_PRIORITIES")) impl_->route(device, next, {"PERFORMANCE_HINT", "SCHEDULE_POLICY", "ENABLE_RUNTIME_FALLBACK"}, true);
+    if (device != kind || next.count("DEVICE_PRIORITIES")) impl_->route(device, next, multi_own_keys(), true);
     std::lock_guard lock(impl_->mutex);
     impl_->virtual_defaults[kind] = std::move(next);
     return;

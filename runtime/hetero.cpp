@@ -144,6 +144,14 @@ built_flow describe_split(const std::vector<graph::subgraph_part>& parts, const 
   return b;
 }
 
+/// Puts a split's figures where the compiled model reads them.
+void tell(CompiledModel::Impl::split_report& r, const built_flow& b) {
+  std::lock_guard lock(r.mutex);
+  r.devices = b.devices;
+  r.submodels = b.submodels;
+  r.optimal_requests = b.optimal_requests;
+}
+
 /// Compiles each part of a static plan on its device and chains them in a hetero_flow.
 built_flow build_flow(const hetero_plan& plan, const std::vector<hetero_member>& members,
                       const std::vector<std::string>& input_names, const std::vector<std::string>& output_names,
@@ -222,12 +230,6 @@ void compile_hetero(CompiledModel::Impl& cm, const graph::Graph& src, const hete
   for (const auto& p : cm.inputs) input_names.push_back(p.get_any_name());
   for (const auto& p : cm.outputs) output_names.push_back(p.get_any_name());
   auto report = std::make_shared<CompiledModel::Impl::split_report>();
-  auto tell = [](CompiledModel::Impl::split_report& r, const built_flow& b) {
-    std::lock_guard lock(r.mutex);
-    r.devices = b.devices;
-    r.submodels = b.submodels;
-    r.optimal_requests = b.optimal_requests;
-  };
   if (plan.is_static) {
     auto built = build_flow(plan, members, input_names, output_names, sys);
     tell(*report, built);
@@ -245,13 +247,10 @@ void compile_hetero(CompiledModel::Impl& cm, const graph::Graph& src, const hete
           auto built = build_flow(concrete, members, input_names, output_names, sys);
           // The builder actor runs one build at a time: `used` needs no lock.
           used->insert(built.devices.begin(), built.devices.end());
-          std::vector<std::string> all;
+          built.devices.clear();
           for (const auto& m : members)
-            if (used->count(m.name)) all.push_back(m.name);
-          std::lock_guard lock(report->mutex);
-          report->devices = std::move(all);
-          report->submodels = built.submodels;
-          report->optimal_requests = built.optimal_requests;
+            if (used->count(m.name)) built.devices.push_back(m.name);
+          tell(*report, built);
           return std::move(built.run);
         });
   }

@@ -10,8 +10,6 @@ namespace troupe {
 
 namespace {
 
-const std::set<std::string> own_keys{"PERFORMANCE_HINT", "SCHEDULE_POLICY", "ENABLE_RUNTIME_FALLBACK"};
-
 bool yes_no(const std::string& device, const std::string& name, const Any& v) {
   const auto& s = v.as_string();
   if (s == "YES" || s == "true") return true;
@@ -50,8 +48,9 @@ bool is_multi_or_auto(const std::string& device) {
   return false;
 }
 
-bool is_multi_own_property(const std::string& name) {
-  return own_keys.count(name) || name == "DEVICE_PRIORITIES" || name == "DEVICE_PROPERTIES";
+const std::set<std::string>& multi_own_keys() {
+  static const std::set<std::string> keys{"PERFORMANCE_HINT", "SCHEDULE_POLICY", "ENABLE_RUNTIME_FALLBACK"};
+  return keys;
 }
 
 CompiledModel compile_multi(Core::Impl& core, const Model& model, const std::string& device, const AnyMap& call) {
@@ -79,7 +78,7 @@ CompiledModel compile_multi(Core::Impl& core, const Model& model, const std::str
   std::vector<listed_device> list;
   if (is_auto && ds.devices.empty() && !props.count("DEVICE_PRIORITIES"))
     for (const auto& n : core.listed()) list.push_back({n, 0});
-  auto devs = core.route(device, props, own_keys, true, list);
+  auto devs = core.route(device, props, multi_own_keys(), true, list);
   for (const auto& ex : ds.excluded) {
     // "-GPU" is every GPU, present or not; any other name must be a device this Core knows.
     if (ex != "GPU") core.find(ex);
@@ -90,13 +89,14 @@ CompiledModel compile_multi(Core::Impl& core, const Model& model, const std::str
   if (devs.empty())
     throw Exception("device '" + device + "' leaves no device to run on; available devices: " + joined(core.listed()));
 
-  // AUTO ranks its candidates unless the application ordered them.
+  // AUTO ranks its candidates: for the one device of LATENCY or THROUGHPUT always (ties keep
+  // the list's order), for CUMULATIVE_THROUGHPUT unless the application ordered them.
   const bool ordered = !ds.devices.empty() || props.count("DEVICE_PRIORITIES");
-  if (is_auto && !ordered)
+  const bool one_device = is_auto && hint != "CUMULATIVE_THROUGHPUT";
+  if (is_auto && (one_device || !ordered))
     std::stable_sort(devs.begin(), devs.end(), [](const auto& a, const auto& b) { return auto_rank(a) < auto_rank(b); });
-  if (is_auto && hint != "CUMULATIVE_THROUGHPUT") {
-    // One device: the best ranked that compiles the model (ties: the list's order).
-    std::stable_sort(devs.begin(), devs.end(), [](const auto& a, const auto& b) { return auto_rank(a) < auto_rank(b); });
+  if (one_device) {
+    // The best ranked that compiles the model.
     std::string tried;
     for (auto& d : devs) {
       AnyMap p = d.props;

@@ -23,6 +23,12 @@ namespace {
 
 std::vector<bool> none_tried(std::size_t n = 2) { return std::vector<bool>(n, false); }
 
+/// One run of device `d` from t=0 that took `us` (a device fault when `fault`).
+void ran(dispatch_table& t, std::size_t d, double us, bool fault = false) {
+  t.started(d, 0);
+  t.finished(d, 0, us, fault);
+}
+
 } // namespace
 
 // ---- dispatch_table -------------------------------------------------------------------------
@@ -70,10 +76,8 @@ BOOST_AUTO_TEST_CASE(new_priorities_reorder_exclude_and_bring_back) {
 BOOST_AUTO_TEST_CASE(a_request_waits_for_a_faster_busy_device_rather_than_run_slower) {
   // Measured: GPU.0 100 us, CPU 1000 us. GPU.0's one slot is busy since t=0.
   dispatch_table t({"CPU", "GPU.0"}, {1, 1}, schedule_policy::device_priority);
-  t.started(0, 0);
-  t.finished(0, 0, 1000, false);
-  t.started(1, 0);
-  t.finished(1, 0, 100, false);
+  ran(t, 0, 1000);
+  ran(t, 1, 100);
   t.started(1, 1000);
   // The CPU is first in the list and free, but GPU.0 frees in 50 us and takes 100: 150 < 1000.
   BOOST_TEST(!t.pick(none_tried(), 1050));
@@ -84,10 +88,8 @@ BOOST_AUTO_TEST_CASE(a_request_waits_for_a_faster_busy_device_rather_than_run_sl
   // A slower device still helps when the faster one's backlog would finish later: GPU.0
   // measured 100 us, the CPU 120 us: waiting 100 + 100 is worse than 120.
   dispatch_table u({"CPU", "GPU.0"}, {1, 1}, schedule_policy::device_priority);
-  u.started(0, 0);
-  u.finished(0, 0, 120, false);
-  u.started(1, 0);
-  u.finished(1, 0, 100, false);
+  ran(u, 0, 120);
+  ran(u, 1, 100);
   u.started(1, 200);
   BOOST_TEST(*u.pick(none_tried(), 200) == 0u);
 }
@@ -107,8 +109,7 @@ BOOST_AUTO_TEST_CASE(a_device_not_measured_yet_takes_one_request_at_a_time) {
 
 BOOST_AUTO_TEST_CASE(a_device_not_measured_yet_is_tried_before_a_measured_one) {
   dispatch_table t({"GPU.0", "CPU"}, {2, 2}, schedule_policy::device_priority);
-  t.started(0, 0);
-  t.finished(0, 0, 100, false); // GPU.0 measured, the CPU not yet
+  ran(t, 0, 100); // GPU.0 measured, the CPU not yet
   BOOST_TEST(*t.pick(none_tried(), 100) == 1u);
   t.started(1, 100);
   // The CPU runs its one unmeasured request: while it has run for less than GPU.0's 100 us
@@ -119,17 +120,10 @@ BOOST_AUTO_TEST_CASE(a_device_not_measured_yet_is_tried_before_a_measured_one) {
 
 BOOST_AUTO_TEST_CASE(a_device_that_keeps_failing_leaves_the_list) {
   dispatch_table t({"GPU.0", "CPU"}, {1, 1}, schedule_policy::device_priority);
-  for (int i = 0; i < dispatch_table::max_failures_in_a_row - 1; ++i) {
-    t.started(0, 0);
-    t.finished(0, 0, 1, true);
-  }
-  t.started(0, 0);
-  t.finished(0, 0, 1, false); // a success resets the count
+  for (int i = 0; i < dispatch_table::max_failures_in_a_row - 1; ++i) ran(t, 0, 1, true);
+  ran(t, 0, 1); // a success resets the count
   BOOST_TEST(!t.devices()[0].failed_out);
-  for (int i = 0; i < dispatch_table::max_failures_in_a_row; ++i) {
-    t.started(0, 0);
-    t.finished(0, 0, 1, true);
-  }
+  for (int i = 0; i < dispatch_table::max_failures_in_a_row; ++i) ran(t, 0, 1, true);
   BOOST_TEST(t.devices()[0].failed_out);
   BOOST_TEST(t.serving() == (std::vector<std::string>{"CPU"}));
   BOOST_TEST(*t.pick(none_tried(), 0) == 1u);
