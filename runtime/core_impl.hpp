@@ -52,7 +52,7 @@ struct Core::Impl {
     std::string name;
     device_entry& entry;
   };
-  std::shared_ptr<engine> eng = make_engine();
+  std::shared_ptr<engine> eng;
   std::map<std::string, device_entry> devices;
   AnyMap core_properties; ///< Core::set_property(AnyMap): every device's defaults under its own
   /// set_property("HETERO" / "MULTI" / "AUTO", ...): DEVICE_PRIORITIES and what they route
@@ -66,7 +66,9 @@ struct Core::Impl {
   std::string no_gpu_reason; ///< why there is no GPU, once enumerated and none found
   mutable std::mutex mutex;  ///< guards the lazy enumeration and the device table
 
-  Impl() {
+  Impl() : Impl(make_engine()) {}
+  /// On a given engine: troupe/caf.hpp's make_core passes one that borrows the application's system.
+  explicit Impl(std::shared_ptr<engine> e) : eng(std::move(e)) {
 #ifdef TROUPE_HAVE_CPU
     add("CPU", kernels::cpu::make_cpu_device(), true);
 #endif

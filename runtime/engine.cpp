@@ -4,6 +4,10 @@
 
 namespace troupe {
 
+namespace {
+std::atomic<std::size_t> created{0};
+} // namespace
+
 engine::engine() {
   // Every actor on the inference path is detached (woken by a condition variable), so the
   // cooperative scheduler has little to do: few threads, and they back off to long sleeps
@@ -13,11 +17,19 @@ engine::engine() {
   cfg.set("work-stealing.moderate-poll-attempts", 1);
   cfg.set("work-stealing.relaxed-sleep-duration", caf::timespan{std::chrono::milliseconds(10)});
   cfg.set("logger.verbosity", caf::atom("quiet"));
-  system = std::make_unique<caf::actor_system>(cfg);
+  owned = std::make_unique<caf::actor_system>(cfg);
+  system = owned.get();
+  ++created;
 }
 
-engine::~engine() { system.reset(); }
+engine::engine(caf::actor_system& borrowed) : system(&borrowed) {}
+
+engine::~engine() { owned.reset(); }
+
+std::size_t engine::systems_created() { return created.load(); }
 
 std::shared_ptr<engine> make_engine() { return std::make_shared<engine>(); }
+
+std::shared_ptr<engine> borrow_engine(caf::actor_system& system) { return std::make_shared<engine>(system); }
 
 } // namespace troupe
