@@ -25,9 +25,21 @@ dispatch_table::dispatch_table(const std::vector<std::string>& names, const std:
   }
 }
 
-void dispatch_table::set_priorities(std::vector<std::size_t> order) {
+void dispatch_table::set_priorities(std::vector<std::size_t> order, std::vector<std::size_t> fallback) {
   order_ = std::move(order);
+  std::erase_if(fallback, [&](std::size_t d) { return std::find(order_.begin(), order_.end(), d) != order_.end(); });
+  fallback_ = std::move(fallback);
   next_turn_ = 0;
+}
+
+bool dispatch_table::may_take(std::size_t d, const std::vector<bool>& tried) const {
+  return !devices_[d].failed_out && !(d < tried.size() && tried[d]);
+}
+
+std::vector<std::size_t> dispatch_table::candidates(const std::vector<bool>& tried) const {
+  std::vector<std::size_t> r = order_;
+  if (std::find(tried.begin(), tried.end(), true) != tried.end()) r.insert(r.end(), fallback_.begin(), fallback_.end());
+  return r;
 }
 
 bool dispatch_table::open(std::size_t d, const std::vector<bool>& tried) const {
@@ -35,12 +47,13 @@ bool dispatch_table::open(std::size_t d, const std::vector<bool>& tried) const {
   // Until a device is measured it runs one request at a time: a slow one (lavapipe beside the
   // CPU) then costs one request's time, not a full set of slots.
   const std::size_t cap = wait_for_faster_ && dev.service_us <= 0 ? 1 : dev.slots;
-  return !dev.failed_out && !(d < tried.size() && tried[d]) && dev.busy < cap;
+  return dev.ready && may_take(d, tried) && dev.busy < cap;
 }
 
 bool dispatch_table::usable(const std::vector<bool>& tried) const {
-  for (auto d : order_)
-    if (!devices_[d].failed_out && !(d < tried.size() && tried[d])) return true;
+  // A device still compiling counts: the request waits for it.
+  for (auto d : candidates(tried))
+    if (may_take(d, tried)) return true;
   return false;
 }
 
@@ -51,6 +64,7 @@ double dispatch_table::free_in(const device& d, double now_us) const {
 }
 
 std::optional<std::size_t> dispatch_table::pick(const std::vector<bool>& tried, double now_us) {
+  const auto cand = candidates(tried);
   const std::size_t n = order_.size();
   std::optional<std::size_t> chosen;
   std::size_t chosen_at = 0;
@@ -61,6 +75,12 @@ std::optional<std::size_t> dispatch_table::pick(const std::vector<bool>& tried, 
       chosen_at = at;
     }
   }
+  // A retry that no device of the order can take now goes to a fallback device.
+  for (std::size_t at = n; at < cand.size() && !chosen; ++at)
+    if (open(cand[at], tried)) {
+      chosen = cand[at];
+      chosen_at = at;
+    }
   if (!chosen) return std::nullopt;
   // Never slower than waiting: a device that would finish the request clearly sooner (free
   // now, or once its oldest run ends) wins over the chosen one. Unmeasured devices are tried
@@ -69,19 +89,19 @@ std::optional<std::size_t> dispatch_table::pick(const std::vector<bool>& tried, 
   // Measure every device early: an open device not measured yet goes before a measured one
   // (one request at a time, see open()), so that the rule below soon knows them all.
   if (wait_for_faster_ && mine > 0)
-    for (auto d : order_)
+    for (auto d : cand)
       if (devices_[d].service_us <= 0 && open(d, tried)) {
         chosen = d;
-        chosen_at = static_cast<std::size_t>(std::find(order_.begin(), order_.end(), d) - order_.begin());
+        chosen_at = static_cast<std::size_t>(std::find(cand.begin(), cand.end(), d) - cand.begin());
         mine = 0;
         break;
       }
   if (wait_for_faster_ && mine > 0) {
     double best_open = mine, best_wait = std::numeric_limits<double>::infinity();
     std::optional<std::size_t> faster_open;
-    for (auto d : order_) {
+    for (auto d : cand) {
       const auto& dev = devices_[d];
-      if (d == *chosen || dev.failed_out || (d < tried.size() && tried[d])) continue;
+      if (d == *chosen || !may_take(d, tried) || !dev.ready) continue;
       if (dev.service_us <= 0) {
         // Being measured: while its first request has run for less than the chosen device
         // takes, it may yet prove faster; wait for it (its end wakes the scheduler).
@@ -101,7 +121,7 @@ std::optional<std::size_t> dispatch_table::pick(const std::vector<bool>& tried, 
     if (best_wait < margin * best_open) return std::nullopt;
     if (faster_open) return faster_open;
   }
-  if (policy_ == schedule_policy::round_robin) next_turn_ = (chosen_at + 1) % n;
+  if (policy_ == schedule_policy::round_robin && chosen_at < n) next_turn_ = (chosen_at + 1) % n;
   return chosen;
 }
 

@@ -27,6 +27,7 @@ public:
     std::vector<double> started;   ///< when each of its running requests started
     int failures_in_a_row = 0;
     bool failed_out = false;       ///< left the list after failing too often
+    bool ready = true;             ///< false while its model still compiles (AUTO's startup)
   };
 
   /// `names` and `slots` in the original priority order; every device starts enabled.
@@ -35,9 +36,13 @@ public:
                  schedule_policy policy, bool wait_for_faster = true);
 
   /// The new order, by device index (the original list's). A device left out gets no new
-  /// requests; its running ones finish.
-  void set_priorities(std::vector<std::size_t> order);
+  /// requests; its running ones finish. `fallback`: devices that take only requests another
+  /// device failed (AUTO keeps the CPU so once the accelerator it chose serves).
+  void set_priorities(std::vector<std::size_t> order, std::vector<std::size_t> fallback = {});
   const std::vector<std::size_t>& priorities() const { return order_; }
+  const std::vector<std::size_t>& fallbacks() const { return fallback_; }
+  /// Device `d`'s model is compiled (or not yet: it takes nothing until it is).
+  void set_ready(std::size_t d, bool ready) { devices_[d].ready = ready; }
 
   /// The device for the request at the head of the queue, or none (every usable device is
   /// full, or a busy faster device would finish it sooner than a free slower one). `tried`:
@@ -59,11 +64,16 @@ public:
 
 private:
   bool open(std::size_t d, const std::vector<bool>& tried) const;
+  /// Not failed out, compiled, and not failed by this request already.
+  bool may_take(std::size_t d, const std::vector<bool>& tried) const;
+  /// The devices a request may go to: the order, then for a retry the fallbacks.
+  std::vector<std::size_t> candidates(const std::vector<bool>& tried) const;
   /// When `d`, now full, could start one more request, estimated: its oldest run's remaining time.
   double free_in(const device& d, double now_us) const;
 
   std::vector<device> devices_;
   std::vector<std::size_t> order_;
+  std::vector<std::size_t> fallback_;
   schedule_policy policy_;
   bool wait_for_faster_;
   std::size_t next_turn_ = 0; ///< round robin: position in order_ to try first

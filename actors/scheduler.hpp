@@ -7,9 +7,11 @@
 /// error (not the input's) is re-run on another device; a device that keeps failing leaves.
 ///
 /// The hot path, as for one device: a request that finds nothing queued and a slot free goes
-/// to its device from the caller's thread, under the state's lock; ended runs are recorded
-/// without a message. The actor (a thread of its own) wakes only for what must wait: queued
-/// requests, their slots freeing, retries, new priorities.
+/// to its device from the caller's thread, under the state's lock; a run that ends hands its
+/// slot to the oldest waiting request from the device's thread, as the device pool does. No
+/// request waits for a thread to wake. The actor (a thread of its own) takes the control that
+/// comes while requests run: new priorities, and a device whose model finished compiling
+/// (AUTO's startup hand-over).
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -25,12 +27,22 @@ namespace troupe::actors {
 
 struct scheduled_device {
   std::string name;
-  std::unique_ptr<runner> run; ///< the model compiled for this device
+  std::shared_ptr<runner> run; ///< the model compiled for this device; null: still compiling
   std::size_t slots = 1;       ///< its requests at once (DEV(n), or its optimal number)
+};
+
+/// A device's model compiled after its scheduler started: the message device_ready sends.
+struct device_arrival {
+  std::size_t index = 0;
+  std::shared_ptr<runner> run;
+  std::vector<std::size_t> order, fallback;
 };
 
 struct scheduler_spec {
   std::vector<scheduled_device> devices; ///< the original priority order
+  /// The order to start with, by index; empty: `devices` as listed. A device still compiling
+  /// may be listed (requests wait for it) or left out until device_ready names it.
+  std::vector<std::size_t> order;
   schedule_policy policy = schedule_policy::device_priority;
   bool runtime_fallback = true; ///< re-run a request a device failed on the next device
   /// Let a request wait for a busy faster device rather than run on a free slower one
@@ -49,9 +61,15 @@ public:
 
   void submit(inference job) override;
   /// Devices by index into the original list, highest priority first; a device left out
-  /// takes no new requests (its running ones finish). Applied from the next dispatch on,
-  /// before this returns.
-  void set_priorities(std::vector<std::size_t> order);
+  /// takes no new requests (its running ones finish). `fallback`: devices that take only
+  /// requests another device failed. Applied from the next dispatch on, before this returns.
+  void set_priorities(std::vector<std::size_t> order, std::vector<std::size_t> fallback = {});
+  /// The scheduler actor, for device_ready from an actor that may outlive this object.
+  const caf::actor& handle() const { return actor_; }
+  /// Tells the scheduler `sched` that device `index`'s model is compiled: it serves from the
+  /// next dispatch on, under the new `order` and `fallback`. Dropped when the scheduler is gone.
+  static void device_ready(const caf::actor& sched, std::size_t index, std::shared_ptr<runner> run,
+                           std::vector<std::size_t> order, std::vector<std::size_t> fallback);
   /// Requests each device completed, in the original order.
   std::vector<uint64_t> served() const;
 
@@ -68,3 +86,5 @@ private:
 };
 
 } // namespace troupe::actors
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::shared_ptr<troupe::actors::device_arrival>)

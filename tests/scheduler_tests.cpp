@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <thread>
 
 #include "actors/dispatch_table.hpp"
 #include "actors/scheduler.hpp"
@@ -129,6 +130,31 @@ BOOST_AUTO_TEST_CASE(a_device_that_keeps_failing_leaves_the_list) {
   BOOST_TEST(*t.pick(none_tried(), 0) == 1u);
 }
 
+BOOST_AUTO_TEST_CASE(a_fallback_device_takes_only_requests_another_device_failed) {
+  dispatch_table t({"GPU.0", "CPU"}, {1, 1}, schedule_policy::device_priority, false);
+  t.set_priorities({0}, {1});
+  BOOST_TEST(*t.pick(none_tried(), 0) == 0u);
+  t.started(0, 0);
+  BOOST_TEST(!t.pick(none_tried(), 0));              // a new request waits for GPU.0
+  BOOST_TEST(*t.pick({true, false}, 0) == 1u);        // one GPU.0 failed goes to the CPU
+  BOOST_TEST(t.usable({true, false}));
+  BOOST_TEST(!t.usable({true, true}));
+  BOOST_TEST(t.serving() == (std::vector<std::string>{"GPU.0"})); // a fallback is not serving
+  t.set_priorities({0, 1}, {1});                     // listed in the order: not a fallback too
+  BOOST_TEST(t.fallbacks().empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_device_still_compiling_takes_nothing_but_keeps_requests_waiting) {
+  dispatch_table t({"GPU.0", "CPU"}, {1, 1}, schedule_policy::device_priority, false);
+  t.set_ready(0, false);
+  BOOST_TEST(*t.pick(none_tried(), 0) == 1u); // GPU.0 is first but not compiled yet
+  t.set_priorities({0});
+  BOOST_TEST(!t.pick(none_tried(), 0));
+  BOOST_TEST(t.usable(none_tried())); // the request waits for it rather than failing
+  t.set_ready(0, true);
+  BOOST_TEST(*t.pick(none_tried(), 0) == 0u);
+}
+
 // ---- the scheduler actor --------------------------------------------------------------------
 
 namespace {
@@ -190,14 +216,18 @@ struct two_devices {
   std::shared_ptr<std::vector<std::vector<std::string>>> serving = std::make_shared<std::vector<std::vector<std::string>>>();
   std::shared_ptr<std::mutex> serving_mutex = std::make_shared<std::mutex>();
 
+  std::shared_ptr<test_device> compiled_gpu; ///< GPU.0 when it starts compiling: for device_ready
+
+  /// `gpu_compiling`: GPU.0's model is not ready when the scheduler starts (AUTO's startup).
   two_devices(caf::actor_system& sys, std::size_t gpu_slots, std::size_t cpu_slots, bool hold,
-              schedule_policy policy = schedule_policy::device_priority) {
-    auto g = std::make_unique<test_device>(10.0f, hold);
+              schedule_policy policy = schedule_policy::device_priority, bool gpu_compiling = false) {
+    auto g = std::make_shared<test_device>(10.0f, hold);
     auto c = std::make_unique<test_device>(100.0f, hold);
     gpu = g.get();
     cpu = c.get();
     scheduler_spec spec;
-    spec.devices.push_back({"GPU.0", std::move(g), gpu_slots});
+    if (gpu_compiling) compiled_gpu = g;
+    spec.devices.push_back({"GPU.0", gpu_compiling ? nullptr : std::shared_ptr<runner>(g), gpu_slots});
     spec.devices.push_back({"CPU", std::move(c), cpu_slots});
     spec.policy = policy;
     // Held runs make measured service times whatever the test's pace is: the order alone
@@ -381,4 +411,73 @@ BOOST_AUTO_TEST_CASE(ten_thousand_requests_with_faults_and_new_priorities_comple
     BOOST_TEST(served[0] > 0u);
     BOOST_TEST(served[1] > 0u);
   }
+}
+
+namespace {
+
+/// Waits, without a clock, until the scheduler tells `want` as its serving devices.
+void wait_serving(two_devices& d, const std::vector<std::string>& want) {
+  while (true) {
+    auto c = d.serving_changes();
+    if (!c.empty() && c.back() == want) return;
+    std::this_thread::yield();
+  }
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(requests_wait_for_a_device_still_compiling_then_run_there) {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  auto rec = std::make_shared<recorder>();
+  two_devices d(sys, 1, 1, false, schedule_policy::device_priority, /*gpu_compiling=*/true);
+  d.sched->set_priorities({0}); // only GPU.0, which still compiles: requests wait
+  for (uint64_t i = 1; i <= 3; ++i) d.sched->submit(inference{i, {scalar(float(i))}, rec});
+  BOOST_TEST(d.cpu->seen_count() == 0u);
+  BOOST_TEST(rec->completions.empty());
+  scheduler::device_ready(d.sched->handle(), 0, d.compiled_gpu, {0}, {});
+  rec->wait_for_count(3);
+  for (uint64_t i = 1; i <= 3; ++i) BOOST_TEST(rec->values[i] == 10.0f * float(i));
+}
+
+BOOST_AUTO_TEST_CASE(startup_hand_over_the_cpu_serves_until_the_accelerator_arrives_then_only_its_failures) {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  auto rec = std::make_shared<recorder>();
+  constexpr uint64_t n = 10000, hand_over_at = 4000;
+  // GPU.0 compiles while the CPU serves (AUTO's startup fallback); once it arrives it takes
+  // every new request, and the CPU only those GPU.0 failed (runtime fallback). The CPU holds
+  // one request across the hand-over: it finishes there.
+  two_devices d(sys, 2, 2, false, schedule_policy::device_priority, /*gpu_compiling=*/true);
+  d.sched->set_priorities({1});
+  d.gpu->fault = [](uint64_t r) -> std::optional<failure> {
+    if (r % 97 == 0) return failure{failure_kind::device_failure, "GPU fault"};
+    return std::nullopt;
+  };
+  for (uint64_t i = 1; i < hand_over_at; ++i) d.sched->submit(inference{i, {scalar(float(i % 100))}, rec});
+  d.cpu->hold = true;
+  d.sched->submit(inference{hand_over_at, {scalar(1)}, rec});
+  d.cpu->wait_held(1);
+  scheduler::device_ready(d.sched->handle(), 0, d.compiled_gpu, {0}, {1});
+  wait_serving(d, {"GPU.0"});
+  {
+    std::lock_guard l(d.cpu->m);
+    d.cpu->hold = false;
+  }
+  for (uint64_t i = hand_over_at + 1; i <= n; ++i) d.sched->submit(inference{i, {scalar(float(i % 100))}, rec});
+  d.cpu->release_one();
+  rec->wait_for_count(n);
+  std::size_t twice = 0, misplaced = 0;
+  for (uint64_t i = 1; i <= n; ++i) {
+    twice += rec->completions[i] != 1;
+    const float x = i == hand_over_at ? 1.0f : float(i % 100);
+    // Before the hand-over the CPU (x100); after it GPU.0 (x10), or the CPU for GPU.0's faults.
+    const float want = i <= hand_over_at || i % 97 == 0 ? 100 * x : 10 * x;
+    misplaced += rec->values[i] != want;
+  }
+  BOOST_TEST(twice == 0u);
+  BOOST_TEST(misplaced == 0u);
+  BOOST_TEST(rec->errors.empty());
+  const auto served = d.sched->served();
+  BOOST_TEST(served[0] + served[1] == n);
 }
