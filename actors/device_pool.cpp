@@ -27,8 +27,15 @@ uint64_t device_pool::next_age() {
   return age++;
 }
 
+namespace {
+std::atomic<std::size_t> started_workers{0};
+} // namespace
+
+std::size_t device_pool::workers_started() { return started_workers.load(); }
+
 void device_pool::grow(std::size_t n) {
   while (workers_.size() < n) {
+    ++started_workers;
     const std::size_t index = workers_.size();
     workers_.push_back(spawn_device_worker(sys_, index, weak_from_this()));
     warm_.emplace_back();

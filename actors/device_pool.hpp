@@ -48,6 +48,8 @@ public:
   const std::string& device() const { return device_; }
   /// A request's age: smaller runs first.
   static uint64_t next_age();
+  /// Workers every pool of this process has started: lets a test count a Core's threads.
+  static std::size_t workers_started();
 
 private:
   struct client_state {

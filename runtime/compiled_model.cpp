@@ -12,6 +12,11 @@
 
 namespace troupe {
 
+callback_runner& CompiledModel::Impl::callbacks() {
+  std::call_once(callbacks_once_, [&] { callbacks_ = std::make_unique<callback_runner>(*eng->system); });
+  return *callbacks_;
+}
+
 namespace {
 void need(const std::shared_ptr<CompiledModel::Impl>& impl) {
   if (!impl) throw Exception("CompiledModel: empty handle (not compiled)");

@@ -10,6 +10,7 @@
 
 #include <troupe/compiled_model.hpp>
 
+#include "runtime/callback_runner.hpp"
 #include "runtime/device_properties.hpp"
 #include "runtime/engine.hpp"
 
@@ -47,6 +48,13 @@ struct CompiledModel::Impl {
   };
   std::shared_ptr<multi_state> multi;
   std::unique_ptr<actors::runner> runner;
+
+  /// Where its requests' completion callbacks run: a thread made on first use.
+  callback_runner& callbacks();
+
+private:
+  std::once_flag callbacks_once_;
+  std::unique_ptr<callback_runner> callbacks_;
 };
 
 } // namespace troupe

@@ -5,6 +5,7 @@
 #include <troupe/exception.hpp>
 
 #include "actors/subgraph_actor.hpp"
+#include "runtime/callback_runner.hpp"
 #include "runtime/model_impl.hpp"
 #include "runtime/port_check.hpp"
 
@@ -17,7 +18,9 @@ thread_local const InferRequest::Impl* in_callback_of = nullptr;
 } // namespace
 
 bool InferRequest::Impl::settled() const {
-  return !running && (callbacks_running == 0 || in_callback_of == this);
+  // On the callback thread, callbacks run one after another: waiting there for one to return
+  // would wait for a job queued behind the one running.
+  return !running && (callbacks_running == 0 || in_callback_of == this || callback_runner::on_callback_thread());
 }
 
 InferRequest::Impl::Impl(std::shared_ptr<CompiledModel::Impl> m) : model(std::move(m)) {
@@ -56,16 +59,23 @@ bool InferRequest::Impl::complete(uint64_t request, std::exception_ptr err, std:
     if (cb) ++callbacks_running;
   }
   if (cb) {
-    auto* outer = in_callback_of;
-    in_callback_of = this;
-    try {
-      cb(err);
-    } catch (...) {
-      // A throwing callback must not take the engine thread down.
-    }
-    in_callback_of = outer;
-    std::lock_guard lock(mutex);
-    --callbacks_running;
+    // Off the device worker's thread (this one may be it): a slow callback must not stall a
+    // device. wait() returns once the callback has.
+    model->callbacks().post([self = shared_from_this(), cb = std::move(cb), err] {
+      auto* outer = in_callback_of;
+      in_callback_of = self.get();
+      try {
+        cb(err);
+      } catch (...) {
+        // A throwing callback must not take the callback thread down.
+      }
+      in_callback_of = outer;
+      {
+        std::lock_guard lock(self->mutex);
+        --self->callbacks_running;
+      }
+      self->done_cv.notify_all();
+    });
   }
   done_cv.notify_all();
   return true;

@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <filesystem>
 #include <mutex>
 #include <set>
@@ -10,7 +11,9 @@
 
 #include <troupe/troupe.hpp>
 
+#include "actors/device_pool.hpp"
 #include "benchmarks/tiny_onnx.hpp"
+#include "runtime/compiled_model_impl.hpp"
 #include "tests/support/expect_error.hpp"
 #include "tests/support/test_data.hpp"
 
@@ -226,31 +229,45 @@ BOOST_AUTO_TEST_CASE(concurrent_requests_from_several_threads) {
   BOOST_TEST(wrong.load() == 0);
 }
 
+namespace {
+
+/// Wraps a compiled model's runner and holds the runs it is given until the test lets them
+/// go: a request is then certainly still running, with no clock deciding.
+struct holding_runner : actors::runner {
+  explicit holding_runner(std::unique_ptr<actors::runner> r) : inner(std::move(r)) {}
+  std::unique_ptr<actors::runner> inner;
+  std::mutex m;
+  std::deque<actors::inference> held;
+  void submit(actors::inference job) override {
+    std::lock_guard l(m);
+    held.push_back(std::move(job));
+  }
+  /// Lets the held runs go, oldest first.
+  void release() {
+    std::deque<actors::inference> jobs;
+    {
+      std::lock_guard l(m);
+      jobs.swap(held);
+    }
+    for (auto& j : jobs) inner->submit(std::move(j));
+  }
+};
+
+holding_runner& hold_runs(CompiledModel& cm) {
+  auto h = std::make_unique<holding_runner>(std::move(cm.impl()->runner));
+  auto& ref = *h;
+  cm.impl()->runner = std::move(h);
+  return ref;
+}
+
+} // namespace
+
 BOOST_AUTO_TEST_CASE(busy_request_and_cancel) {
-  // One stream, held by `blocker`'s completion callback (callbacks run on the stream's thread):
-  // a request started meanwhile is certainly still running when it is cancelled, and its run
-  // happens later, on the stream, with the request no longer waiting for it. No clock decides.
+  // The model's runs are held: a request started is certainly still running when it is
+  // cancelled, and its run happens later, with the request no longer waiting for it.
   Core core;
   auto cm = core.compile_model(add_model(), "CPU", {{"NUM_STREAMS", "1"}});
-  BOOST_TEST_REQUIRE(cm.get_property("NUM_STREAMS").as<int>() == 1);
-  auto blocker = cm.create_infer_request();
-  blocker.set_tensor("a", filled({1, 8}, 0));
-  blocker.set_tensor("b", filled({1, 8}, 0));
-  std::mutex m;
-  std::condition_variable cv;
-  bool holding = false, let_go = false;
-  blocker.set_callback([&](std::exception_ptr) {
-    std::unique_lock l(m);
-    holding = true;
-    cv.notify_all();
-    cv.wait(l, [&] { return let_go; });
-  });
-  blocker.start_async();
-  {
-    std::unique_lock l(m);
-    cv.wait(l, [&] { return holding; });
-  }
-
+  auto& runs = hold_runs(cm);
   auto req = cm.create_infer_request();
   req.set_tensor("a", filled({1, 8}, 1));
   req.set_tensor("b", filled({1, 8}, 1));
@@ -261,30 +278,59 @@ BOOST_AUTO_TEST_CASE(busy_request_and_cancel) {
   });
   req.start_async();
   expect_error([&] { req.start_async(); }, {"busy"});
-  BOOST_TEST(!req.wait_for(std::chrono::milliseconds(1))); // it cannot finish: the stream is held
+  BOOST_TEST(!req.wait_for(std::chrono::milliseconds(1))); // it cannot finish: its run is held
   req.cancel();
   expect_error([&] { req.wait(); }, {"cancelled"});
   BOOST_TEST(calls.load() == 1);
   BOOST_TEST(errors.load() == 1);
 
-  // The next run queues behind the cancelled one on the held stream. Once the stream goes on,
-  // the cancelled run's result reaches the request while the next run is in flight (one
-  // stream, in order), and must not complete it.
+  // The next run goes after the cancelled one on the one stream. The cancelled run's result
+  // reaches the request while the next run is in flight, and must not complete it.
   req.set_tensor("a", filled({1, 8}, 100));
   req.start_async();
-  {
-    std::lock_guard l(m);
-    let_go = true;
-  }
-  cv.notify_all();
+  runs.release();
   req.wait();
-  blocker.wait();
   BOOST_TEST(calls.load() == 2);
   BOOST_TEST(errors.load() == 1);
   const auto y = req.get_tensor("y");
   for (int i = 0; i < 8; ++i) BOOST_TEST(y.data<float>()[i] == 101.0f + 2.0f * float(i)); // not the cancelled 2 + 2i
   req.cancel(); // nothing running: no effect
   req.wait();
+}
+
+BOOST_AUTO_TEST_CASE(a_slow_callback_does_not_stall_the_device) {
+  // One stream. A's callback does not return until B, started from inside it, has finished
+  // on that stream: with callbacks on the stream's thread, B could never run (CTest's timeout
+  // would report the hang; no clock decides here).
+  Core core;
+  auto cm = core.compile_model(add_model(), "CPU", {{"NUM_STREAMS", "1"}});
+  auto a = cm.create_infer_request(), b = cm.create_infer_request();
+  for (auto* r : {&a, &b}) {
+    r->set_tensor("a", filled({1, 8}, 1));
+    r->set_tensor("b", filled({1, 8}, 2));
+  }
+  std::thread::id callback_thread;
+  bool b_done_inside = false;
+  a.set_callback([&](std::exception_ptr) {
+    callback_thread = std::this_thread::get_id();
+    b.start_async();
+    b.wait();
+    b_done_inside = true;
+  });
+  a.start_async();
+  a.wait(); // returns once the callback has
+  BOOST_TEST(b_done_inside);
+  BOOST_TEST((callback_thread != std::this_thread::get_id()));
+  BOOST_TEST(b.get_tensor("y").data<float>()[0] == 3.0f);
+
+  // A callback that waits for another request whose own callback is queued behind it on the
+  // callback thread: wait() there returns with the result, not after that callback.
+  std::atomic<int> b_calls{0};
+  b.set_callback([&](std::exception_ptr) { ++b_calls; });
+  a.start_async();
+  a.wait();
+  b.wait();
+  BOOST_TEST(b_calls.load() == 1);
 }
 
 BOOST_AUTO_TEST_CASE(device_errors_complete_once_and_next_request_works) {
@@ -368,13 +414,12 @@ BOOST_AUTO_TEST_CASE(real_ppocr_model_runs_without_reshape, *tests::needs_models
 
 BOOST_AUTO_TEST_CASE(models_of_one_core_share_the_devices_workers) {
   // Two models, each with 2 CPU streams, in one Core: one pool of 2 workers runs both, so
-  // their 40 requests all complete on at most 2 threads (with a pool per model: 4).
+  // their 40 requests start at most 2 worker threads (with a pool per model: 4).
+  const auto workers_before = actors::device_pool::workers_started();
   Core core;
   auto path = add_model();
   std::vector<CompiledModel> models{core.compile_model(path, "CPU", {num_streams(2)}),
                                     core.compile_model(path, "CPU", {num_streams(2)})};
-  std::mutex m;
-  std::set<std::thread::id> threads;
   std::vector<InferRequest> reqs;
   for (int r = 0; r < 40; ++r) {
     reqs.push_back(models[static_cast<std::size_t>(r % 2)].create_infer_request());
@@ -382,16 +427,13 @@ BOOST_AUTO_TEST_CASE(models_of_one_core_share_the_devices_workers) {
     for (int i = 0; i < 8; ++i) a.data<float>()[i] = b.data<float>()[i] = float(r);
     reqs.back().set_tensor("a", a);
     reqs.back().set_tensor("b", b);
-    reqs.back().set_callback([&](std::exception_ptr) {
-      std::lock_guard l(m);
-      threads.insert(std::this_thread::get_id());
-    });
   }
   for (auto& r : reqs) r.start_async();
   for (std::size_t r = 0; r < reqs.size(); ++r) {
     reqs[r].wait();
     BOOST_TEST(reqs[r].get_tensor("y").data<float>()[0] == 2.0f * float(r));
   }
-  BOOST_TEST(threads.size() <= 2u);
+  BOOST_TEST(actors::device_pool::workers_started() - workers_before <= 2u);
+  BOOST_TEST(actors::device_pool::workers_started() - workers_before >= 1u);
 }
 

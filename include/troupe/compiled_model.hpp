@@ -30,6 +30,8 @@ public:
   /// device that was not in the compiled list, is an error naming it.
   void set_property(const AnyMap& properties);
 
+  const std::shared_ptr<Impl>& impl() const { return impl_; }
+
 private:
   std::shared_ptr<Impl> impl_;
 };

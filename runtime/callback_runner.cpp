@@ -1,0 +1,42 @@
+#include "runtime/callback_runner.hpp"
+
+namespace troupe {
+
+namespace {
+
+using callback_atom = caf::atom_constant<caf::atom("callback")>;
+
+thread_local bool running_callbacks = false;
+
+/// A callback to run, as a message (local only).
+struct callback_job {
+  std::function<void()> run;
+};
+
+} // namespace
+
+} // namespace troupe
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::callback_job)
+
+namespace troupe {
+
+callback_runner::callback_runner(caf::actor_system& sys) {
+  actor_ = sys.spawn<caf::detached>([]() -> caf::behavior {
+    return {[](callback_atom, callback_job& job) {
+      running_callbacks = true;
+      auto run = std::move(job.run);
+      run();
+    }};
+  });
+}
+
+callback_runner::~callback_runner() { caf::anon_send_exit(actor_, caf::exit_reason::user_shutdown); }
+
+void callback_runner::post(std::function<void()> job) {
+  caf::anon_send(actor_, callback_atom::value, callback_job{std::move(job)});
+}
+
+bool callback_runner::on_callback_thread() { return running_callbacks; }
+
+} // namespace troupe
