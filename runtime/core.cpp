@@ -15,6 +15,7 @@
 namespace troupe {
 
 Core::Core() : impl_(std::make_unique<Impl>()) {}
+Core::Core(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Core::~Core() = default;
 
 std::vector<std::string> Core::available_devices() const { return impl_->listed(); }

@@ -75,6 +75,11 @@ struct Core::Impl {
     add("REFERENCE", make_reference_device(), false);
   }
 
+  /// A Core on `e` (Core's constructor from an Impl is private: only Impl reaches it).
+  static std::unique_ptr<Core> make_core(std::shared_ptr<engine> e) {
+    return std::unique_ptr<Core>(new Core(std::make_unique<Impl>(std::move(e))));
+  }
+
   void add(const std::string& name, std::shared_ptr<kernels::device> dev, bool listed) {
     devices[name] = device_entry{std::move(dev), listed, {}};
     // Unlisted devices (REFERENCE) stay last.

@@ -51,6 +51,9 @@ public:
   struct TROUPE_INTERNAL Impl; ///< hidden: a shared libtroupe exports the public API only
 
 private:
+  /// A Core on an engine the library chose (troupe/caf.hpp's make_core: the application's own
+  /// actor system); only Impl can make one, so this header stays free of CAF.
+  TROUPE_INTERNAL explicit Core(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 
