@@ -83,6 +83,7 @@ caf::behavior model_actor(caf::stateful_actor<model_state>* self, std::shared_pt
   self->state.model = std::move(model);
   self->state.sink = std::make_shared<reply_sink>(self->address());
   self->set_exit_handler([self](caf::exit_msg& msg) {
+    if (msg.reason == caf::exit_reason::normal) return; // as CAF's default: a linked actor that ended normally
     for (auto& [id, promise] : self->state.pending)
       promise.deliver(infer_error(infer_errc::cancelled, "the model actor was stopped (" + caf::to_string(msg.reason) +
                                                               ") before the inference finished"));
