@@ -50,6 +50,17 @@ for h in "$prefix"/include/troupe/*.hpp; do
   echo "#include <troupe/$(basename "$h")>" | g++ -std=c++20 -fsyntax-only -I"$prefix/include" -x c++ - ||
     fail "include/troupe/$(basename "$h") does not compile on its own"
 done
+# Only troupe/caf.hpp (the opt-in CAF embedding) needs CAF: every other header compiles with a
+# caf/ folder in front of CAF's whose every header is an #error.
+for f in caf/all.hpp $(cd /usr/include 2>/dev/null && find caf -name '*.hpp'); do
+  mkdir -p "$(dirname "$work/no-caf/$f")"
+  echo '#error "this header needs CAF; only troupe/caf.hpp may"' >"$work/no-caf/$f"
+done
+for h in "$prefix"/include/troupe/*.hpp; do
+  [ "$(basename "$h")" = caf.hpp ] && continue
+  echo "#include <troupe/$(basename "$h")>" | g++ -std=c++20 -fsyntax-only -I"$work/no-caf" -I"$prefix/include" -x c++ - ||
+    fail "include/troupe/$(basename "$h") needs CAF (only troupe/caf.hpp may)"
+done
 
 if [ "$mode" = shared ]; then
   so=$prefix/$libdir/libtroupe.so
@@ -57,9 +68,12 @@ if [ "$mode" = shared ]; then
   [ ! -e "$prefix/$libdir/troupe" ] || fail "a shared install holds the internal archives ($prefix/$libdir/troupe)"
   # The shared library exports the public API and nothing else: no internal layer, no CAF, no oneDNN.
   exported=$(nm -D -C --defined-only "$so" | awk '{ $1 = ""; $2 = ""; print }')
-  leaked=$(echo "$exported" | grep -E 'troupe::(graph|kernels|actors|cli|detail)|::Impl\b|caf::|dnnl|onnx::|google::protobuf' | head -n 5 || true)
+  # troupe/caf.hpp's functions take CAF types (troupe::make_core(caf::actor_system&)); no symbol of
+  # CAF's own may be exported ("caf::..." or "typeinfo for caf::...").
+  leaked=$(echo "$exported" | grep -E 'troupe::(graph|kernels|actors|cli|detail)|::Impl\b|(^|[[:space:]])caf::|dnnl|onnx::|google::protobuf' | head -n 5 || true)
   [ -z "$leaked" ] || fail "libtroupe.so exports internals, e.g.: $leaked"
   echo "$exported" | grep -q 'troupe::Core::compile_model' || fail "libtroupe.so does not export troupe::Core::compile_model"
+  echo "$exported" | grep -q 'troupe::spawn_model_actor' || fail "libtroupe.so does not export troupe::spawn_model_actor (troupe/caf.hpp)"
   echo "libtroupe.so exports $(echo "$exported" | grep -c 'troupe::') troupe:: symbols, no internals"
 fi
 
@@ -103,6 +117,14 @@ flags=$(PKG_CONFIG_PATH=$prefix/$libdir/pkgconfig pkg-config --cflags --libs tro
 g++ -O1 "$src/examples/first_program/main.cpp" -o "$work/first_program_pc" $flags -Wl,-rpath,"$prefix/$libdir" ||
   fail "building with \$(pkg-config --cflags --libs troupe) failed"
 compare "$("$work/first_program_pc" "$model" "$ref/input_x.f32")"
+
+# The CAF embedding (troupe/caf.hpp) as an application with its own actor system builds it:
+# examples/caf_embedding with pkg-config's flags, linking CAF itself.
+g++ -O1 "$src/examples/caf_embedding/main.cpp" -o "$work/caf_embedding_pc" $flags -lcaf_core -Wl,-rpath,"$prefix/$libdir" ||
+  fail "building examples/caf_embedding with \$(pkg-config --cflags --libs troupe) -lcaf_core failed"
+out=$("$work/caf_embedding_pc" -m "$model" -shape 1x3x48x192 -d CPU -n 20) || fail "caf_embedding failed: $out"
+echo "$out" | tail -n 1
+[ "$(echo "$out" | tail -n 1)" = "20 requests, 20 replies, 0 errors" ] || fail "caf_embedding's last line: $(echo "$out" | tail -n 1)"
 
 # A missing dependency is named (a static package finds its dependencies; here none are found).
 if [ "$mode" = static ]; then
