@@ -13,7 +13,10 @@
 namespace troupe {
 
 callback_runner& CompiledModel::Impl::callbacks() {
-  std::call_once(callbacks_once_, [&] { callbacks_ = std::make_unique<callback_runner>(*eng->system); });
+  std::call_once(callbacks_once_, [&] {
+    engine::thread_release done{*eng};
+    callbacks_ = std::make_unique<callback_runner>(*eng->system);
+  });
   return *callbacks_;
 }
 
@@ -91,6 +94,7 @@ Any CompiledModel::get_property(const std::string& name) const {
 
 void CompiledModel::set_property(const AnyMap& properties) {
   need(impl_);
+  engine::thread_release done{*impl_->eng};
   for (const auto& [name, value] : properties) {
     auto* multi = impl_->multi.get();
     if (name != "DEVICE_PRIORITIES" || !multi)

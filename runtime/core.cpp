@@ -36,6 +36,7 @@ CompiledModel Core::compile_model(const std::string& path, const std::string& de
 static bool is_hetero(const std::string& device) { return device == "HETERO" || device.rfind("HETERO:", 0) == 0; }
 
 CompiledModel Core::compile_model(const Model& model, const std::string& device, const AnyMap& properties) {
+  engine::thread_release done{*impl_->eng}; // compiling spawns actors from this thread
   if (is_hetero(device)) {
     auto members = impl_->hetero_members(device, properties);
     auto cm = std::make_shared<CompiledModel::Impl>();

@@ -1,14 +1,95 @@
 #include "runtime/engine.hpp"
 
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
 
 namespace troupe {
 
 namespace {
+
 std::atomic<std::size_t> created{0};
+std::atomic<std::size_t> destroyed{0};
+
+/// The system whose actor (or scheduler thread) runs on this thread, if any.
+thread_local const caf::actor_system* own_system = nullptr;
+
+/// Marks every thread a system starts, detached actors' included, as that system's.
+class thread_marker final : public caf::thread_hook {
+public:
+  void init(caf::actor_system& sys) override { sys_ = &sys; }
+  void thread_started() override { own_system = sys_; }
+  void thread_terminates() override { own_system = nullptr; }
+
+private:
+  const caf::actor_system* sys_ = nullptr;
+};
+
 } // namespace
 
-engine::engine() {
+struct engine::owned_system {
+  caf::actor_system_config cfg;
+  std::unique_ptr<caf::actor_system> system;
+  ~owned_system() {
+    system.reset();
+    ++destroyed;
+  }
+};
+
+namespace {
+
+/// Tears down systems whose last handle went on one of their own threads (a callback or a
+/// device worker dropping the last request): a system's teardown waits for all its actors,
+/// the one dropping it included, so it cannot happen there. The process joins it at exit.
+class reaper {
+public:
+  static reaper& instance() {
+    static reaper r;
+    return r;
+  }
+  void take(std::unique_ptr<engine::owned_system> s) {
+    {
+      std::lock_guard lock(mutex_);
+      queue_.push_back(std::move(s));
+    }
+    cv_.notify_one();
+  }
+  ~reaper() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    cv_.notify_one();
+    thread_.join();
+  }
+
+private:
+  reaper() : thread_([this] { run(); }) {}
+  void run() {
+    std::unique_lock lock(mutex_);
+    while (true) {
+      cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      auto s = std::move(queue_.front());
+      queue_.pop_front();
+      lock.unlock();
+      s.reset();
+      lock.lock();
+    }
+  }
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<std::unique_ptr<engine::owned_system>> queue_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+} // namespace
+
+engine::engine() : owned(std::make_unique<owned_system>()) {
+  auto& cfg = owned->cfg;
   // Every actor on the inference path is detached (woken by a condition variable), so the
   // cooperative scheduler has little to do: few threads, and they back off to long sleeps
   // quickly instead of spinning on the 2 cores the inference needs.
@@ -17,16 +98,28 @@ engine::engine() {
   cfg.set("work-stealing.moderate-poll-attempts", 1);
   cfg.set("work-stealing.relaxed-sleep-duration", caf::timespan{std::chrono::milliseconds(10)});
   cfg.set("logger.verbosity", caf::atom("quiet"));
-  owned = std::make_unique<caf::actor_system>(cfg);
-  system = owned.get();
+  cfg.add_thread_hook<thread_marker>();
+  reaper::instance(); // made before any system, so it outlives them all at exit
+  owned->system = std::make_unique<caf::actor_system>(cfg);
+  system = owned->system.get();
   ++created;
+  release_thread();
 }
 
 engine::engine(caf::actor_system& borrowed) : system(&borrowed) {}
 
-engine::~engine() { owned.reset(); }
+engine::~engine() {
+  if (owned && own_system == owned->system.get()) reaper::instance().take(std::move(owned));
+}
+
+void engine::release_thread() const {
+  if (owned && own_system != owned->system.get() && caf::logger::current_logger() == &owned->system->logger())
+    caf::logger::set_current_actor_system(nullptr);
+}
 
 std::size_t engine::systems_created() { return created.load(); }
+
+std::size_t engine::systems_destroyed() { return destroyed.load(); }
 
 std::shared_ptr<engine> make_engine() { return std::make_shared<engine>(); }
 

@@ -16,13 +16,28 @@ struct engine {
   engine(const engine&) = delete;
   engine& operator=(const engine&) = delete;
 
-  caf::actor_system_config cfg; ///< the owned system's configuration (unused when borrowing)
-  std::unique_ptr<caf::actor_system> owned;
-  caf::actor_system* system = nullptr; ///< the one the actors run on: `owned` or the borrowed one
+  /// An owned system with the configuration it refers to.
+  struct owned_system;
+  std::unique_ptr<owned_system> owned;
+  caf::actor_system* system = nullptr; ///< the one the actors run on: `owned`'s or the borrowed one
+
+  /// CAF keeps, per thread, a counted reference to the logger of the last system that thread
+  /// made, spawned on or made a scoped_actor of, and a system's teardown waits until every
+  /// such reference is gone. So an application thread that made a Core, or compiled a model,
+  /// and lives on, would hang the teardown on any other thread. The public calls that may
+  /// reach CAF drop this thread's reference to the owned system's logger on their way out
+  /// (a `thread_release`); the system's own threads keep theirs (they end before it waits).
+  void release_thread() const;
+  struct thread_release {
+    const engine& eng;
+    ~thread_release() { eng.release_thread(); }
+  };
 
   /// How many systems engines have created in this process: lets a test show that a borrowing
   /// Core made none.
   static std::size_t systems_created();
+  /// How many of them have been torn down: lets a test see a teardown finish.
+  static std::size_t systems_destroyed();
 };
 
 std::shared_ptr<engine> make_engine();

@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <deque>
 #include <filesystem>
+#include <future>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -14,6 +15,7 @@
 #include "actors/device_pool.hpp"
 #include "benchmarks/tiny_onnx.hpp"
 #include "runtime/compiled_model_impl.hpp"
+#include "runtime/engine.hpp"
 #include "tests/support/expect_error.hpp"
 #include "tests/support/test_data.hpp"
 
@@ -331,6 +333,56 @@ BOOST_AUTO_TEST_CASE(a_slow_callback_does_not_stall_the_device) {
   a.wait();
   b.wait();
   BOOST_TEST(b_calls.load() == 1);
+}
+
+BOOST_AUTO_TEST_CASE(dropping_every_handle_while_a_callback_runs_tears_down_without_a_hang) {
+  // The request, its model and the Core are dropped while the request's callback waits: the
+  // last reference then goes on a thread of the Core's own actor system, whose teardown
+  // waits for that thread's actor. The teardown must finish (a hang is CTest's timeout).
+  const auto destroyed = engine::systems_destroyed();
+  std::promise<void> dropped;
+  auto go = dropped.get_future().share();
+  {
+    Core core;
+    auto cm = core.compile_model(add_model(), "CPU");
+    auto req = cm.create_infer_request();
+    req.set_tensor("a", filled({1, 8}, 1));
+    req.set_tensor("b", filled({1, 8}, 2));
+    req.set_callback([go](std::exception_ptr) { go.wait(); });
+    req.start_async();
+  }
+  dropped.set_value();
+  while (engine::systems_destroyed() == destroyed) std::this_thread::yield();
+}
+
+BOOST_AUTO_TEST_CASE(a_core_made_on_a_thread_that_lives_on_is_destroyed_on_another) {
+  // CAF's per-thread logger reference would make the teardown wait for the making thread.
+  const auto destroyed = engine::systems_destroyed();
+  std::unique_ptr<Core> core;
+  CompiledModel cm;
+  std::promise<void> made, torn_down;
+  std::thread maker([&] {
+    core = std::make_unique<Core>();
+    cm = core->compile_model(add_model(), "MULTI:CPU,REFERENCE");
+    cm.set_property({{"DEVICE_PRIORITIES", "REFERENCE,CPU"}});
+    {
+      auto req = cm.create_infer_request();
+      req.set_tensor("a", filled({1, 8}, 1));
+      req.set_tensor("b", filled({1, 8}, 2));
+      req.set_callback([](std::exception_ptr) {});
+      req.infer();
+    }
+    made.set_value();
+    torn_down.get_future().wait(); // alive while the main thread tears the Core down
+  });
+  made.get_future().wait();
+  cm = CompiledModel();
+  core.reset();
+  // The last reference may go on one of the system's threads (a callback's): then it is torn
+  // down on another thread, soon. A hang is CTest's timeout.
+  while (engine::systems_destroyed() == destroyed) std::this_thread::yield();
+  torn_down.set_value();
+  maker.join();
 }
 
 BOOST_AUTO_TEST_CASE(device_errors_complete_once_and_next_request_works) {
