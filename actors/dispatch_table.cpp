@@ -36,9 +36,15 @@ bool dispatch_table::may_take(std::size_t d, const std::vector<bool>& tried) con
   return !devices_[d].failed_out && !(d < tried.size() && tried[d]);
 }
 
+bool dispatch_table::order_alive() const {
+  return std::any_of(order_.begin(), order_.end(), [&](std::size_t d) { return !devices_[d].failed_out; });
+}
+
 std::vector<std::size_t> dispatch_table::candidates(const std::vector<bool>& tried) const {
   std::vector<std::size_t> r = order_;
-  if (std::find(tried.begin(), tried.end(), true) != tried.end()) r.insert(r.end(), fallback_.begin(), fallback_.end());
+  // The fallbacks take retries, and everything once every device of the order failed out.
+  if (!order_alive() || std::find(tried.begin(), tried.end(), true) != tried.end())
+    r.insert(r.end(), fallback_.begin(), fallback_.end());
   return r;
 }
 
@@ -147,7 +153,7 @@ void dispatch_table::finished(std::size_t d, double started_us, double now_us, b
 
 std::vector<std::string> dispatch_table::serving() const {
   std::vector<std::string> r;
-  for (auto d : order_)
+  for (auto d : order_alive() ? order_ : fallback_)
     if (!devices_[d].failed_out) r.push_back(devices_[d].name);
   return r;
 }

@@ -57,7 +57,8 @@ public:
   void finished(std::size_t d, double started_us, double now_us, bool device_fault);
 
   const std::vector<device>& devices() const { return devices_; }
-  /// Devices in the current order that have not failed out: EXECUTION_DEVICES.
+  /// Devices in the current order that have not failed out (the fallbacks once all have):
+  /// EXECUTION_DEVICES.
   std::vector<std::string> serving() const;
   /// After this many device errors in a row, a device leaves the list.
   static constexpr int max_failures_in_a_row = 3;
@@ -66,7 +67,10 @@ private:
   bool open(std::size_t d, const std::vector<bool>& tried) const;
   /// Not failed out, compiled, and not failed by this request already.
   bool may_take(std::size_t d, const std::vector<bool>& tried) const;
-  /// The devices a request may go to: the order, then for a retry the fallbacks.
+  /// Some device of the order has not failed out.
+  bool order_alive() const;
+  /// The devices a request may go to: the order, then for a retry the fallbacks (for every
+  /// request once the order's devices all failed out).
   std::vector<std::size_t> candidates(const std::vector<bool>& tried) const;
   /// When `d`, now full, could start one more request, estimated: its oldest run's remaining time.
   double free_in(const device& d, double now_us) const;

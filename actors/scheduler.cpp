@@ -230,7 +230,8 @@ scheduler::scheduler(caf::actor_system& sys, scheduler_spec spec)
   dispatch_table table(names, slots, spec.policy, spec.wait_for_faster);
   for (std::size_t d = 0; d < spec.devices.size(); ++d)
     if (!spec.devices[d].run) table.set_ready(d, false);
-  if (!spec.order.empty()) table.set_priorities(spec.order);
+  if (!spec.order.empty() || !spec.fallback.empty())
+    table.set_priorities(spec.order.empty() ? table.priorities() : spec.order, spec.fallback);
   auto st = std::make_shared<scheduler_state>(std::move(spec.devices), std::move(table), spec.runtime_fallback,
                                               std::move(spec.on_serving), counters_);
   st->serving = st->table.serving();

@@ -43,6 +43,7 @@ struct scheduler_spec {
   /// The order to start with, by index; empty: `devices` as listed. A device still compiling
   /// may be listed (requests wait for it) or left out until device_ready names it.
   std::vector<std::size_t> order;
+  std::vector<std::size_t> fallback; ///< devices that take only requests another device failed
   schedule_policy policy = schedule_policy::device_priority;
   bool runtime_fallback = true; ///< re-run a request a device failed on the next device
   /// Let a request wait for a busy faster device rather than run on a free slower one

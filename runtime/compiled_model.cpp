@@ -101,6 +101,11 @@ void CompiledModel::set_property(const AnyMap& properties) {
       throw Exception("property '" + name + "' of a model compiled for " + impl_->device +
                       " cannot change after compiling" +
                       (multi ? "" : " (only MULTI's DEVICE_PRIORITIES can)"));
+    if (!multi->live_priorities)
+      throw Exception("DEVICE_PRIORITIES of a model compiled for " + impl_->device + " with PERFORMANCE_HINT " +
+                      impl_->config.hint +
+                      " cannot change: AUTO serves from one device (the CPU only helps it); MULTI, or AUTO with "
+                      "CUMULATIVE_THROUGHPUT, takes new priorities");
     // Every entry must name devices of the compiled list ("GPU" is every GPU of it).
     const auto listed = parse_priorities("compiled model " + impl_->device, value.as_string());
     std::vector<std::size_t> order;

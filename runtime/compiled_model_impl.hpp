@@ -45,6 +45,8 @@ struct CompiledModel::Impl {
     std::string policy;               ///< SCHEDULE_POLICY
     std::mutex mutex;
     std::vector<std::string> priorities; ///< as last set; empty: the compiled list
+    /// false for AUTO's one device (the CPU helping it): its order is AUTO's, not the application's
+    bool live_priorities = true;
   };
   std::shared_ptr<multi_state> multi;
   std::unique_ptr<actors::runner> runner;

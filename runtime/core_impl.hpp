@@ -6,6 +6,7 @@
 #include <troupe/exception.hpp>
 
 #include <algorithm>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -66,7 +67,19 @@ struct Core::Impl {
   std::string no_gpu_reason; ///< why there is no GPU, once enumerated and none found
   mutable std::mutex mutex;  ///< guards the lazy enumeration and the device table
 
+  /// Compiles that run after compile_model returned (AUTO's accelerator while the CPU serves):
+  /// they use this Core, so it waits for them before it goes.
+  struct background_compiles {
+    std::mutex mutex;
+    std::condition_variable done;
+    int running = 0;
+  } background;
+
   Impl() : Impl(make_engine()) {}
+  ~Impl() {
+    std::unique_lock lock(background.mutex);
+    background.done.wait(lock, [&] { return background.running == 0; });
+  }
   /// On a given engine: troupe/caf.hpp's make_core passes one that borrows the application's system.
   explicit Impl(std::shared_ptr<engine> e) : eng(std::move(e)) {
 #ifdef TROUPE_HAVE_CPU

@@ -40,6 +40,132 @@ int auto_rank(const Core::Impl::routed_device& d) {
   return type == "discrete" ? 0 : type == "integrated" ? 1 : 3;
 }
 
+
+AnyMap with_hint(AnyMap p, const std::string& hint) {
+  if (!p.count("PERFORMANCE_HINT")) p["PERFORMANCE_HINT"] = hint;
+  return p;
+}
+
+/// The first of `devs` that compiles `model`, with the errors of those before it.
+std::shared_ptr<CompiledModel::Impl> first_compiling(Core::Impl& core, const Model& model,
+                                                     const std::vector<Core::Impl::routed_device>& devs,
+                                                     const std::string& hint, std::string& tried) {
+  for (const auto& d : devs) {
+    try {
+      return core.compile_single(model, d.name, with_hint(d.props, hint));
+    } catch (const std::exception& e) {
+      tried += (tried.empty() ? "" : "; ") + d.name + ": " + e.what();
+    }
+  }
+  return nullptr;
+}
+
+/// AUTO with LATENCY or THROUGHPUT: one device serves, the first of `devs` that compiles the
+/// model. When that is not the CPU and the CPU is a candidate, the CPU helps:
+/// - startup fallback: the CPU is compiled first and serves while the chosen device compiles
+///   in the background (an actor), then hands over from the next request on;
+/// - runtime fallback: a request the chosen device fails with a device error runs again on
+///   the CPU.
+/// Both go through the scheduler; without either, the chosen device's model is returned as it is.
+CompiledModel compile_auto_one(Core::Impl& core, const Model& model, const std::string& device,
+                               std::vector<Core::Impl::routed_device> devs, const std::string& hint, bool startup,
+                               bool runtime_fallback) {
+  const auto cpu_at = std::find_if(devs.begin(), devs.end(), [](const auto& d) { return d.name == "CPU"; });
+  const bool cpu_helps = cpu_at != devs.end() && cpu_at != devs.begin() && (startup || runtime_fallback);
+  std::string tried;
+  if (!cpu_helps) {
+    if (auto one = first_compiling(core, model, devs, hint, tried)) return CompiledModel(one);
+    throw Exception("device '" + device + "' could not compile the model on any of its devices (" + tried + ")");
+  }
+  const auto cpu = *cpu_at;
+  std::vector<Core::Impl::routed_device> accelerators(devs.begin(), cpu_at); // ranked before the CPU
+
+  std::shared_ptr<CompiledModel::Impl> chosen;
+  if (!startup) {
+    chosen = first_compiling(core, model, accelerators, hint, tried);
+    if (!chosen) { // none of those before the CPU compiles it: the CPU alone, as without help
+      std::vector<Core::Impl::routed_device> rest(cpu_at, devs.end());
+      if (auto one = first_compiling(core, model, rest, hint, tried)) return CompiledModel(one);
+      throw Exception("device '" + device + "' could not compile the model on any of its devices (" + tried + ")");
+    }
+  }
+  std::shared_ptr<CompiledModel::Impl> on_cpu;
+  try {
+    on_cpu = core.compile_single(model, "CPU", with_hint(cpu.props, hint));
+  } catch (const std::exception& e) {
+    if (chosen) return CompiledModel(chosen); // the CPU cannot help: the chosen device alone
+    // Startup fallback without a CPU model: compile the accelerators here, as without help.
+    if (auto one = first_compiling(core, model, devs, hint, tried)) return CompiledModel(one);
+    throw Exception("device '" + device + "' could not compile the model on any of its devices (" + tried + ")");
+  }
+
+  // Device 0: the accelerator (while it compiles, the first of the candidates before the CPU);
+  // device 1: the CPU.
+  const std::string first_name = chosen ? chosen->device : accelerators.front().name;
+  auto cm = std::make_shared<CompiledModel::Impl>();
+  cm->eng = core.eng;
+  cm->inputs = on_cpu->inputs;
+  cm->outputs = on_cpu->outputs;
+  cm->config = on_cpu->config;
+  cm->config.hint = hint;
+  cm->device = "AUTO:" + first_name + ",CPU";
+  auto report = std::make_shared<CompiledModel::Impl::split_report>();
+  report->devices = {chosen ? first_name : std::string("CPU")};
+  report->optimal_requests = chosen ? chosen->config.streams : on_cpu->config.streams;
+
+  actors::scheduler_spec spec;
+  spec.runtime_fallback = runtime_fallback;
+  const auto cpu_slots = static_cast<std::size_t>(on_cpu->config.streams);
+  if (chosen) {
+    const auto slots = static_cast<std::size_t>(chosen->config.streams);
+    spec.devices.push_back({first_name, std::make_shared<device_model>(std::move(chosen)), slots});
+  } else {
+    spec.devices.push_back({first_name, nullptr, 1});
+  }
+  spec.devices.push_back({"CPU", std::make_shared<device_model>(std::move(on_cpu)), cpu_slots});
+  spec.order = startup ? std::vector<std::size_t>{1} : std::vector<std::size_t>{0};
+  if (!startup) spec.fallback = {1};
+  spec.on_serving = [report](const std::vector<std::string>& serving) {
+    std::lock_guard lock(report->mutex);
+    report->devices = serving;
+  };
+  auto sched = std::make_unique<actors::scheduler>(*core.eng->system, std::move(spec));
+  cm->multi = std::make_shared<CompiledModel::Impl::multi_state>();
+  cm->multi->sched = sched.get();
+  cm->multi->devices = {first_name, "CPU"};
+  cm->multi->policy = "DEVICE_PRIORITY";
+  cm->multi->live_priorities = false;
+
+  if (startup) {
+    // The accelerator compiles on an actor of its own while the CPU serves; the Core waits
+    // for it before it goes. The model hands over through the scheduler actor, or stays on
+    // the CPU when no candidate before the CPU compiles it (EXECUTION_DEVICES says CPU).
+    {
+      std::lock_guard lock(core.background.mutex);
+      ++core.background.running;
+    }
+    const caf::actor to = sched->handle();
+    core.eng->system->spawn<caf::detached>([&core, model, accelerators, hint, runtime_fallback, to, report]() {
+      std::string why;
+      if (auto one = first_compiling(core, model, {accelerators.front()}, hint, why)) {
+        {
+          std::lock_guard lock(report->mutex);
+          report->optimal_requests = one->config.streams;
+        }
+        std::vector<std::size_t> fallback;
+        if (runtime_fallback) fallback.push_back(1);
+        actors::scheduler::device_ready(to, 0, std::make_shared<device_model>(std::move(one)), {0}, std::move(fallback));
+      }
+      std::lock_guard lock(core.background.mutex);
+      --core.background.running;
+      core.background.done.notify_all();
+    });
+  }
+  cm->runner = std::move(sched);
+  cm->split = std::move(report);
+  return CompiledModel(cm);
+}
+
 } // namespace
 
 bool is_multi_or_auto(const std::string& device) {
@@ -49,7 +175,8 @@ bool is_multi_or_auto(const std::string& device) {
 }
 
 const std::set<std::string>& multi_own_keys() {
-  static const std::set<std::string> keys{"PERFORMANCE_HINT", "SCHEDULE_POLICY", "ENABLE_RUNTIME_FALLBACK"};
+  static const std::set<std::string> keys{"PERFORMANCE_HINT", "SCHEDULE_POLICY", "ENABLE_RUNTIME_FALLBACK",
+                                          "ENABLE_STARTUP_FALLBACK"};
   return keys;
 }
 
@@ -89,25 +216,18 @@ CompiledModel compile_multi(Core::Impl& core, const Model& model, const std::str
   if (devs.empty())
     throw Exception("device '" + device + "' leaves no device to run on; available devices: " + joined(core.listed()));
 
-  // AUTO ranks its candidates: for the one device of LATENCY or THROUGHPUT always (ties keep
-  // the list's order), for CUMULATIVE_THROUGHPUT unless the application ordered them.
+  // AUTO ranks its candidates when the application did not order them: for the one device of
+  // LATENCY or THROUGHPUT (the first that compiles), and for CUMULATIVE_THROUGHPUT. A list
+  // given (AUTO:GPU,CPU, DEVICE_PRIORITIES) is the order, as OpenVINO's AUTO takes it.
   const bool ordered = !ds.devices.empty() || props.count("DEVICE_PRIORITIES");
   const bool one_device = is_auto && hint != "CUMULATIVE_THROUGHPUT";
-  if (is_auto && (one_device || !ordered))
+  if (is_auto && !ordered)
     std::stable_sort(devs.begin(), devs.end(), [](const auto& a, const auto& b) { return auto_rank(a) < auto_rank(b); });
   if (one_device) {
-    // The best ranked that compiles the model.
-    std::string tried;
-    for (auto& d : devs) {
-      AnyMap p = d.props;
-      if (!p.count("PERFORMANCE_HINT")) p["PERFORMANCE_HINT"] = hint;
-      try {
-        return CompiledModel(core.compile_single(model, d.name, p));
-      } catch (const std::exception& e) {
-        tried += (tried.empty() ? "" : "; ") + d.name + ": " + e.what();
-      }
-    }
-    throw Exception("device '" + device + "' could not compile the model on any of its devices (" + tried + ")");
+    bool startup = true;
+    if (auto it = props.find("ENABLE_STARTUP_FALLBACK"); it != props.end())
+      startup = yes_no(device, "ENABLE_STARTUP_FALLBACK", it->second);
+    return compile_auto_one(core, model, device, devs, hint, startup, fallback);
   }
 
   // Every device serves, each configured for throughput unless told otherwise.

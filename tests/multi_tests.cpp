@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <thread>
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -123,6 +124,61 @@ BOOST_AUTO_TEST_CASE(auto_chooses_one_device_by_the_hint) {
   auto ctput = core.compile_model(model, "AUTO:CPU,REFERENCE", {{"PERFORMANCE_HINT", "CUMULATIVE_THROUGHPUT"}});
   BOOST_TEST(ctput.get_property("EXECUTION_DEVICES").as_string() == "CPU,REFERENCE");
   BOOST_TEST(run_many(ctput, 8).size() == 2u);
+}
+
+namespace {
+
+/// Waits, without a clock, until AUTO's EXECUTION_DEVICES reads `want` (a hand-over that never
+/// comes is CTest's timeout).
+void wait_for_devices(const CompiledModel& cm, const std::string& want) {
+  while (cm.get_property("EXECUTION_DEVICES").as_string() != want) std::this_thread::yield();
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(auto_takes_the_list_given_in_its_order_with_the_cpu_serving_while_the_first_compiles) {
+  Core core;
+  auto model = core.read_model(add_relu_model());
+  // A list given is the order: REFERENCE is chosen. The CPU serves until it has compiled.
+  auto cm = core.compile_model(model, "AUTO:REFERENCE,CPU");
+  const auto first = cm.get_property("EXECUTION_DEVICES").as_string();
+  BOOST_TEST((first == "CPU" || first == "REFERENCE"), first);
+  auto before = run_many(cm, 6);
+  BOOST_TEST(before["CPU"] + before["REFERENCE"] == 6u);
+  wait_for_devices(cm, "REFERENCE");
+  auto after = run_many(cm, 10);
+  BOOST_TEST(after["REFERENCE"] == before["REFERENCE"] + 10); // every request after the hand-over
+  BOOST_TEST(after["CPU"] == before["CPU"]);
+  BOOST_TEST(cm.get_property("PERFORMANCE_HINT").as_string() == "LATENCY");
+  expect_error([&] { cm.set_property({{"DEVICE_PRIORITIES", "CPU"}}); },
+               {"DEVICE_PRIORITIES", "AUTO", "one device", "CUMULATIVE_THROUGHPUT"});
+
+  // No startup fallback: the chosen device serves from the start, the CPU keeps only its failures.
+  auto direct = core.compile_model(model, "AUTO:REFERENCE,CPU", {{"ENABLE_STARTUP_FALLBACK", "NO"}});
+  BOOST_TEST(direct.get_property("EXECUTION_DEVICES").as_string() == "REFERENCE");
+  auto served = run_many(direct, 5);
+  BOOST_TEST(served["REFERENCE"] == 5u);
+  BOOST_TEST(served["CPU"] == 0u);
+  // Neither fallback: the chosen device's model alone, no scheduler.
+  auto alone = core.compile_model(model, "AUTO:REFERENCE,CPU",
+                                  {{"ENABLE_STARTUP_FALLBACK", "NO"}, {"ENABLE_RUNTIME_FALLBACK", "NO"}});
+  BOOST_TEST(alone.get_property("EXECUTION_DEVICES").as_string() == "REFERENCE");
+  expect_error([&] { alone.get_property("REQUESTS_SERVED"); }, {"REQUESTS_SERVED"});
+  // Without a list AUTO ranks: the CPU before lavapipe and REFERENCE, so it needs no help.
+  auto ranked = core.compile_model(model, "AUTO");
+  BOOST_TEST(ranked.get_property("EXECUTION_DEVICES").as_string() == "CPU");
+  expect_error([&] { core.compile_model(model, "AUTO:REFERENCE,CPU", {{"ENABLE_STARTUP_FALLBACK", "MAYBE"}}); },
+               {"ENABLE_STARTUP_FALLBACK", "MAYBE"});
+}
+
+BOOST_AUTO_TEST_CASE(auto_hands_over_from_the_cpu_to_a_gpu, *utf::precondition(tests::gpu_present())) {
+  Core core;
+  auto model = core.read_model(add_relu_model());
+  auto cm = core.compile_model(model, "AUTO:GPU.0,CPU");
+  run_many(cm, 4); // served by whichever holds the model: outputs checked either way
+  wait_for_devices(cm, "GPU.0");
+  auto served = run_many(cm, 8);
+  BOOST_TEST(served["GPU.0"] >= 8u);
 }
 
 BOOST_AUTO_TEST_CASE(auto_without_the_cpu_takes_a_gpu, *utf::precondition(tests::gpu_present())) {

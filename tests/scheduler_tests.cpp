@@ -140,7 +140,12 @@ BOOST_AUTO_TEST_CASE(a_fallback_device_takes_only_requests_another_device_failed
   BOOST_TEST(t.usable({true, false}));
   BOOST_TEST(!t.usable({true, true}));
   BOOST_TEST(t.serving() == (std::vector<std::string>{"GPU.0"})); // a fallback is not serving
-  t.set_priorities({0, 1}, {1});                     // listed in the order: not a fallback too
+  // Once GPU.0 fails out, the fallback serves every request.
+  t.finished(0, 0, 1, false);
+  for (int i = 0; i < dispatch_table::max_failures_in_a_row; ++i) ran(t, 0, 1, true);
+  BOOST_TEST(*t.pick(none_tried(), 0) == 1u);
+  BOOST_TEST(t.serving() == (std::vector<std::string>{"CPU"}));
+  t.set_priorities({0, 1}, {1}); // listed in the order: not a fallback too
   BOOST_TEST(t.fallbacks().empty());
 }
 
