@@ -211,9 +211,8 @@ static std::vector<std::string> shared_writable(Core::Impl& impl, const device_s
 Any Core::get_property(const std::string& device, const std::string& name) const {
   if (is_multi_or_auto(device)) {
     const auto kind = parse_device_string(device).virtual_device;
-    const std::vector<std::string> own{"FULL_DEVICE_NAME", "SUPPORTED_PROPERTIES", "DEVICE_PRIORITIES",
-                                       "DEVICE_PROPERTIES", "PERFORMANCE_HINT", "SCHEDULE_POLICY",
-                                       "ENABLE_RUNTIME_FALLBACK"};
+    std::vector<std::string> own{"FULL_DEVICE_NAME", "SUPPORTED_PROPERTIES", "DEVICE_PRIORITIES", "DEVICE_PROPERTIES"};
+    own.insert(own.end(), multi_own_keys().begin(), multi_own_keys().end());
     if (name == "FULL_DEVICE_NAME") return Any(kind);
     if (name == "SUPPORTED_PROPERTIES") {
       // With a list: also what every listed device has (MULTI hands those to each).

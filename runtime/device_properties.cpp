@@ -179,7 +179,8 @@ const std::vector<compiled_property_spec>& compiled_model_property_table() {
       {"EXECUTION_DEVICES", "all",
        "The device the model runs on, e.g. GPU.0 for GPU. HETERO: the devices its subgraphs run on, in "
        "priority order. MULTI: the devices serving, in the current priority order (a device that failed too "
-       "often has left). AUTO with LATENCY or THROUGHPUT: the device it chose."},
+       "often has left). AUTO with LATENCY or THROUGHPUT: the device it chose (the CPU while that device "
+       "still compiles, when the CPU serves meanwhile)."},
       {"NUM_STREAMS", "all",
        "The streams it runs with, after the hint (HETERO: those of its first device; each subgraph has "
        "its own device's)."},
@@ -195,7 +196,8 @@ const std::vector<compiled_property_spec>& compiled_model_property_table() {
        "and bring them back; only devices of the compiled list."},
       {"SCHEDULE_POLICY", "MULTI", "DEVICE_PRIORITY (the first device in order with a free slot) or ROUND_ROBIN."},
       {"REQUESTS_SERVED", "MULTI",
-       "How many requests each device completed so far, as DEVICE:COUNT,DEVICE:COUNT (troupe's own)."},
+       "How many requests each device completed so far, as DEVICE:COUNT,DEVICE:COUNT (troupe's own). Also on "
+       "AUTO with LATENCY or THROUGHPUT when the CPU helps the device it chose (startup or runtime fallback)."},
       {"HETERO_NUMBER_OF_SUBMODELS", "HETERO",
        "How many subgraphs HETERO split the model into (each compiled on its own device)."},
       {"LOADED_FROM_CACHE", "all",
