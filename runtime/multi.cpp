@@ -60,6 +60,29 @@ std::shared_ptr<CompiledModel::Impl> first_compiling(Core::Impl& core, const Mod
   return nullptr;
 }
 
+/// Serves `cm` through a scheduler over `spec`'s devices: EXECUTION_DEVICES follows the ones
+/// serving, the served counts and (when `live`) new priorities go through cm.multi.
+actors::scheduler& serve_through_scheduler(Core::Impl& core, CompiledModel::Impl& cm, actors::scheduler_spec spec,
+                                           std::shared_ptr<CompiledModel::Impl::split_report> report,
+                                           const std::string& policy, bool live) {
+  std::vector<std::string> names;
+  for (const auto& d : spec.devices) names.push_back(d.name);
+  spec.on_serving = [report](const std::vector<std::string>& serving) {
+    std::lock_guard lock(report->mutex);
+    report->devices = serving;
+  };
+  auto sched = std::make_unique<actors::scheduler>(*core.eng->system, std::move(spec));
+  auto& ref = *sched;
+  cm.multi = std::make_shared<CompiledModel::Impl::multi_state>();
+  cm.multi->sched = sched.get();
+  cm.multi->devices = std::move(names);
+  cm.multi->policy = policy;
+  cm.multi->live_priorities = live;
+  cm.runner = std::move(sched);
+  cm.split = std::move(report);
+  return ref;
+}
+
 /// AUTO with LATENCY or THROUGHPUT: one device serves, the first of `devs` that compiles the
 /// model. When that is not the CPU and the CPU is a candidate, the CPU helps:
 /// - startup fallback: the CPU is compiled first and serves while the chosen device compiles
@@ -125,16 +148,7 @@ CompiledModel compile_auto_one(Core::Impl& core, const Model& model, const std::
   spec.devices.push_back({"CPU", std::make_shared<device_model>(std::move(on_cpu)), cpu_slots});
   spec.order = startup ? std::vector<std::size_t>{1} : std::vector<std::size_t>{0};
   if (!startup) spec.fallback = {1};
-  spec.on_serving = [report](const std::vector<std::string>& serving) {
-    std::lock_guard lock(report->mutex);
-    report->devices = serving;
-  };
-  auto sched = std::make_unique<actors::scheduler>(*core.eng->system, std::move(spec));
-  cm->multi = std::make_shared<CompiledModel::Impl::multi_state>();
-  cm->multi->sched = sched.get();
-  cm->multi->devices = {first_name, "CPU"};
-  cm->multi->policy = "DEVICE_PRIORITY";
-  cm->multi->live_priorities = false;
+  auto& sched = serve_through_scheduler(core, *cm, std::move(spec), report, "DEVICE_PRIORITY", false);
 
   if (startup) {
     // The accelerator compiles on an actor of its own while the CPU serves; the Core waits
@@ -144,7 +158,7 @@ CompiledModel compile_auto_one(Core::Impl& core, const Model& model, const std::
       std::lock_guard lock(core.background.mutex);
       ++core.background.running;
     }
-    const caf::actor to = sched->handle();
+    const caf::actor to = sched.handle();
     core.eng->system->spawn<caf::detached>([&core, model, accelerators, hint, runtime_fallback, to, report]() {
       std::string why;
       if (auto one = first_compiling(core, model, {accelerators.front()}, hint, why)) {
@@ -161,8 +175,6 @@ CompiledModel compile_auto_one(Core::Impl& core, const Model& model, const std::
       core.background.done.notify_all();
     });
   }
-  cm->runner = std::move(sched);
-  cm->split = std::move(report);
   return CompiledModel(cm);
 }
 
@@ -239,11 +251,9 @@ CompiledModel compile_multi(Core::Impl& core, const Model& model, const std::str
   int optimal = 0;
   std::vector<std::string> names;
   for (auto& d : devs) {
-    AnyMap p = d.props;
-    if (!p.count("PERFORMANCE_HINT")) p["PERFORMANCE_HINT"] = hint == "LATENCY" ? "LATENCY" : "THROUGHPUT";
     std::shared_ptr<CompiledModel::Impl> one;
     try {
-      one = core.compile_single(model, d.name, p);
+      one = core.compile_single(model, d.name, with_hint(d.props, hint == "LATENCY" ? "LATENCY" : "THROUGHPUT"));
     } catch (const std::exception& e) {
       throw Exception("device '" + device + "': compiling on " + d.name + ": " + e.what());
     }
@@ -263,17 +273,8 @@ CompiledModel compile_multi(Core::Impl& core, const Model& model, const std::str
   auto report = std::make_shared<CompiledModel::Impl::split_report>();
   report->devices = names;
   report->optimal_requests = optimal;
-  spec.on_serving = [report](const std::vector<std::string>& serving) {
-    std::lock_guard lock(report->mutex);
-    report->devices = serving;
-  };
-  auto sched = std::make_unique<actors::scheduler>(*core.eng->system, std::move(spec));
-  cm->multi = std::make_shared<CompiledModel::Impl::multi_state>();
-  cm->multi->sched = sched.get();
-  cm->multi->devices = names;
-  cm->multi->policy = policy == actors::schedule_policy::round_robin ? "ROUND_ROBIN" : "DEVICE_PRIORITY";
-  cm->runner = std::move(sched);
-  cm->split = std::move(report);
+  serve_through_scheduler(core, *cm, std::move(spec), std::move(report),
+                          policy == actors::schedule_policy::round_robin ? "ROUND_ROBIN" : "DEVICE_PRIORITY", true);
   return CompiledModel(cm);
 }
 
