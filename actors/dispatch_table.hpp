@@ -3,6 +3,7 @@
 /// passes the time in), so that every rule is tested step by step: which device takes the
 /// next request, under the priority order of the moment; when waiting for a faster device
 /// beats a free slot on a slower one; when a device that keeps failing leaves.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -41,8 +42,13 @@ public:
   void set_priorities(std::vector<std::size_t> order, std::vector<std::size_t> fallback = {});
   const std::vector<std::size_t>& priorities() const { return order_; }
   const std::vector<std::size_t>& fallbacks() const { return fallback_; }
-  /// Device `d`'s model is compiled (or not yet: it takes nothing until it is).
-  void set_ready(std::size_t d, bool ready) { devices_[d].ready = ready; }
+  /// Device `d`'s model is not compiled yet: it takes nothing until it arrives.
+  void set_compiling(std::size_t d) { devices_[d].ready = false; }
+  /// Device `d`'s model is compiled and runs `slots` requests at once.
+  void arrived(std::size_t d, std::size_t slots) {
+    devices_[d].ready = true;
+    devices_[d].slots = std::max<std::size_t>(1, slots);
+  }
 
   /// The device for the request at the head of the queue, or none (every usable device is
   /// full, or a busy faster device would finish it sooner than a free slower one). `tried`:

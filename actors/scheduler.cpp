@@ -209,7 +209,7 @@ caf::behavior scheduler_actor(caf::event_based_actor*, std::shared_ptr<scheduler
       [=](ready_atom, std::shared_ptr<device_arrival>& a) {
         st->act([&] {
           st->devices[a->index].run = std::move(a->run);
-          st->table.set_ready(a->index, true);
+          st->table.arrived(a->index, a->slots);
           st->table.set_priorities(std::move(a->order), std::move(a->fallback));
           st->tell_serving();
         });
@@ -229,7 +229,7 @@ scheduler::scheduler(caf::actor_system& sys, scheduler_spec spec)
   }
   dispatch_table table(names, slots, spec.policy, spec.wait_for_faster);
   for (std::size_t d = 0; d < spec.devices.size(); ++d)
-    if (!spec.devices[d].run) table.set_ready(d, false);
+    if (!spec.devices[d].run) table.set_compiling(d);
   if (!spec.order.empty() || !spec.fallback.empty())
     table.set_priorities(spec.order.empty() ? table.priorities() : spec.order, spec.fallback);
   auto st = std::make_shared<scheduler_state>(std::move(spec.devices), std::move(table), spec.runtime_fallback,
@@ -258,8 +258,9 @@ void scheduler::set_priorities(std::vector<std::size_t> order, std::vector<std::
 }
 
 void scheduler::device_ready(const caf::actor& sched, std::size_t index, std::shared_ptr<runner> run,
-                             std::vector<std::size_t> order, std::vector<std::size_t> fallback) {
-  auto a = std::make_shared<device_arrival>(device_arrival{index, std::move(run), std::move(order), std::move(fallback)});
+                             std::size_t slots, std::vector<std::size_t> order, std::vector<std::size_t> fallback) {
+  auto a = std::make_shared<device_arrival>(
+      device_arrival{index, std::move(run), slots, std::move(order), std::move(fallback)});
   caf::anon_send(sched, ready_atom::value, std::move(a));
 }
 

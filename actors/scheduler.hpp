@@ -35,6 +35,7 @@ struct scheduled_device {
 struct device_arrival {
   std::size_t index = 0;
   std::shared_ptr<runner> run;
+  std::size_t slots = 1;
   std::vector<std::size_t> order, fallback;
 };
 
@@ -67,9 +68,10 @@ public:
   void set_priorities(std::vector<std::size_t> order, std::vector<std::size_t> fallback = {});
   /// The scheduler actor, for device_ready from an actor that may outlive this object.
   const caf::actor& handle() const { return actor_; }
-  /// Tells the scheduler `sched` that device `index`'s model is compiled: it serves from the
-  /// next dispatch on, under the new `order` and `fallback`. Dropped when the scheduler is gone.
-  static void device_ready(const caf::actor& sched, std::size_t index, std::shared_ptr<runner> run,
+  /// Tells the scheduler `sched` that device `index`'s model is compiled (`slots` requests at
+  /// once): it serves from the next dispatch on, under the new `order` and `fallback`. Dropped
+  /// when the scheduler is gone.
+  static void device_ready(const caf::actor& sched, std::size_t index, std::shared_ptr<runner> run, std::size_t slots,
                            std::vector<std::size_t> order, std::vector<std::size_t> fallback);
   /// Requests each device completed, in the original order.
   std::vector<uint64_t> served() const;

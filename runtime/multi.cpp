@@ -168,7 +168,9 @@ CompiledModel compile_auto_one(Core::Impl& core, const Model& model, const std::
         }
         std::vector<std::size_t> fallback;
         if (runtime_fallback) fallback.push_back(1);
-        actors::scheduler::device_ready(to, 0, std::make_shared<device_model>(std::move(one)), {0}, std::move(fallback));
+        const auto slots = static_cast<std::size_t>(one->config.streams);
+        actors::scheduler::device_ready(to, 0, std::make_shared<device_model>(std::move(one)), slots, {0},
+                                        std::move(fallback));
       }
       std::lock_guard lock(core.background.mutex);
       --core.background.running;

@@ -151,13 +151,17 @@ BOOST_AUTO_TEST_CASE(a_fallback_device_takes_only_requests_another_device_failed
 
 BOOST_AUTO_TEST_CASE(a_device_still_compiling_takes_nothing_but_keeps_requests_waiting) {
   dispatch_table t({"GPU.0", "CPU"}, {1, 1}, schedule_policy::device_priority, false);
-  t.set_ready(0, false);
+  t.set_compiling(0);
   BOOST_TEST(*t.pick(none_tried(), 0) == 1u); // GPU.0 is first but not compiled yet
   t.set_priorities({0});
   BOOST_TEST(!t.pick(none_tried(), 0));
   BOOST_TEST(t.usable(none_tried())); // the request waits for it rather than failing
-  t.set_ready(0, true);
+  t.arrived(0, 2); // with its own count
   BOOST_TEST(*t.pick(none_tried(), 0) == 0u);
+  t.started(0, 0);
+  BOOST_TEST(*t.pick(none_tried(), 0) == 0u);
+  t.started(0, 0);
+  BOOST_TEST(!t.pick(none_tried(), 0));
 }
 
 // ---- the scheduler actor --------------------------------------------------------------------
@@ -440,7 +444,7 @@ BOOST_AUTO_TEST_CASE(requests_wait_for_a_device_still_compiling_then_run_there) 
   for (uint64_t i = 1; i <= 3; ++i) d.sched->submit(inference{i, {scalar(float(i))}, rec});
   BOOST_TEST(d.cpu->seen_count() == 0u);
   BOOST_TEST(rec->completions.empty());
-  scheduler::device_ready(d.sched->handle(), 0, d.compiled_gpu, {0}, {});
+  scheduler::device_ready(d.sched->handle(), 0, d.compiled_gpu, 1, {0}, {});
   rec->wait_for_count(3);
   for (uint64_t i = 1; i <= 3; ++i) BOOST_TEST(rec->values[i] == 10.0f * float(i));
 }
@@ -463,7 +467,7 @@ BOOST_AUTO_TEST_CASE(startup_hand_over_the_cpu_serves_until_the_accelerator_arri
   d.cpu->hold = true;
   d.sched->submit(inference{hand_over_at, {scalar(1)}, rec});
   d.cpu->wait_held(1);
-  scheduler::device_ready(d.sched->handle(), 0, d.compiled_gpu, {0}, {1});
+  scheduler::device_ready(d.sched->handle(), 0, d.compiled_gpu, 2, {0}, {1});
   wait_serving(d, {"GPU.0"});
   {
     std::lock_guard l(d.cpu->m);
