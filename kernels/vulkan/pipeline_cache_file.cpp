@@ -14,19 +14,20 @@
 
 #include <troupe/exception.hpp>
 
+#include "graph/wire.hpp"
+
 namespace troupe::kernels::vulkan {
 
 namespace {
 
 constexpr char magic[8] = {'t', 'r', 'o', 'u', 'p', 'e', 'V', 'C'};
-constexpr uint32_t format_version = 1;
+/// 2: the checksum is graph::content_hash, FNV-1a 64 proper (1 used a mistyped offset basis).
+constexpr uint32_t format_version = 2;
 /// magic, format version, blob size (u64), FNV-1a 64 of the blob.
 constexpr std::size_t header_bytes = sizeof magic + 4 + 8 + 8;
 
-uint64_t fnv1a(const uint8_t* p, std::size_t n) {
-  uint64_t h = 1469598103934665603ull;
-  for (std::size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
-  return h;
+uint64_t fnv1a(const std::vector<uint8_t>& blob) {
+  return graph::content_hash({reinterpret_cast<const char*>(blob.data()), blob.size()});
 }
 
 template <class T> void put(uint8_t* at, T v) { std::memcpy(at, &v, sizeof(T)); }
@@ -60,7 +61,7 @@ std::vector<uint8_t> wrap_cache_blob(const std::vector<uint8_t>& blob) {
   std::memcpy(out.data(), magic, sizeof magic);
   put<uint32_t>(out.data() + sizeof magic, format_version);
   put<uint64_t>(out.data() + sizeof magic + 4, blob.size());
-  put<uint64_t>(out.data() + sizeof magic + 12, fnv1a(blob.data(), blob.size()));
+  put<uint64_t>(out.data() + sizeof magic + 12, fnv1a(blob));
   if (!blob.empty()) std::memcpy(out.data() + header_bytes, blob.data(), blob.size());
   return out;
 }
@@ -90,7 +91,7 @@ std::optional<std::vector<uint8_t>> read_cache_file(const std::string& path, con
     return std::nullopt;
   }
   std::vector<uint8_t> blob(f.begin() + header_bytes, f.end());
-  if (fnv1a(blob.data(), blob.size()) != get<uint64_t>(h + 12)) {
+  if (fnv1a(blob) != get<uint64_t>(h + 12)) {
     why = path + " fails its checksum";
     return std::nullopt;
   }

@@ -1,0 +1,486 @@
+/// The wire format (docs/internals.md, "Wire format"). Layout, all little-endian:
+///   graph blob:  "troupeIR" u32 version | i64 opset | str source | u32 n, value* | u32 n, op*
+///                | u32 n, i32 input id* | u32 n, i32 output id*
+///   tensor blob: "troupeTS" u32 version | tensor
+///   str:    u32 length, bytes
+///   shape:  u8 rank_known | u32 rank, i64 dim* | u32 n, str symbol*
+///   tensor: i32 element type | u32 rank, i64 dim* | u64 byte count, bytes
+///   value:  str name | i32 element type | shape | u8 has constant | tensor?
+///   op:     str type | str domain | str name | u32 n, i32 input* | u32 n, i32 output*
+///           | u32 n, (str key, u8 kind, payload)* | u32 n, (str key, str value)*
+/// Floats travel as their bit patterns, so NaN payloads and -0 survive.
+#include "graph/wire.hpp"
+
+#include <troupe/exception.hpp>
+
+#include <bit>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+namespace troupe::graph {
+
+// Tensor bytes are copied as they lie in memory, so the host order must be the wire's.
+static_assert(std::endian::native == std::endian::little, "the wire format is little-endian");
+
+namespace {
+
+constexpr char graph_magic[8] = {'t', 'r', 'o', 'u', 'p', 'e', 'I', 'R'};
+constexpr char tensor_magic[8] = {'t', 'r', 'o', 'u', 'p', 'e', 'T', 'S'};
+
+/// Attribute kinds on the wire: fixed numbers, not the variant's index, so that reordering
+/// AttributeValue cannot silently change the meaning of a blob.
+enum class attr_kind : uint8_t { i64 = 0, f32 = 1, string = 2, ints = 3, floats = 4, strings = 5, tensor = 6 };
+static_assert(std::variant_size_v<AttributeValue> == 7,
+              "a new attribute kind needs a wire tag here and a new wire_format_version");
+
+/// The ONNX reader's own bound on a dimension; more is a forged or corrupted blob.
+constexpr int64_t max_dim = int64_t{1} << 40;
+/// Bytes each item of a list takes at least on the wire: a count larger than the bytes left
+/// can hold is refused before anything is allocated for it.
+constexpr std::size_t min_str = 4, min_shape = 1 + 4 + 4, min_tensor = 4 + 4 + 8;
+constexpr std::size_t min_value = min_str + 4 + min_shape + 1;
+constexpr std::size_t min_op = 3 * min_str + 4 + 4 + 4 + 4;
+constexpr std::size_t min_attr = min_str + 1 + 4;
+
+bool known_type(int32_t t) {
+  return (t >= 0 && t <= 13) || t == 16; // element_type's values (ONNX's TensorProto.DataType)
+}
+
+/// A name from a blob as it may appear in a message: short and printable.
+std::string quoted(std::string_view s) {
+  constexpr std::size_t keep = 64;
+  std::string r = "'";
+  for (std::size_t i = 0; i < s.size() && i < keep; ++i) r += (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?';
+  if (s.size() > keep) r += "...";
+  return r + "'";
+}
+
+// ---- Encoding ----
+
+class writer {
+public:
+  std::string out;
+
+  template <class T> void put(T v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    char b[sizeof(T)];
+    std::memcpy(b, &v, sizeof(T));
+    out.append(b, sizeof(T));
+  }
+  void u8(uint8_t v) { put(v); }
+  void u32(uint32_t v) { put(v); }
+  void i32(int32_t v) { put(v); }
+  void i64(int64_t v) { put(v); }
+  void u64(uint64_t v) { put(v); }
+  void f32(float v) { put(std::bit_cast<uint32_t>(v)); }
+
+  void count(std::size_t n, std::string_view of) {
+    if (n > std::numeric_limits<uint32_t>::max())
+      throw Exception("encode: " + std::string(of) + ": " + std::to_string(n) + " does not fit the wire format");
+    u32(static_cast<uint32_t>(n));
+  }
+  void str(std::string_view s) {
+    count(s.size(), "a string of that many bytes");
+    out.append(s);
+  }
+  void ids(const std::vector<ValueId>& v, std::string_view of) {
+    count(v.size(), of);
+    for (auto id : v) i32(id);
+  }
+  void shape(const PartialShape& s) {
+    u8(s.rank_known ? 1 : 0);
+    count(s.dims.size(), "shape rank");
+    for (auto d : s.dims) i64(d);
+    count(s.symbols.size(), "shape symbols");
+    for (const auto& sym : s.symbols) str(sym);
+  }
+  void tensor(const Tensor& t, std::string_view where) {
+    if (t.empty()) { // no type, no shape, no bytes
+      i32(static_cast<int32_t>(element_type::undefined));
+      u32(0);
+      u64(0);
+      return;
+    }
+    if (element_size(t.get_element_type()) == 0)
+      throw Exception("encode: " + std::string(where) + ": a tensor of element type " +
+                      to_string(t.get_element_type()) + " has no fixed-size bytes to send");
+    i32(static_cast<int32_t>(t.get_element_type()));
+    count(t.get_shape().size(), "tensor rank");
+    for (auto d : t.get_shape()) i64(d);
+    const std::size_t bytes = t.get_byte_size();
+    u64(bytes);
+    if (bytes) out.append(static_cast<const char*>(t.data()), bytes);
+  }
+  void attr(const AttributeValue& a, std::string_view where) {
+    std::visit(
+        [&](const auto& v) {
+          using T = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<T, int64_t>) {
+            u8(static_cast<uint8_t>(attr_kind::i64));
+            i64(v);
+          } else if constexpr (std::is_same_v<T, float>) {
+            u8(static_cast<uint8_t>(attr_kind::f32));
+            f32(v);
+          } else if constexpr (std::is_same_v<T, std::string>) {
+            u8(static_cast<uint8_t>(attr_kind::string));
+            str(v);
+          } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+            u8(static_cast<uint8_t>(attr_kind::ints));
+            count(v.size(), "attribute ints");
+            for (auto x : v) i64(x);
+          } else if constexpr (std::is_same_v<T, std::vector<float>>) {
+            u8(static_cast<uint8_t>(attr_kind::floats));
+            count(v.size(), "attribute floats");
+            for (auto x : v) f32(x);
+          } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+            u8(static_cast<uint8_t>(attr_kind::strings));
+            count(v.size(), "attribute strings");
+            for (const auto& x : v) str(x);
+          } else {
+            static_assert(std::is_same_v<T, Tensor>);
+            u8(static_cast<uint8_t>(attr_kind::tensor));
+            tensor(v, where);
+          }
+        },
+        a);
+  }
+};
+
+std::size_t constant_bytes(const Graph& g) {
+  std::size_t n = 0;
+  for (const auto& v : g.values)
+    if (v.constant) n += v.constant->get_byte_size();
+  return n;
+}
+
+// ---- Decoding ----
+
+class reader {
+public:
+  reader(std::string_view bytes, const std::string& what) : b_(bytes), what_(what) {}
+
+  /// "<what>: <part>: <reason>", the part being the innermost one being read.
+  [[noreturn]] void fail(const std::string& reason) const {
+    std::string where;
+    for (const auto& p : parts_) where += (where.empty() ? "" : " ") + p;
+    throw Exception(what_ + ": " + (where.empty() ? "header" : where) + ": " + reason);
+  }
+
+  std::size_t left() const { return b_.size() - pos_; }
+  std::size_t offset() const { return pos_; }
+
+  const char* take(std::size_t n) {
+    if (n > left())
+      fail("needs " + std::to_string(n) + " bytes at byte " + std::to_string(pos_) + ", the blob has " +
+           std::to_string(left()) + " left (truncated?)");
+    const char* p = b_.data() + pos_;
+    pos_ += n;
+    return p;
+  }
+  template <class T> T get() {
+    T v;
+    std::memcpy(&v, take(sizeof(T)), sizeof(T));
+    return v;
+  }
+  uint8_t u8() { return get<uint8_t>(); }
+  uint32_t u32() { return get<uint32_t>(); }
+  int32_t i32() { return get<int32_t>(); }
+  int64_t i64() { return get<int64_t>(); }
+  uint64_t u64() { return get<uint64_t>(); }
+  float f32() { return std::bit_cast<float>(get<uint32_t>()); }
+
+  bool flag(std::string_view of) {
+    const uint8_t v = u8();
+    if (v > 1) fail(std::string(of) + " is " + std::to_string(v) + ", not 0 or 1");
+    return v == 1;
+  }
+  /// A list's length, refused when the bytes left cannot hold that many items.
+  uint32_t count(std::size_t min_item, std::string_view of) {
+    const uint32_t n = u32();
+    if (n > left() / min_item)
+      fail("a count of " + std::to_string(n) + " " + std::string(of) + " cannot fit the " + std::to_string(left()) +
+           " bytes left");
+    return n;
+  }
+  std::string str() {
+    const uint32_t n = u32();
+    if (n > left()) fail("a string of " + std::to_string(n) + " bytes, " + std::to_string(left()) + " left");
+    return std::string(take(n), n);
+  }
+  element_type type() {
+    const int32_t t = i32();
+    if (!known_type(t)) fail("unknown element type " + std::to_string(t));
+    return static_cast<element_type>(t);
+  }
+  /// A value id: a value of the graph, or no_value where an omitted one is allowed.
+  ValueId id(std::size_t n_values, bool omittable, std::string_view of) {
+    const int32_t v = i32();
+    if (v == no_value && omittable) return v;
+    if (v < 0 || static_cast<std::size_t>(v) >= n_values)
+      fail(std::string(of) + " is value id " + std::to_string(v) + ", the graph has " + std::to_string(n_values) +
+           " values");
+    return v;
+  }
+  std::vector<ValueId> ids(std::size_t n_values, bool omittable, std::string_view of) {
+    const uint32_t n = count(4, of);
+    std::vector<ValueId> r;
+    r.reserve(n);
+    for (uint32_t i = 0; i < n; ++i) r.push_back(id(n_values, omittable, std::string(of) + " #" + std::to_string(i)));
+    return r;
+  }
+
+  PartialShape shape() {
+    PartialShape s;
+    s.rank_known = flag("rank_known");
+    const uint32_t rank = count(8, "dims");
+    if (!s.rank_known && rank) fail("a shape of unknown rank with " + std::to_string(rank) + " dims");
+    s.dims.reserve(rank);
+    uint64_t product = 1; // of the static dims: code multiplying them must not overflow
+    for (uint32_t i = 0; i < rank; ++i) {
+      const int64_t d = i64();
+      if (d > max_dim) fail("dim " + std::to_string(i) + " is " + std::to_string(d));
+      if (d > 1) product = checked_product(product, static_cast<uint64_t>(d), "the shape's static dims");
+      s.dims.push_back(d);
+    }
+    const uint32_t n = count(min_str, "symbols");
+    if (n > rank) fail(std::to_string(n) + " dim symbols for " + std::to_string(rank) + " dims");
+    s.symbols.reserve(n);
+    for (uint32_t i = 0; i < n; ++i) s.symbols.push_back(str());
+    return s;
+  }
+
+  Tensor tensor() {
+    const element_type t = type();
+    const uint32_t rank = count(8, "dims");
+    Shape shape;
+    shape.reserve(rank);
+    uint64_t elements = 1, nonzero = 1;
+    for (uint32_t i = 0; i < rank; ++i) {
+      const int64_t d = i64();
+      if (d < 0 || d > max_dim) fail("tensor dim " + std::to_string(i) + " is " + std::to_string(d));
+      if (d > 1) nonzero = checked_product(nonzero, static_cast<uint64_t>(d), "the tensor's dims");
+      elements = d == 0 ? 0 : elements * static_cast<uint64_t>(d); // <= nonzero: no overflow
+      shape.push_back(d);
+    }
+    const uint64_t bytes = u64();
+    if (t == element_type::undefined) { // an empty Tensor
+      if (rank || bytes) fail("a tensor without element type has a shape or bytes");
+      return {};
+    }
+    const std::size_t size = element_size(t);
+    if (size == 0) fail("a tensor of element type " + to_string(t) + " cannot travel as bytes");
+    const uint64_t expected = checked_product(elements, size, "the tensor's byte count");
+    if (bytes != expected)
+      fail("a tensor " + to_string(t) + to_string(shape) + " of " + std::to_string(bytes) + " bytes, its shape needs " +
+           std::to_string(expected));
+    if (bytes > left()) fail("a tensor of " + std::to_string(bytes) + " bytes, " + std::to_string(left()) + " left");
+    const char* data = take(static_cast<std::size_t>(bytes));
+    Tensor r(t, std::move(shape));
+    if (bytes) std::memcpy(r.data(), data, static_cast<std::size_t>(bytes));
+    return r;
+  }
+
+  void header(const char (&magic)[8], std::string_view kind) {
+    if (b_.size() < sizeof magic || std::memcmp(b_.data(), magic, sizeof magic) != 0)
+      fail("not a troupe " + std::string(kind) + " blob (no magic '" + std::string(magic, sizeof magic) + "')");
+    take(sizeof magic);
+    const uint32_t v = u32();
+    if (v != wire_format_version)
+      fail("wire format version " + std::to_string(v) + ", this troupe reads version " +
+           std::to_string(wire_format_version));
+  }
+  void end(std::string_view kind) {
+    if (left()) fail(std::to_string(left()) + " bytes after the end of the " + std::string(kind));
+  }
+
+  std::vector<std::string> parts_; ///< what is being read, outermost first (part pushes them)
+
+private:
+  uint64_t checked_product(uint64_t a, uint64_t b, std::string_view of) const {
+    if (b && a > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / b) fail(std::string(of) + " overflow");
+    return a * b;
+  }
+
+  std::string_view b_;
+  std::size_t pos_ = 0;
+  const std::string& what_;
+};
+
+/// Names what the reader reads while it lives: "op #12 'conv1'", then "attribute 'pads'".
+class part {
+public:
+  part(reader& r, std::string name) : r_(r) { r_.parts_.push_back(std::move(name)); }
+  ~part() { r_.parts_.pop_back(); }
+  part(const part&) = delete;
+  part& operator=(const part&) = delete;
+  void rename(std::string name) { r_.parts_.back() = std::move(name); }
+
+private:
+  reader& r_;
+};
+
+AttributeValue read_attr(reader& r) {
+  const uint8_t kind = r.u8();
+  switch (static_cast<attr_kind>(kind)) {
+  case attr_kind::i64: return r.i64();
+  case attr_kind::f32: return r.f32();
+  case attr_kind::string: return r.str();
+  case attr_kind::ints: {
+    const uint32_t n = r.count(8, "ints");
+    std::vector<int64_t> v;
+    v.reserve(n);
+    for (uint32_t i = 0; i < n; ++i) v.push_back(r.i64());
+    return v;
+  }
+  case attr_kind::floats: {
+    const uint32_t n = r.count(4, "floats");
+    std::vector<float> v;
+    v.reserve(n);
+    for (uint32_t i = 0; i < n; ++i) v.push_back(r.f32());
+    return v;
+  }
+  case attr_kind::strings: {
+    const uint32_t n = r.count(min_str, "strings");
+    std::vector<std::string> v;
+    v.reserve(n);
+    for (uint32_t i = 0; i < n; ++i) v.push_back(r.str());
+    return v;
+  }
+  case attr_kind::tensor: return r.tensor();
+  }
+  r.fail("unknown attribute kind " + std::to_string(kind));
+}
+
+Op read_op(reader& r, std::size_t index, std::size_t n_values) {
+  part p(r, "op #" + std::to_string(index));
+  Op op;
+  op.type = r.str();
+  op.domain = r.str();
+  op.name = r.str();
+  p.rename("op #" + std::to_string(index) + " " + quoted(op.name) + " (" + quoted(op.type) + ")");
+  op.inputs = r.ids(n_values, true, "input");
+  op.outputs = r.ids(n_values, true, "output");
+  const uint32_t n_attrs = r.count(min_attr, "attributes");
+  for (uint32_t i = 0; i < n_attrs; ++i) {
+    part a(r, "attribute #" + std::to_string(i));
+    std::string key = r.str();
+    a.rename("attribute " + quoted(key));
+    if (op.attrs.count(key)) r.fail("appears twice");
+    op.attrs.emplace(std::move(key), read_attr(r));
+  }
+  const uint32_t n_rt = r.count(2 * min_str, "rt_info entries");
+  for (uint32_t i = 0; i < n_rt; ++i) {
+    part a(r, "rt_info #" + std::to_string(i));
+    std::string key = r.str();
+    a.rename("rt_info " + quoted(key));
+    if (op.rt_info.count(key)) r.fail("appears twice");
+    op.rt_info.emplace(std::move(key), r.str());
+  }
+  return op;
+}
+
+} // namespace
+
+std::string encode_graph(const Graph& g) {
+  writer w;
+  w.out.reserve(constant_bytes(g) + 64 * (g.values.size() + g.ops.size()) + 64);
+  w.out.append(graph_magic, sizeof graph_magic);
+  w.u32(wire_format_version);
+  w.i64(g.opset);
+  w.str(g.source);
+  w.count(g.values.size(), "values");
+  for (const auto& v : g.values) {
+    w.str(v.name);
+    w.i32(static_cast<int32_t>(v.type));
+    w.shape(v.shape);
+    w.u8(v.constant ? 1 : 0);
+    if (v.constant) w.tensor(*v.constant, "the constant of value " + quoted(v.name));
+  }
+  w.count(g.ops.size(), "ops");
+  for (const auto& op : g.ops) {
+    w.str(op.type);
+    w.str(op.domain);
+    w.str(op.name);
+    w.ids(op.inputs, "op inputs");
+    w.ids(op.outputs, "op outputs");
+    w.count(op.attrs.size(), "attributes");
+    for (const auto& [k, a] : op.attrs) {
+      w.str(k);
+      w.attr(a, describe(op) + " attribute " + quoted(k));
+    }
+    w.count(op.rt_info.size(), "rt_info entries");
+    for (const auto& [k, v] : op.rt_info) {
+      w.str(k);
+      w.str(v);
+    }
+  }
+  w.ids(g.inputs, "graph inputs");
+  w.ids(g.outputs, "graph outputs");
+  return std::move(w.out);
+}
+
+Graph decode_graph(std::string_view bytes, const std::string& what) {
+  reader r(bytes, what);
+  r.header(graph_magic, "graph");
+  Graph g;
+  g.opset = r.i64();
+  {
+    part p(r, "source");
+    g.source = r.str();
+  }
+  const uint32_t n_values = r.count(min_value, "values");
+  g.values.reserve(n_values);
+  for (uint32_t i = 0; i < n_values; ++i) {
+    part p(r, "value #" + std::to_string(i));
+    Value v;
+    v.name = r.str();
+    p.rename("value #" + std::to_string(i) + " " + quoted(v.name));
+    v.type = r.type();
+    v.shape = r.shape();
+    if (r.flag("has_constant")) {
+      part c(r, "constant");
+      v.constant = r.tensor();
+    }
+    g.values.push_back(std::move(v));
+  }
+  const uint32_t n_ops = r.count(min_op, "ops");
+  g.ops.reserve(n_ops);
+  for (uint32_t i = 0; i < n_ops; ++i) g.ops.push_back(read_op(r, i, n_values));
+  {
+    part p(r, "graph inputs");
+    g.inputs = r.ids(n_values, false, "input");
+  }
+  {
+    part p(r, "graph outputs");
+    g.outputs = r.ids(n_values, false, "output");
+  }
+  r.end("graph");
+  return g;
+}
+
+std::string encode_tensor(const Tensor& t) {
+  writer w;
+  w.out.reserve(sizeof tensor_magic + 4 + min_tensor + 8 * t.get_shape().size() + (t.empty() ? 0 : t.get_byte_size()));
+  w.out.append(tensor_magic, sizeof tensor_magic);
+  w.u32(wire_format_version);
+  w.tensor(t, "tensor");
+  return std::move(w.out);
+}
+
+Tensor decode_tensor(std::string_view bytes, const std::string& what) {
+  reader r(bytes, what);
+  r.header(tensor_magic, "tensor");
+  part p(r, "tensor");
+  Tensor t = r.tensor();
+  r.end("tensor");
+  return t;
+}
+
+uint64_t content_hash(std::string_view bytes) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : bytes) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+} // namespace troupe::graph
