@@ -424,9 +424,9 @@ Graph decode_graph(std::string_view bytes, const std::string& what) {
   reader r(bytes, what);
   r.header(graph_magic, "graph");
   Graph g;
-  g.opset = r.i64();
   {
-    part p(r, "source");
+    part p(r, "opset and source");
+    g.opset = r.i64();
     g.source = r.str();
   }
   const uint32_t n_values = r.count(min_value, "values");
