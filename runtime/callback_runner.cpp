@@ -21,15 +21,21 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::callback_job)
 
 namespace troupe {
 
-callback_runner::callback_runner(caf::actor_system& sys) {
-  actor_ = sys.spawn<caf::detached>([]() -> caf::behavior {
+/// The callback thread's actor. A class (not a lambda without arguments: CAF 0.17's spawn of
+/// one dereferences an empty argument tuple, undefined behaviour that UBSan reports).
+class callback_actor final : public caf::event_based_actor {
+public:
+  explicit callback_actor(caf::actor_config& cfg) : caf::event_based_actor(cfg) {}
+  caf::behavior make_behavior() override {
     return {[](callback_atom, callback_job& job) {
       running_callbacks = true;
       auto run = std::move(job.run);
       run();
     }};
-  });
-}
+  }
+};
+
+callback_runner::callback_runner(caf::actor_system& sys) : actor_(sys.spawn<callback_actor, caf::detached>()) {}
 
 callback_runner::~callback_runner() { caf::anon_send_exit(actor_, caf::exit_reason::user_shutdown); }
 

@@ -83,6 +83,46 @@ actors::scheduler& serve_through_scheduler(Core::Impl& core, CompiledModel::Impl
   return ref;
 }
 
+/// AUTO's accelerator compiling while the CPU serves: what the compiling actor needs.
+struct startup_compile {
+  Core::Impl* core;
+  Model model;
+  Core::Impl::routed_device device;
+  std::string hint;
+  bool runtime_fallback;
+  caf::actor scheduler;
+  std::shared_ptr<CompiledModel::Impl::split_report> report;
+};
+
+} // namespace
+} // namespace troupe
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::shared_ptr<troupe::startup_compile>)
+
+namespace troupe {
+namespace {
+
+/// The compiling actor's body: compile, hand over through the scheduler actor, and tell the
+/// Core it is done (it waits for this before it goes).
+void compile_in_background(std::shared_ptr<startup_compile> job) {
+  auto& core = *job->core;
+  std::string why;
+  if (auto one = first_compiling(core, job->model, {job->device}, job->hint, why)) {
+    {
+      std::lock_guard lock(job->report->mutex);
+      job->report->optimal_requests = one->config.streams;
+    }
+    std::vector<std::size_t> fallback;
+    if (job->runtime_fallback) fallback.push_back(1);
+    const auto slots = static_cast<std::size_t>(one->config.streams);
+    actors::scheduler::device_ready(job->scheduler, 0, std::make_shared<device_model>(std::move(one)), slots, {0},
+                                    std::move(fallback));
+  }
+  std::lock_guard lock(core.background.mutex);
+  --core.background.running;
+  core.background.done.notify_all();
+}
+
 /// AUTO with LATENCY or THROUGHPUT: one device serves, the first of `devs` that compiles the
 /// model. When that is not the CPU and the CPU is a candidate, the CPU helps:
 /// - startup fallback: the CPU is compiled first and serves while the chosen device compiles
@@ -159,23 +199,10 @@ CompiledModel compile_auto_one(Core::Impl& core, const Model& model, const std::
       ++core.background.running;
     }
     const caf::actor to = sched.handle();
-    core.eng->system->spawn<caf::detached>([&core, model, accelerators, hint, runtime_fallback, to, report]() {
-      std::string why;
-      if (auto one = first_compiling(core, model, {accelerators.front()}, hint, why)) {
-        {
-          std::lock_guard lock(report->mutex);
-          report->optimal_requests = one->config.streams;
-        }
-        std::vector<std::size_t> fallback;
-        if (runtime_fallback) fallback.push_back(1);
-        const auto slots = static_cast<std::size_t>(one->config.streams);
-        actors::scheduler::device_ready(to, 0, std::make_shared<device_model>(std::move(one)), slots, {0},
-                                        std::move(fallback));
-      }
-      std::lock_guard lock(core.background.mutex);
-      --core.background.running;
-      core.background.done.notify_all();
-    });
+    core.eng->system->spawn<caf::detached>(
+        compile_in_background,
+        std::make_shared<startup_compile>(startup_compile{&core, model, accelerators.front(), hint, runtime_fallback,
+                                                          to, report}));
   }
   return CompiledModel(cm);
 }
