@@ -40,6 +40,12 @@ struct engine::owned_system {
 
 namespace {
 
+/// Closed once the process's static destruction has ended the reaper: a system whose last
+/// handle goes after that is left to the process's exit. Both have trivial destructors, so
+/// they are usable to the very end.
+std::mutex reaper_gate;
+bool reaper_closed = false;
+
 /// Tears down systems whose last handle went on one of their own threads (a callback or a
 /// device worker dropping the last request): a system's teardown waits for all its actors,
 /// the one dropping it included, so it cannot happen there. The process joins it at exit.
@@ -57,6 +63,10 @@ public:
     cv_.notify_one();
   }
   ~reaper() {
+    {
+      std::lock_guard gate(reaper_gate);
+      reaper_closed = true;
+    }
     {
       std::lock_guard lock(mutex_);
       stop_ = true;
@@ -109,7 +119,13 @@ engine::engine() : owned(std::make_unique<owned_system>()) {
 engine::engine(caf::actor_system& borrowed) : system(&borrowed) {}
 
 engine::~engine() {
-  if (owned && own_system == owned->system.get()) reaper::instance().take(std::move(owned));
+  if (!owned || own_system != owned->system.get()) return; // torn down here, by the member's destructor
+  std::lock_guard gate(reaper_gate);
+  if (reaper_closed) {
+    (void)owned.release(); // the process is exiting
+    return;
+  }
+  reaper::instance().take(std::move(owned));
 }
 
 void engine::release_thread() const {
