@@ -8,6 +8,8 @@
 
 #include <troupe/troupe.hpp>
 
+#include "actors/messages.hpp"
+#include "runtime/compiled_model_impl.hpp"
 #include "tests/support/gpu_env.hpp"
 #include "tests/support/ppocr_cases.hpp"
 
@@ -29,6 +31,7 @@
 #include <fstream>
 #include <iterator>
 #include <iostream>
+#include <condition_variable>
 #include <latch>
 #include <mutex>
 #include <optional>
@@ -387,31 +390,45 @@ BOOST_AUTO_TEST_CASE(streams_run_requests_in_parallel_with_right_results, *utf::
     reqs.back().set_input_tensor(1, ramp({1, 4096}, 0.25f, 1));
   }
 
-  // Parallel, observed without a clock: a completion callback runs on the thread of the stream
-  // that ran the request and holds that stream until it returns. Each of three requests'
-  // callbacks waits until all three have arrived, so the three pass only if three streams have
-  // a request in flight at the same moment; with fewer running in parallel the last never
-  // arrives and the test hangs (CTest's TIMEOUT reports it) instead of passing.
+  // Parallel, observed without a clock: a sink that holds each run just before it starts, on
+  // the thread of the stream that runs it, until three have arrived. The three pass only if
+  // three streams have a request in flight at the same moment; with fewer running in parallel
+  // the last never arrives and the test hangs (CTest's TIMEOUT reports it) instead of passing.
   {
-    std::latch all_in_flight(3);
-    std::mutex m;
-    std::set<std::thread::id> threads;
-    std::atomic<int> errors{0};
-    for (int r = 0; r < 3; ++r)
-      reqs[static_cast<std::size_t>(r)].set_callback([&](std::exception_ptr e) {
-        if (e) ++errors;
+    struct held_start : actors::completion_sink {
+      std::latch all_in_flight{3};
+      std::mutex m;
+      std::condition_variable cv;
+      std::set<std::thread::id> threads;
+      int done = 0, errors = 0;
+      void on_started(uint64_t) noexcept override {
         {
           std::lock_guard l(m);
           threads.insert(std::this_thread::get_id());
         }
         all_in_flight.arrive_and_wait();
-      });
-    for (int r = 0; r < 3; ++r) reqs[static_cast<std::size_t>(r)].start_async();
-    for (int r = 0; r < 3; ++r) reqs[static_cast<std::size_t>(r)].wait();
-    BOOST_TEST(errors.load() == 0);
-    BOOST_TEST(threads.size() == 3u); // three stream threads, none the test's own
-    BOOST_TEST(threads.count(std::this_thread::get_id()) == 0u);
-    for (int r = 0; r < 3; ++r) reqs[static_cast<std::size_t>(r)].set_callback(nullptr);
+      }
+      void on_outputs(uint64_t, std::vector<Tensor>, std::vector<kernels::op_profile>) noexcept override { end(false); }
+      void on_error(uint64_t, const actors::failure&) noexcept override { end(true); }
+      bool wanted(uint64_t) const noexcept override { return true; }
+      void end(bool error) {
+        std::lock_guard l(m);
+        ++done;
+        errors += error;
+        cv.notify_all();
+      }
+    };
+    auto sink = std::make_shared<held_start>();
+    for (int r = 0; r < 3; ++r) {
+      auto& req = reqs[static_cast<std::size_t>(r)];
+      compiled.impl()->runner->submit(
+          actors::inference{static_cast<uint64_t>(r + 1), {req.get_input_tensor(0), req.get_input_tensor(1)}, sink, 0});
+    }
+    std::unique_lock l(sink->m);
+    sink->cv.wait(l, [&] { return sink->done == 3; });
+    BOOST_TEST(sink->errors == 0);
+    BOOST_TEST(sink->threads.size() == 3u); // three stream threads, none the test's own
+    BOOST_TEST(sink->threads.count(std::this_thread::get_id()) == 0u);
   }
 
   // Right results with more requests than streams, round after round.
