@@ -60,6 +60,15 @@ std::shared_ptr<CompiledModel::Impl> first_compiling(Core::Impl& core, const Mod
   return nullptr;
 }
 
+/// The first of `devs` that compiles `model`; when none does, an error naming `device` and
+/// each device's reason (`tried` holds those gathered before).
+CompiledModel first_or_fail(Core::Impl& core, const Model& model, const std::string& device,
+                            const std::vector<Core::Impl::routed_device>& devs, const std::string& hint,
+                            std::string& tried) {
+  if (auto one = first_compiling(core, model, devs, hint, tried)) return CompiledModel(one);
+  throw Exception("device '" + device + "' could not compile the model on any of its devices (" + tried + ")");
+}
+
 /// Serves `cm` through a scheduler over `spec`'s devices: EXECUTION_DEVICES follows the ones
 /// serving, the served counts and (when `live`) new priorities go through cm.multi.
 actors::scheduler& serve_through_scheduler(Core::Impl& core, CompiledModel::Impl& cm, actors::scheduler_spec spec,
@@ -136,10 +145,7 @@ CompiledModel compile_auto_one(Core::Impl& core, const Model& model, const std::
   const auto cpu_at = std::find_if(devs.begin(), devs.end(), [](const auto& d) { return d.name == "CPU"; });
   const bool cpu_helps = cpu_at != devs.end() && cpu_at != devs.begin() && (startup || runtime_fallback);
   std::string tried;
-  if (!cpu_helps) {
-    if (auto one = first_compiling(core, model, devs, hint, tried)) return CompiledModel(one);
-    throw Exception("device '" + device + "' could not compile the model on any of its devices (" + tried + ")");
-  }
+  if (!cpu_helps) return first_or_fail(core, model, device, devs, hint, tried);
   const auto cpu = *cpu_at;
   std::vector<Core::Impl::routed_device> accelerators(devs.begin(), cpu_at); // ranked before the CPU
 
@@ -147,9 +153,7 @@ CompiledModel compile_auto_one(Core::Impl& core, const Model& model, const std::
   if (!startup) {
     chosen = first_compiling(core, model, accelerators, hint, tried);
     if (!chosen) { // none of those before the CPU compiles it: the CPU alone, as without help
-      std::vector<Core::Impl::routed_device> rest(cpu_at, devs.end());
-      if (auto one = first_compiling(core, model, rest, hint, tried)) return CompiledModel(one);
-      throw Exception("device '" + device + "' could not compile the model on any of its devices (" + tried + ")");
+      return first_or_fail(core, model, device, {cpu_at, devs.end()}, hint, tried);
     }
   }
   std::shared_ptr<CompiledModel::Impl> on_cpu;
@@ -158,8 +162,7 @@ CompiledModel compile_auto_one(Core::Impl& core, const Model& model, const std::
   } catch (const std::exception& e) {
     if (chosen) return CompiledModel(chosen); // the CPU cannot help: the chosen device alone
     // Startup fallback without a CPU model: compile the accelerators here, as without help.
-    if (auto one = first_compiling(core, model, devs, hint, tried)) return CompiledModel(one);
-    throw Exception("device '" + device + "' could not compile the model on any of its devices (" + tried + ")");
+    return first_or_fail(core, model, device, devs, hint, tried);
   }
 
   // Device 0: the accelerator (while it compiles, the first of the candidates before the CPU);
