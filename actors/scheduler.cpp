@@ -39,6 +39,11 @@ struct outbox {
 
 struct scheduler_state;
 
+/// The scheduler whose act() runs on this thread: one variable for every instantiation of
+/// act() (a static inside the template would be one per kind of decision, and a completion
+/// arriving inside a submit's send would then recurse instead of leaving the round to it).
+thread_local scheduler_state* settling = nullptr;
+
 /// One try of a request on one device: hands the slot on (or re-queues the request when the
 /// device failed it) before the application hears of it.
 class attempt final : public completion_sink {
@@ -86,7 +91,6 @@ struct scheduler_state : std::enable_shared_from_this<scheduler_state> {
   /// queue's length.
   template <class Decide>
   void act(Decide&& decide) {
-    static thread_local scheduler_state* settling = nullptr;
     if (settling == this) {
       std::lock_guard lock(mutex);
       decide();
