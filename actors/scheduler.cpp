@@ -12,7 +12,6 @@ namespace troupe::actors {
 
 namespace {
 
-using order_atom = caf::atom_constant<caf::atom("order")>;
 using ready_atom = caf::atom_constant<caf::atom("ready")>;
 
 double now_us() {
@@ -199,17 +198,10 @@ void attempt::on_error(uint64_t, const failure& f) noexcept {
   p_.job.sink->on_error(p_.job.request, f);
 }
 
-/// The actor: control that arrives while requests run. New priorities (a round trip, so that
-/// the caller reads them applied), and a device whose model finished compiling.
+/// The actor: what arrives from other actors while requests run: a device whose model
+/// finished compiling (AUTO's startup hand-over).
 caf::behavior scheduler_actor(caf::event_based_actor*, std::shared_ptr<scheduler_state> st) {
   return {
-      [=](order_atom, std::vector<std::size_t>& order, std::vector<std::size_t>& fallback) {
-        st->act([&] {
-          st->table.set_priorities(std::move(order), std::move(fallback));
-          st->tell_serving();
-        });
-        return true; // applied: set_priorities returns
-      },
       [=](ready_atom, std::shared_ptr<device_arrival>& a) {
         st->act([&] {
           st->devices[a->index].run = std::move(a->run);
@@ -255,10 +247,13 @@ void scheduler::submit(inference job) {
 }
 
 void scheduler::set_priorities(std::vector<std::size_t> order, std::vector<std::size_t> fallback) {
-  // A round trip, so that EXECUTION_DEVICES reads the new list as soon as this returns.
-  caf::scoped_actor self{sys_};
-  self->request(actor_, caf::infinite, order_atom::value, std::move(order), std::move(fallback))
-      .receive([](bool) {}, [](caf::error&) {}); // the actor is gone only while the model is destroyed
+  // Applied here, under the state's lock, before this returns (EXECUTION_DEVICES reads the new
+  // list at once); what it frees goes out from this thread.
+  auto& st = *std::static_pointer_cast<scheduler_state>(state_);
+  st.act([&] {
+    st.table.set_priorities(std::move(order), std::move(fallback));
+    st.tell_serving();
+  });
 }
 
 void scheduler::device_ready(const caf::actor& sched, std::size_t index, std::shared_ptr<runner> run,

@@ -10,11 +10,12 @@
 #include "graph/shape_inference.hpp"
 #include "runtime/compile_pipeline.hpp"
 #include "runtime/core_impl.hpp"
+#include "runtime/nodes.hpp"
 #include "runtime/multi.hpp"
 
 namespace troupe {
 
-Core::Core() : impl_(std::make_unique<Impl>()) {}
+Core::Core() : impl_(std::make_unique<Impl>()) { add_nodes_from_environment(*this); }
 Core::Core(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Core::~Core() = default;
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "actors/device_pool.hpp"
+#include "actors/remote_device.hpp"
 #include "runtime/compiled_model_impl.hpp"
 #include "runtime/device_properties.hpp"
 #include "runtime/device_string.hpp"
@@ -59,7 +60,14 @@ struct Core::Impl {
   /// set_property("HETERO" / "MULTI" / "AUTO", ...): DEVICE_PRIORITIES and what they route
   std::map<std::string, AnyMap> virtual_defaults;
   std::map<std::string, std::weak_ptr<actors::device_pool>> pools; ///< per device: see pool_for
-  std::vector<std::string> order; ///< CPU, GPU.0, GPU.1, ..., REFERENCE
+  std::vector<std::string> order; ///< CPU, GPU.0, GPU.1, ..., DEV@host:port, ..., REFERENCE
+  /// Nodes added (add_node), by "host:port": their devices are in `devices` as DEV@host:port.
+  std::map<std::string, std::shared_ptr<actors::node_link>> nodes;
+  std::vector<std::string> node_names() const {
+    std::vector<std::string> r;
+    for (const auto& [n, l] : nodes) r.push_back(n);
+    return r;
+  }
 
   /// Vulkan is enumerated on the first use of a GPU name or of the device list, not here:
   /// opening every device loads its shaders, which CPU-only use should not pay for.
@@ -307,6 +315,15 @@ struct Core::Impl {
         throw Exception("device '" + device + "' is not available: " + no_gpu_reason +
                         "; available devices: " + joined(listed_locked()));
       name = canonical_device_name(device);
+    }
+    if (auto at = name.find('@'); at != std::string::npos) {
+      // DEV@host:port: a device of a node; "GPU@..." is the node's GPU.0.
+      const auto node = name.substr(at + 1);
+      if (!nodes.count(node))
+        throw Exception("device '" + device + "': node " + node +
+                        " was not added (Core::add_node, TROUPE_NODES or -nodes); nodes added: " +
+                        (nodes.empty() ? std::string("none") : joined(node_names())));
+      if (name.compare(0, at, "GPU") == 0) name = "GPU.0" + name.substr(at);
     }
     auto it = devices.find(name);
     if (it == devices.end()) {

@@ -61,7 +61,12 @@ void parse_list(const std::string& owner, const std::string& list, bool allow_ex
     for (const auto& v : virtual_devices())
       if (entry == v || entry.rfind(v + ":", 0) == 0)
         throw Exception(owner + ": '" + entry + "': a virtual device cannot be listed inside another");
-    if (entry.find_first_of(" :(){}") != std::string::npos)
+    // A node's device (DEV@host:port) has its one ':' after the '@'.
+    const auto at = entry.find('@');
+    const std::string local = entry.substr(0, at);
+    const std::string node = at == std::string::npos ? "" : entry.substr(at + 1);
+    if (local.find_first_of(" :(){}@") != std::string::npos || node.find_first_of(" (){}@") != std::string::npos ||
+        (at != std::string::npos && (local.empty() || node.empty())))
       throw Exception(owner + ": '" + entry + "' is not a device name");
     for (const auto& seen : out.devices)
       if (seen.name == entry) throw Exception(owner + ": device '" + entry + "' is listed twice");

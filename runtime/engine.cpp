@@ -6,6 +6,10 @@
 #include <mutex>
 #include <thread>
 
+#include <caf/io/all.hpp>
+
+#include "actors/protocol/node.hpp"
+
 namespace troupe {
 
 namespace {
@@ -109,6 +113,9 @@ engine::engine() : owned(std::make_unique<owned_system>()) {
   cfg.set("work-stealing.relaxed-sleep-duration", caf::timespan{std::chrono::milliseconds(10)});
   cfg.set("logger.verbosity", caf::atom("quiet"));
   cfg.add_thread_hook<thread_marker>();
+  // Remote devices: CAF's network layer, and the node protocol's types under their names.
+  cfg.load<caf::io::middleman>();
+  actors::node_protocol::add_node_message_types(cfg);
   reaper::instance(); // made before any system, so it outlives them all at exit
   owned->system = std::make_unique<caf::actor_system>(cfg);
   system = owned->system.get();

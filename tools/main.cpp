@@ -8,6 +8,7 @@
 
 #include "tools/args.hpp"
 #include "tools/commands.hpp"
+#include "tools/node_flags.hpp"
 #include "tools/usage.hpp"
 
 namespace {
@@ -31,13 +32,15 @@ int main(int argc, char** argv) {
     std::fputs(usage(argc > 2 ? argv[2] : "").c_str(), stdout);
     return 0;
   }
-  const bool known = cmd == "devices" || cmd == "query" || cmd == "run" || cmd == "bench";
+  const bool known = cmd == "devices" || cmd == "query" || cmd == "run" || cmd == "bench" || cmd == "worker";
   for (int i = 2; known && i < argc; ++i)
     if (is_help(argv[i])) {
       std::fputs(usage(cmd).c_str(), stdout);
       return 0;
     }
   try {
+    troupe::cli::take_node_flags(argc, argv);
+    if (cmd == "worker") return troupe::cli::cmd_worker(argc, argv);
     if (cmd == "devices") return troupe::cli::cmd_devices(argc, argv);
     if (cmd == "query") return troupe::cli::cmd_query(argc, argv);
     if (cmd == "run") return troupe::cli::cmd_run(argc, argv);

@@ -9,7 +9,9 @@ const char* overview =
     "  troupe devices                      lists devices and their properties\n"
     "  troupe query -m MODEL -d DEVICE     which ops of the model the device supports\n"
     "  troupe run -m MODEL -o DIR          one inference; writes each output as .npy and .f32\n"
-    "  troupe bench -m MODEL               throughput and latency, as OpenVINO's benchmark_app\n";
+    "  troupe bench -m MODEL               throughput and latency, as OpenVINO's benchmark_app\n"
+    "  troupe worker [-listen HOST:PORT]   serves this machine's devices to other machines' troupe\n"
+    "every command takes -nodes HOST:PORT,... and -node_token_file F: those workers' devices, as DEV@HOST:PORT\n";
 
 const char* bench_text =
     "usage: troupe bench -m MODEL [flags]   (OpenVINO benchmark_app's flags and meanings; docs/cli.md)\n"
@@ -103,6 +105,14 @@ const char* query_text =
     "usage: troupe query -m MODEL -d DEVICE [-shape SHAPES]\n"
     "Prints each op of the model and whether DEVICE supports it (and why not).\n";
 
+const char* worker_text =
+    "usage: troupe worker [-listen HOST:PORT] [-token-file F]\n"
+    "Serves this machine's devices to troupe clients on other machines (Core::add_node, -nodes,\n"
+    "TROUPE_NODES), which name them DEV@HOST:PORT. -listen defaults to 127.0.0.1:7000 (this machine\n"
+    "only; port 0 takes any free port); -token-file: clients must give the token on its first line.\n"
+    "Prints 'listening on HOST:PORT, devices: ...' once it accepts clients, then a line per connect,\n"
+    "disconnect and refusal. SIGTERM or SIGINT: it finishes the requests in flight and exits 0.\n";
+
 const char* devices_text =
     "usage: troupe devices\n"
     "Lists the devices and their properties.\n";
@@ -114,6 +124,7 @@ std::string usage(const std::string& command) {
   if (command == "run") return run_text;
   if (command == "query") return query_text;
   if (command == "devices") return devices_text;
+  if (command == "worker") return worker_text;
   return overview;
 }
 

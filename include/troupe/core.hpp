@@ -48,7 +48,16 @@ public:
   void set_property(const AnyMap& properties);
   Any get_property(const std::string& device, const std::string& name) const;
 
+  /// Adds the devices of a troupe worker on another machine (`troupe worker --listen`), at
+  /// "host:port". They are named DEV@host:port (CPU@10.1.2.3:7000, GPU.0@10.1.2.3:7000) and
+  /// work wherever a local device does: compile_model, MULTI, AUTO, HETERO. Options:
+  /// NODE_TOKEN (the worker's token), NODE_TIMEOUT_MS (how long to wait for the worker's
+  /// answer; 10000). An unreachable node, a refused token or a node added twice is an error
+  /// naming the node. troupe's own: OpenVINO has no remote devices.
+  void add_node(const std::string& address, const AnyMap& options = {});
+
   struct TROUPE_INTERNAL Impl; ///< hidden: a shared libtroupe exports the public API only
+  friend class Worker;
 
 private:
   /// A Core on an engine the library chose (troupe/caf.hpp's make_core: the application's own

@@ -12,3 +12,4 @@
 #include <troupe/properties.hpp>
 #include <troupe/tensor.hpp>
 #include <troupe/version.hpp>
+#include <troupe/worker.hpp>

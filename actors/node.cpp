@@ -1,0 +1,256 @@
+#include "actors/node.hpp"
+
+#include <mutex>
+
+#include "actors/protocol/node.hpp"
+#include "actors/subgraph_actor.hpp"
+#include "graph/wire.hpp"
+
+namespace troupe::actors {
+
+namespace np = node_protocol;
+
+namespace {
+
+using done_atom = caf::atom_constant<caf::atom("n_done")>;
+
+/// The most bytes one model or one request may bring: larger ones are refused, not read on.
+constexpr std::size_t max_graph_bytes = std::size_t(2) << 30;
+constexpr std::size_t max_request_bytes = std::size_t(1) << 30;
+
+caf::error node_error(np::node_errc code, std::string message) {
+  return caf::error(static_cast<uint8_t>(code), np::error_category, caf::make_message(std::move(message)));
+}
+
+caf::error failure_error(const failure& f) {
+  return caf::error(static_cast<uint8_t>(f.kind), np::error_category, caf::make_message(f.message));
+}
+
+/// A model compiled on this node, shared by every session that sends the same graph.
+struct node_model {
+  uint64_t id = 0;
+  std::string device;
+  std::vector<graph::Value> inputs; ///< what each input must be
+  std::unique_ptr<subgraph> run;
+  int streams = 1;
+};
+
+struct node_shared {
+  node_spec spec;
+  std::shared_ptr<node_load> load;
+  std::mutex mutex;
+  std::map<uint64_t, std::shared_ptr<node_model>> by_hash;
+  std::map<uint64_t, std::shared_ptr<node_model>> by_id;
+  uint64_t next_id = 1;
+
+  void log(const std::string& line) const {
+    if (spec.log) spec.log(line);
+  }
+  std::shared_ptr<node_model> find_hash(uint64_t h) {
+    std::lock_guard lock(mutex);
+    auto it = by_hash.find(h);
+    return it == by_hash.end() ? nullptr : it->second;
+  }
+  std::shared_ptr<node_model> find_id(uint64_t id) {
+    std::lock_guard lock(mutex);
+    auto it = by_id.find(id);
+    return it == by_id.end() ? nullptr : it->second;
+  }
+};
+
+/// A finished inference, handed back to its session as a message: the sink runs on a device
+/// worker's thread, and only the session may deliver its promises.
+class reply_sink final : public completion_sink {
+public:
+  reply_sink(caf::actor session, uint64_t job) : session_(std::move(session)), job_(job) {}
+  void on_outputs(uint64_t, std::vector<Tensor> outputs, std::vector<kernels::op_profile>) noexcept override {
+    try {
+      np::infer_reply r;
+      for (const auto& t : outputs) r.outputs.push_back(graph::encode_tensor(t));
+      caf::anon_send(session_, done_atom::value, job_, std::move(r));
+    } catch (const std::exception& e) {
+      caf::anon_send(session_, done_atom::value, job_,
+                     failure_error({failure_kind::device_failure, std::string("encoding the outputs: ") + e.what()}));
+    }
+  }
+  void on_error(uint64_t, const failure& f) noexcept override {
+    caf::anon_send(session_, done_atom::value, job_, failure_error(f));
+  }
+  bool wanted(uint64_t) const noexcept override { return true; }
+
+private:
+  caf::actor session_;
+  uint64_t job_;
+};
+
+struct session_state {
+  std::map<uint64_t, caf::response_promise> pending;
+  uint64_t next_job = 1;
+};
+
+/// Compiles `req` on this node, or says why not.
+caf::result<np::compiled> compile(node_shared& sh, caf::actor_system& sys, np::compile_request& req) {
+  const auto dev = sh.spec.devices.find(req.device);
+  if (dev == sh.spec.devices.end()) return node_error(np::node_errc::bad_request, "no device '" + req.device + "' here");
+  if (!req.graph.empty() && req.hash != model_hash(req.graph, req))
+    return node_error(np::node_errc::bad_request, "the model's hash does not match its bytes");
+  if (auto known = sh.find_hash(req.hash)) return np::compiled{known->id, known->streams};
+  if (req.graph.empty()) return node_error(np::node_errc::need_graph, "send the model's bytes");
+  if (req.graph.size() > max_graph_bytes)
+    return node_error(np::node_errc::bad_request, "the model is " + std::to_string(req.graph.size()) +
+                                                      " bytes, more than this node takes");
+  try {
+    auto g = graph::decode_graph(req.graph, "the model sent for " + req.device);
+    for (const auto& op : g.ops)
+      if (auto s = dev->second->query(g, op); !s.supported)
+        return node_error(np::node_errc::bad_request, req.device + " does not support op '" + op.type + "' (node '" +
+                                                          op.name + "'): " + s.reason);
+    kernels::compile_config cfg;
+    cfg.num_threads = req.num_threads;
+    cfg.inference_precision = req.precision == "bf16" ? element_type::bf16
+                              : req.precision == "f16" ? element_type::f16
+                                                       : element_type::f32;
+    cfg.profiling = req.profiling;
+    cfg.f16_arithmetic = req.f16_arithmetic;
+    auto prog = std::make_shared<program>();
+    prog->prototype = dev->second->compile(g, cfg);
+    prog->profiling = cfg.profiling;
+    auto m = std::make_shared<node_model>();
+    m->device = req.device;
+    for (auto v : g.inputs) m->inputs.push_back(g.value(v));
+    m->streams = std::max(1, req.streams);
+    subgraph_spec spec;
+    spec.fixed = std::move(prog);
+    spec.streams = static_cast<std::size_t>(m->streams);
+    spec.pool = sh.spec.pool_for ? sh.spec.pool_for(req.device) : nullptr;
+    m->run = std::make_unique<subgraph>(sys, std::move(spec));
+    std::lock_guard lock(sh.mutex);
+    if (auto it = sh.by_hash.find(req.hash); it != sh.by_hash.end()) // another client was faster
+      return np::compiled{it->second->id, it->second->streams};
+    m->id = sh.next_id++;
+    sh.by_hash[req.hash] = m;
+    sh.by_id[m->id] = m;
+    return np::compiled{m->id, m->streams};
+  } catch (const std::exception& e) {
+    return node_error(np::node_errc::bad_request, e.what());
+  }
+}
+
+/// Decodes and checks a request's inputs against the model's.
+std::vector<Tensor> inputs_of(const node_model& m, const np::infer_request& req) {
+  if (req.inputs.size() != m.inputs.size())
+    throw Exception("the model on " + m.device + " takes " + std::to_string(m.inputs.size()) + " inputs, the request has " +
+                    std::to_string(req.inputs.size()));
+  std::size_t bytes = 0;
+  for (const auto& b : req.inputs) bytes += b.size();
+  if (bytes > max_request_bytes)
+    throw Exception("the request is " + std::to_string(bytes) + " bytes, more than this node takes");
+  std::vector<Tensor> r;
+  for (std::size_t i = 0; i < req.inputs.size(); ++i) {
+    const auto& want = m.inputs[i];
+    auto t = graph::decode_tensor(req.inputs[i], "input '" + want.name + "'");
+    if (t.get_element_type() != want.type || !want.shape.is_static() || t.get_shape() != want.shape.to_shape())
+      throw Exception("input '" + want.name + "': expected " + to_string(want.type) + " " + want.shape.to_string() +
+                      ", got " + to_string(t.get_element_type()) + " " + to_string(t.get_shape()));
+    r.push_back(std::move(t));
+  }
+  return r;
+}
+
+caf::behavior session(caf::stateful_actor<session_state>* self, std::shared_ptr<node_shared> sh, caf::actor client,
+                      std::string who) {
+  self->monitor(client);
+  self->set_down_handler([=](caf::down_msg&) {
+    sh->log("client " + who + " disconnected");
+    for (auto& [job, p] : self->state.pending) {
+      p.deliver(failure_error({failure_kind::cancelled, "the client is gone"}));
+      --sh->load->in_flight;
+    }
+    self->state.pending.clear();
+    self->quit();
+  });
+  return {
+      [=](np::compile_atom, np::compile_request& req) -> caf::result<np::compiled> {
+        auto r = compile(*sh, self->system(), req);
+        return r;
+      },
+      [=](np::infer_atom, np::infer_request& req) -> caf::result<np::infer_reply> {
+        auto m = sh->find_id(req.model);
+        if (!m) return node_error(np::node_errc::bad_request, "no model " + std::to_string(req.model) + " on this node");
+        std::vector<Tensor> inputs;
+        try {
+          inputs = inputs_of(*m, req);
+        } catch (const std::exception& e) {
+          return failure_error({failure_kind::bad_input, e.what()});
+        }
+        const uint64_t job = self->state.next_job++;
+        auto promise = self->make_response_promise<np::infer_reply>();
+        self->state.pending.emplace(job, promise);
+        ++sh->load->in_flight;
+        m->run->submit(inference{job, std::move(inputs),
+                                 std::make_shared<reply_sink>(caf::actor_cast<caf::actor>(self), job), 0});
+        return promise;
+      },
+      [=](done_atom, uint64_t job, np::infer_reply& r) {
+        auto it = self->state.pending.find(job);
+        if (it == self->state.pending.end()) return;
+        it->second.deliver(std::move(r));
+        self->state.pending.erase(it);
+        --sh->load->in_flight;
+        ++sh->load->served;
+      },
+      [=](done_atom, uint64_t job, caf::error& e) {
+        auto it = self->state.pending.find(job);
+        if (it == self->state.pending.end()) return;
+        it->second.deliver(std::move(e));
+        self->state.pending.erase(it);
+        --sh->load->in_flight;
+      },
+  };
+}
+
+caf::behavior node_actor(caf::event_based_actor* self, std::shared_ptr<node_shared> sh) {
+  return {
+      [=](np::hello_atom, np::hello& h) -> caf::result<np::welcome> {
+        const std::string who = caf::to_string(self->current_sender() ? self->current_sender()->node() : caf::node_id());
+        if (h.version != np::version) {
+          sh->log("refused client " + who + ": protocol version " + std::to_string(h.version) + ", this node speaks " +
+                  std::to_string(np::version));
+          return node_error(np::node_errc::refused, "this node speaks troupe's node protocol version " +
+                                                        std::to_string(np::version) + ", the client " +
+                                                        std::to_string(h.version));
+        }
+        if (h.token != sh->spec.token) {
+          sh->log("refused client " + who + ": " + (h.token.empty() ? "no token" : "wrong token"));
+          return node_error(np::node_errc::refused, h.token.empty() ? "this node needs a token" : "wrong token");
+        }
+        if (!h.client) return node_error(np::node_errc::bad_request, "hello without the client's actor");
+        np::welcome w;
+        for (const auto& [name, dev] : sh->spec.devices) {
+          w.devices.push_back(name);
+          w.info.push_back(dev->info());
+        }
+        // Linked: when the node stops (the Worker goes), every session stops with it.
+        w.session = self->spawn<caf::detached + caf::linked>(session, sh, h.client, who);
+        sh->log("client " + who + " connected");
+        return w;
+      },
+  };
+}
+
+} // namespace
+
+uint64_t model_hash(std::string_view graph_bytes, const node_protocol::compile_request& r) {
+  const std::string options = r.device + '\n' + std::to_string(r.streams) + '\n' + std::to_string(r.num_threads) +
+                              '\n' + r.precision + '\n' + (r.profiling ? "p" : "-") + (r.f16_arithmetic ? "h" : "-");
+  return graph::content_hash(graph_bytes) ^ (graph::content_hash(options) * 0x9E3779B97F4A7C15ull);
+}
+
+caf::actor spawn_node(caf::actor_system& sys, node_spec spec, std::shared_ptr<node_load> load) {
+  auto sh = std::make_shared<node_shared>();
+  sh->spec = std::move(spec);
+  sh->load = std::move(load);
+  return sys.spawn(node_actor, std::move(sh));
+}
+
+} // namespace troupe::actors

@@ -1,0 +1,48 @@
+#pragma once
+/// The worker side of remote devices: the node actor a `troupe worker` publishes. A client's
+/// hello with the right token and protocol version gets a session actor of its own; the
+/// session compiles the graphs the client sends on this machine's devices (once per content
+/// hash, shared by every client) and runs inferences on them through the devices' pools,
+/// tensors in and out as byte blobs (actors/protocol/node.hpp).
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <caf/all.hpp>
+
+#include "actors/protocol/node.hpp"
+#include "kernels/device.hpp"
+
+namespace troupe::actors {
+
+class device_pool;
+
+struct node_spec {
+  /// The devices this node serves, by the name clients see before "@host:port".
+  std::map<std::string, std::shared_ptr<kernels::device>> devices;
+  /// Each device's pool (the worker's Core shares them with its own models).
+  std::function<std::shared_ptr<device_pool>(const std::string&)> pool_for;
+  std::string token; ///< empty: no token asked
+  /// One line per event worth a log: connects, disconnects, refusals, rejected messages.
+  std::function<void(const std::string&)> log;
+};
+
+/// What a node has in flight, for draining before it stops.
+struct node_load {
+  std::atomic<int64_t> in_flight{0};
+  std::atomic<uint64_t> served{0};
+};
+
+/// The key a node keeps a compiled model under: the graph's bytes, the device and the options
+/// it is compiled with. The client sends it first without the bytes; the node checks it
+/// against the bytes when they come.
+uint64_t model_hash(std::string_view graph_bytes, const node_protocol::compile_request& r);
+
+/// Spawns the node actor on `sys`; each client's session is a detached actor (compiling
+/// blocks its thread).
+caf::actor spawn_node(caf::actor_system& sys, node_spec spec, std::shared_ptr<node_load> load);
+
+} // namespace troupe::actors

@@ -1,0 +1,179 @@
+/// Remote devices, both sides: Core::add_node (a client adds a worker's devices as
+/// DEV@host:port) and Worker (this machine's devices served to clients), over CAF's network
+/// layer (actors/node, actors/remote_device).
+#include <troupe/worker.hpp>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <future>
+#include <thread>
+
+#include <caf/io/all.hpp>
+
+#include "actors/node.hpp"
+#include "runtime/nodes.hpp"
+#include "runtime/core_impl.hpp"
+
+namespace troupe {
+
+namespace {
+
+struct node_address {
+  std::string host;
+  uint16_t port = 0;
+  std::string text() const { return host + ":" + std::to_string(port); }
+};
+
+/// "host:port" (port 0 only where `any_port`).
+node_address parse_address(const std::string& what, const std::string& s, bool any_port) {
+  const auto colon = s.rfind(':');
+  const std::string why = what + " '" + s + "' is not host:port";
+  if (colon == std::string::npos || colon == 0 || colon + 1 == s.size()) throw Exception(why);
+  node_address a;
+  a.host = s.substr(0, colon);
+  const auto digits = s.substr(colon + 1);
+  if (digits.size() > 5 || digits.find_first_not_of("0123456789") != std::string::npos) throw Exception(why);
+  const long port = std::stol(digits);
+  if (port > 65535 || (port == 0 && !any_port)) throw Exception(why + " (the port must be 1 to 65535)");
+  a.port = static_cast<uint16_t>(port);
+  return a;
+}
+
+caf::actor_system& network_system(Core::Impl& core, const std::string& what) {
+  auto& sys = *core.eng->system;
+  if (!sys.has_middleman())
+    throw Exception(what + ": this Core's actor system has no network layer (an application's own system needs "
+                           "cfg.load<caf::io::middleman>() and troupe's node message types)");
+  return sys;
+}
+
+std::string option(const AnyMap& options, const std::string& name, const std::string& def) {
+  auto it = options.find(name);
+  return it == options.end() ? def : it->second.as_string();
+}
+
+/// Connects to the node actor published at `a`, giving up after `timeout` (an unreachable
+/// host must not hang the caller for the system's TCP timeout).
+caf::actor connect_node(caf::actor_system& sys, const node_address& a, std::chrono::milliseconds timeout) {
+  auto done = std::make_shared<std::promise<caf::expected<caf::actor>>>();
+  auto result = done->get_future();
+  std::thread([&sys, a, done] { done->set_value(caf::io::remote_actor(sys, a.host, a.port)); }).detach();
+  if (result.wait_for(timeout) != std::future_status::ready)
+    throw Exception("node " + a.text() + ": no connection within " + std::to_string(timeout.count()) + " ms");
+  auto node = result.get();
+  if (!node) throw Exception("node " + a.text() + ": cannot connect: " + sys.render(node.error()));
+  return *node;
+}
+
+} // namespace
+
+void Core::add_node(const std::string& address, const AnyMap& options) {
+  engine::thread_release done{*impl_->eng};
+  const auto a = parse_address("node address", address, false);
+  const std::string name = a.text();
+  for (const auto& [k, v] : options)
+    if (k != "NODE_TOKEN" && k != "NODE_TIMEOUT_MS")
+      throw Exception("add_node(" + name + "): unknown option '" + k + "' (NODE_TOKEN, NODE_TIMEOUT_MS)");
+  {
+    std::lock_guard lock(impl_->mutex);
+    if (impl_->nodes.count(name)) throw Exception("node " + name + " was added already");
+  }
+  const std::string token = option(options, "NODE_TOKEN", "");
+  const auto timeout = std::chrono::milliseconds(std::stol(option(options, "NODE_TIMEOUT_MS", "10000")));
+  auto& sys = network_system(*impl_, "node " + name);
+  auto node = connect_node(sys, a, timeout);
+  auto link = std::make_shared<actors::node_link>(sys, name);
+  auto w = link->connect(node, token, std::chrono::duration_cast<caf::timespan>(timeout));
+  std::lock_guard lock(impl_->mutex);
+  if (impl_->nodes.count(name)) throw Exception("node " + name + " was added already");
+  impl_->enumerate_gpus(); // local devices first in the list
+  impl_->nodes[name] = link;
+  for (std::size_t i = 0; i < w.devices.size(); ++i)
+    impl_->add(w.devices[i] + "@" + name, actors::make_remote_device(link, w.devices[i], w.info[i]), true);
+}
+
+void add_nodes_from_environment(Core& core) {
+  const char* list = std::getenv("TROUPE_NODES");
+  if (!list || !*list) return;
+  AnyMap options;
+  if (const char* file = std::getenv("TROUPE_NODE_TOKEN_FILE"); file && *file) {
+    std::ifstream f(file);
+    std::string token;
+    if (!f || !std::getline(f, token) || token.empty())
+      throw Exception(std::string("TROUPE_NODE_TOKEN_FILE: cannot read a token from ") + file);
+    while (!token.empty() && (token.back() == '\r' || token.back() == ' ')) token.pop_back();
+    options["NODE_TOKEN"] = token;
+  }
+  std::string all = list;
+  for (std::size_t at = 0; at <= all.size();) {
+    auto comma = all.find(',', at);
+    if (comma == std::string::npos) comma = all.size();
+    const auto one = all.substr(at, comma - at);
+    if (!one.empty()) {
+      try {
+        core.add_node(one, options);
+      } catch (const std::exception& e) {
+        throw Exception(std::string("TROUPE_NODES: ") + e.what());
+      }
+    }
+    at = comma + 1;
+  }
+}
+
+struct Worker::Impl {
+  explicit Impl(Core::Impl& c) : core(c) {}
+  Core::Impl& core;
+  std::shared_ptr<actors::node_load> load = std::make_shared<actors::node_load>();
+  caf::actor node;
+  node_address at;
+  std::vector<std::string> devices;
+  bool published = false;
+};
+
+Worker::Worker(Core& core, const std::string& listen, const AnyMap& options, std::function<void(const std::string&)> log)
+    : impl_(std::make_unique<Impl>(*core.impl_)) {
+  auto& ci = *core.impl_;
+  engine::thread_release done{*ci.eng};
+  impl_->at = parse_address("listen address", listen, true);
+  for (const auto& [k, v] : options)
+    if (k != "NODE_TOKEN") throw Exception("troupe worker: unknown option '" + k + "' (NODE_TOKEN)");
+  auto& sys = network_system(ci, "troupe worker");
+  actors::node_spec spec;
+  for (const auto& name : ci.listed()) {
+    if (name.find('@') != std::string::npos) continue; // a node serves its own devices only
+    spec.devices[name] = ci.find(name).entry.dev;
+    impl_->devices.push_back(name);
+  }
+  spec.pool_for = [&ci](const std::string& name) { return ci.pool_for(name); };
+  spec.token = option(options, "NODE_TOKEN", "");
+  spec.log = std::move(log);
+  impl_->node = actors::spawn_node(sys, std::move(spec), impl_->load);
+  auto port = caf::io::publish(impl_->node, impl_->at.port, impl_->at.host.c_str(), true);
+  if (!port) {
+    caf::anon_send_exit(impl_->node, caf::exit_reason::user_shutdown);
+    throw Exception("troupe worker: cannot listen at " + impl_->at.text() + ": " + sys.render(port.error()));
+  }
+  impl_->at.port = *port;
+  impl_->published = true;
+}
+
+Worker::~Worker() {
+  if (impl_->published) caf::io::unpublish(impl_->node, impl_->at.port);
+  caf::anon_send_exit(impl_->node, caf::exit_reason::user_shutdown);
+}
+
+std::string Worker::address() const { return impl_->at.text(); }
+std::vector<std::string> Worker::devices() const { return impl_->devices; }
+int64_t Worker::in_flight() const { return impl_->load->in_flight.load(); }
+uint64_t Worker::served() const { return impl_->load->served.load(); }
+
+void Worker::drain() {
+  if (impl_->published) {
+    caf::io::unpublish(impl_->node, impl_->at.port);
+    impl_->published = false;
+  }
+  while (impl_->load->in_flight.load() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
+} // namespace troupe

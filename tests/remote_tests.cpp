@@ -1,0 +1,260 @@
+/// Remote devices: a worker (Worker, or the `troupe worker` command in a process of its own)
+/// serving its devices over loopback to a client Core that adds it as a node. Outputs equal
+/// the local device's; MULTI uses both; a node killed mid-run loses no request; bad addresses,
+/// tokens and names get errors naming the node.
+#include <boost/test/unit_test.hpp>
+
+#include <troupe/troupe.hpp>
+
+#include <atomic>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "benchmarks/tiny_onnx.hpp"
+#include "tests/support/expect_error.hpp"
+
+namespace fs = std::filesystem;
+using namespace troupe;
+using tests::expect_error;
+
+namespace {
+
+/// y = relu(a + b) over [1, 16].
+std::string add_relu_model() {
+  tiny_onnx::model_builder b;
+  b.input("a", {1, 16}).input("b", {1, 16}).output("y", {1, 16});
+  b.node("Add", {"a", "b"}, {"s"}, "add").node("Relu", {"s"}, {"y"}, "relu");
+  return b.write((fs::temp_directory_path() / ("troupe_remote_" + std::to_string(::getpid()) + ".onnx")).string());
+}
+
+Tensor filled(float v) {
+  Tensor t(element_type::f32, {1, 16});
+  for (int i = 0; i < 16; ++i) t.data<float>()[i] = v + static_cast<float>(i) - 8;
+  return t;
+}
+
+float expected(int r, int i) { return std::max(0.0f, 2.0f * (static_cast<float>(i) - 8) + static_cast<float>(r) + 1); }
+
+/// Runs `n` requests at once; counts wrong elements and errors.
+struct outcome {
+  int wrong = 0;
+  std::vector<std::string> errors;
+};
+outcome run_many(CompiledModel& cm, int n) {
+  std::vector<InferRequest> reqs;
+  for (int r = 0; r < n; ++r) {
+    reqs.push_back(cm.create_infer_request());
+    reqs.back().set_tensor("a", filled(static_cast<float>(r)));
+    reqs.back().set_tensor("b", filled(1));
+    reqs.back().start_async();
+  }
+  outcome o;
+  for (int r = 0; r < n; ++r) {
+    try {
+      reqs[r].wait();
+    } catch (const std::exception& e) {
+      o.errors.push_back(e.what());
+      continue;
+    }
+    auto y = reqs[r].get_tensor("y");
+    for (int i = 0; i < 16; ++i) o.wrong += y.data<float>()[i] != expected(r, i);
+  }
+  return o;
+}
+
+/// `troupe worker` in a child process (as deployed); its first line gives the port, the rest
+/// is its log.
+struct worker_process {
+  pid_t pid = -1;
+  std::string address;
+  std::shared_ptr<std::mutex> m = std::make_shared<std::mutex>();
+  std::shared_ptr<std::string> log = std::make_shared<std::string>();
+  explicit worker_process(const std::string& extra = "") {
+    const auto bin = fs::read_symlink("/proc/self/exe").parent_path() / "troupe";
+    int out[2];
+    BOOST_REQUIRE(pipe(out) == 0);
+    pid = fork();
+    if (pid == 0) {
+      dup2(out[1], 1);
+      close(out[0]);
+      const std::string cmd = bin.string() + " worker -listen 127.0.0.1:0 " + extra;
+      execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    close(out[1]);
+    std::string line;
+    char c;
+    while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
+    // Keep reading its log in the background (it never blocks on a full pipe).
+    std::thread([fd = out[0], m = m, log = log] {
+      char buf[256];
+      for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) {
+        std::lock_guard l(*m);
+        log->append(buf, static_cast<std::size_t>(n));
+      }
+      close(fd);
+    }).detach();
+    const std::string head = "listening on ";
+    BOOST_REQUIRE_MESSAGE(line.rfind(head, 0) == 0, "worker said: " << line);
+    address = line.substr(head.size(), line.find(',') - head.size());
+  }
+  /// Waits, without a clock, until its log holds `part` (a line that never comes is CTest's timeout).
+  void wait_logged(const std::string& part) {
+    while (true) {
+      {
+        std::lock_guard l(*m);
+        if (log->find(part) != std::string::npos) return;
+      }
+      std::this_thread::yield();
+    }
+  }
+  void kill9() {
+    if (pid > 0) ::kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    pid = -1;
+  }
+  int terminate() {
+    ::kill(pid, SIGTERM);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    pid = -1;
+    return status;
+  }
+  ~worker_process() {
+    if (pid > 0) kill9();
+  }
+};
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(a_nodes_devices_are_listed_and_compute_as_the_local_ones) {
+  worker_process w;
+  Core client;
+  client.add_node(w.address);
+  const auto devices = client.available_devices();
+  const std::string remote_cpu = "CPU@" + w.address;
+  BOOST_TEST((std::find(devices.begin(), devices.end(), remote_cpu) != devices.end()));
+  auto cm = client.compile_model(add_relu_model(), remote_cpu);
+  BOOST_TEST(cm.get_property("EXECUTION_DEVICES").as_string() == remote_cpu);
+  const auto o = run_many(cm, 20);
+  BOOST_TEST(o.wrong == 0);
+  BOOST_TEST(o.errors.empty());
+  w.wait_logged("connected");
+  // A second model of the same bytes and options compiles nothing more on the node.
+  auto again = client.compile_model(add_relu_model(), remote_cpu);
+  BOOST_TEST(run_many(again, 3).wrong == 0);
+}
+
+BOOST_AUTO_TEST_CASE(multi_serves_from_a_local_and_a_remote_device) {
+  worker_process w;
+  Core client;
+  client.add_node(w.address);
+  const std::string remote_cpu = "CPU@" + w.address;
+  auto cm = client.compile_model(add_relu_model(), "MULTI:" + remote_cpu + ",CPU");
+  // The remote device alone for a while, then both: each serves.
+  cm.set_property({{"DEVICE_PRIORITIES", remote_cpu}});
+  BOOST_TEST(run_many(cm, 10).wrong == 0);
+  cm.set_property({{"DEVICE_PRIORITIES", "CPU," + remote_cpu}});
+  BOOST_TEST(run_many(cm, 10).wrong == 0);
+  const auto served = cm.get_property("REQUESTS_SERVED").as_string();
+  BOOST_TEST(served.find(remote_cpu + ":10") != std::string::npos, served);
+}
+
+BOOST_AUTO_TEST_CASE(a_token_is_asked_and_checked_on_both_sides) {
+  const auto token_file = fs::temp_directory_path() / ("troupe_token_" + std::to_string(::getpid()));
+  std::ofstream(token_file) << "s3cret\n";
+  worker_process w("-token-file " + token_file.string());
+  Core client;
+  expect_error([&] { client.add_node(w.address); }, {"node " + w.address, "needs a token"});
+  expect_error([&] { client.add_node(w.address, {{"NODE_TOKEN", "guess"}}); }, {"node " + w.address, "wrong token"});
+  w.wait_logged("refused client");
+  w.wait_logged("wrong token");
+  client.add_node(w.address, {{"NODE_TOKEN", "s3cret"}});
+  auto cm = client.compile_model(add_relu_model(), "CPU@" + w.address);
+  BOOST_TEST(run_many(cm, 2).wrong == 0);
+}
+
+BOOST_AUTO_TEST_CASE(bad_node_addresses_and_names_are_errors_naming_them) {
+  Core client;
+  expect_error([&] { client.add_node("localhost"); }, {"'localhost'", "host:port"});
+  expect_error([&] { client.add_node("127.0.0.1:99999"); }, {"127.0.0.1:99999", "1 to 65535"});
+  expect_error([&] { client.add_node("127.0.0.1:x"); }, {"127.0.0.1:x", "host:port"});
+  // Nothing listens on port 1 here: refused at once, not after a timeout.
+  expect_error([&] { client.add_node("127.0.0.1:1"); }, {"node 127.0.0.1:1", "cannot connect"});
+  expect_error([&] { client.compile_model(add_relu_model(), "CPU@127.0.0.1:7999"); },
+               {"CPU@127.0.0.1:7999", "node 127.0.0.1:7999 was not added"});
+  expect_error([&] { client.compile_model(add_relu_model(), "MULTI:CPU,CPU@127.0.0.1:7999"); },
+               {"node 127.0.0.1:7999 was not added"});
+  worker_process w;
+  client.add_node(w.address);
+  expect_error([&] { client.add_node(w.address); }, {"node " + w.address, "added already"});
+  expect_error([&] { client.add_node(w.address, {{"TOKEN", "x"}}); }, {"unknown option 'TOKEN'"});
+}
+
+BOOST_AUTO_TEST_CASE(a_worker_killed_mid_run_loses_no_request_under_multi) {
+  worker_process wp;
+  Core client;
+  client.add_node(wp.address);
+  const std::string remote_cpu = "CPU@" + wp.address;
+  auto cm = client.compile_model(add_relu_model(), "MULTI:" + remote_cpu + ",CPU");
+  cm.set_property({{"DEVICE_PRIORITIES", remote_cpu + ",CPU"}});
+  // Requests in flight on both; the worker dies with some of them running there.
+  constexpr int n = 1000;
+  std::vector<InferRequest> reqs;
+  std::atomic<int> completions{0};
+  for (int r = 0; r < n; ++r) {
+    reqs.push_back(cm.create_infer_request());
+    reqs.back().set_tensor("a", filled(static_cast<float>(r)));
+    reqs.back().set_tensor("b", filled(1));
+    reqs.back().set_callback([&completions](std::exception_ptr) { ++completions; });
+  }
+  for (int r = 0; r < n; ++r) {
+    reqs[r].start_async();
+    if (r == n / 4) wp.kill9();
+  }
+  int wrong = 0, failed = 0;
+  for (int r = 0; r < n; ++r) {
+    try {
+      reqs[r].wait();
+      auto y = reqs[r].get_tensor("y");
+      for (int i = 0; i < 16; ++i) wrong += y.data<float>()[i] != expected(r, i);
+    } catch (const std::exception& e) {
+      ++failed;
+      BOOST_TEST_MESSAGE(e.what());
+    }
+  }
+  BOOST_TEST(failed == 0);
+  BOOST_TEST(wrong == 0);
+  BOOST_TEST(completions.load() == n); // each exactly once: a second completion would count twice
+  BOOST_TEST(cm.get_property("EXECUTION_DEVICES").as_string() == "CPU");
+}
+
+BOOST_AUTO_TEST_CASE(a_request_whose_only_device_was_remote_fails_naming_the_node) {
+  worker_process wp;
+  Core client;
+  client.add_node(wp.address);
+  auto cm = client.compile_model(add_relu_model(), "CPU@" + wp.address);
+  BOOST_TEST(run_many(cm, 2).wrong == 0);
+  wp.kill9();
+  const auto o = run_many(cm, 3);
+  BOOST_REQUIRE(o.errors.size() == 3u);
+  BOOST_TEST(o.errors[0].find("node " + wp.address) != std::string::npos, o.errors[0]);
+}
+
+BOOST_AUTO_TEST_CASE(sigterm_drains_the_worker_and_it_exits_0) {
+  worker_process wp;
+  Core client;
+  client.add_node(wp.address);
+  auto cm = client.compile_model(add_relu_model(), "CPU@" + wp.address);
+  BOOST_TEST(run_many(cm, 5).wrong == 0);
+  const int status = wp.terminate();
+  BOOST_TEST(WIFEXITED(status));
+  BOOST_TEST(WEXITSTATUS(status) == 0);
+}

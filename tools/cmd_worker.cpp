@@ -1,0 +1,55 @@
+/// troupe worker: serves this machine's devices to troupe clients on other machines
+/// (Core::add_node, TROUPE_NODES, -nodes). Stops on SIGTERM or SIGINT after the requests in
+/// flight have finished.
+#include <csignal>
+#include <cstdio>
+#include <ctime>
+#include <mutex>
+#include <pthread.h>
+
+#include <troupe/troupe.hpp>
+
+#include "tools/args.hpp"
+#include "tools/commands.hpp"
+#include "tools/node_flags.hpp"
+
+namespace troupe::cli {
+
+int cmd_worker(int argc, char** argv) {
+  const auto a = parse_args(argc, argv, 2,
+                            {{"-listen", "HOST:PORT (port 0: any free one)"},
+                             {"-token-file", "a file whose first line is the token clients must give"},
+                             {"-tls-cert", "a PEM certificate"},
+                             {"-tls-key", "a PEM private key"}});
+  if (a.has("-tls-cert") || a.has("-tls-key"))
+    throw Exception("troupe worker: TLS (-tls-cert, -tls-key) is not built yet; run it on a trusted network or behind a tunnel");
+  // Signals are taken by this thread alone (sigwait below): block them before any thread starts.
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGTERM);
+  sigaddset(&stop, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+
+  AnyMap options;
+  if (a.has("-token-file")) options["NODE_TOKEN"] = read_token_file(a.get("-token-file"));
+  std::mutex out;
+  auto log = [&out](const std::string& line) {
+    std::lock_guard lock(out);
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+  };
+  Core core;
+  Worker worker(core, a.get("-listen", "127.0.0.1:7000"), options, log);
+  std::string devices;
+  for (const auto& d : worker.devices()) devices += (devices.empty() ? "" : ", ") + d;
+  log("listening on " + worker.address() + ", devices: " + devices);
+  int sig = 0;
+  sigwait(&stop, &sig);
+  log(std::string("stopping (") + (sig == SIGTERM ? "SIGTERM" : "SIGINT") + "): draining " +
+      std::to_string(worker.in_flight()) + " requests in flight");
+  worker.drain();
+  log("stopped after serving " + std::to_string(worker.served()) + " requests");
+  return 0;
+}
+
+} // namespace troupe::cli

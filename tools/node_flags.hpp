@@ -1,0 +1,16 @@
+#pragma once
+/// The flags every troupe command takes for remote devices: -nodes host:port,... and
+/// -node_token_file F, the same as the TROUPE_NODES and TROUPE_NODE_TOKEN_FILE variables
+/// (which every Core reads).
+#include <string>
+
+namespace troupe::cli {
+
+/// Takes -nodes and -node_token_file out of argv (any command, any position) and sets the
+/// variables they stand for. A usage_error when one lacks its value.
+void take_node_flags(int& argc, char** argv);
+
+/// The token in file `path` (its first line): an Exception naming the file when unreadable or empty.
+std::string read_token_file(const std::string& path);
+
+} // namespace troupe::cli
