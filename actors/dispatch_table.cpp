@@ -33,11 +33,11 @@ void dispatch_table::set_priorities(std::vector<std::size_t> order, std::vector<
 }
 
 bool dispatch_table::may_take(std::size_t d, const std::vector<bool>& tried) const {
-  return !devices_[d].failed_out && !(d < tried.size() && tried[d]);
+  return devices_[d].alive() && !(d < tried.size() && tried[d]);
 }
 
 bool dispatch_table::order_alive() const {
-  return std::any_of(order_.begin(), order_.end(), [&](std::size_t d) { return !devices_[d].failed_out; });
+  return std::any_of(order_.begin(), order_.end(), [&](std::size_t d) { return devices_[d].alive(); });
 }
 
 std::vector<std::size_t> dispatch_table::candidates(const std::vector<bool>& tried) const {
@@ -136,13 +136,13 @@ void dispatch_table::started(std::size_t d, double now_us) {
   devices_[d].started.push_back(now_us);
 }
 
-void dispatch_table::finished(std::size_t d, double started_us, double now_us, bool device_fault) {
+void dispatch_table::finished(std::size_t d, double started_us, double now_us, bool device_fault, bool lost) {
   auto& dev = devices_[d];
   if (dev.busy) --dev.busy;
   if (auto it = std::find(dev.started.begin(), dev.started.end(), started_us); it != dev.started.end())
     dev.started.erase(it);
   if (device_fault) {
-    if (++dev.failures_in_a_row >= max_failures_in_a_row) dev.failed_out = true;
+    if (++dev.failures_in_a_row >= max_failures_in_a_row || lost) dev.failed_out = true;
     return;
   }
   dev.failures_in_a_row = 0;
@@ -154,8 +154,16 @@ void dispatch_table::finished(std::size_t d, double started_us, double now_us, b
 std::vector<std::string> dispatch_table::serving() const {
   std::vector<std::string> r;
   for (auto d : order_alive() ? order_ : fallback_)
-    if (!devices_[d].failed_out) r.push_back(devices_[d].name);
+    if (devices_[d].alive()) r.push_back(devices_[d].name);
   return r;
+}
+
+void dispatch_table::set_present(std::size_t d, bool up) {
+  auto& dev = devices_[d];
+  dev.present = up;
+  if (!up) return;
+  dev.failed_out = false;
+  dev.failures_in_a_row = 0;
 }
 
 } // namespace troupe::actors

@@ -28,6 +28,9 @@ public:
     std::vector<double> started;   ///< when each of its running requests started
     int failures_in_a_row = 0;
     bool failed_out = false;       ///< left the list after failing too often
+    bool present = true;           ///< false while its node is gone (remote devices)
+    /// Takes requests: neither failed out nor gone.
+    bool alive() const { return present && !failed_out; }
     bool ready = true;             ///< false while its model still compiles (AUTO's startup)
   };
 
@@ -59,8 +62,12 @@ public:
   bool usable(const std::vector<bool>& tried) const;
 
   void started(std::size_t d, double now_us);
-  /// A run on `d` ended. `device_fault`: it failed with the device's error (not the input's).
-  void finished(std::size_t d, double started_us, double now_us, bool device_fault);
+  /// A run on `d` ended. `device_fault`: it failed with the device's error (not the input's);
+  /// `lost`: the device is gone (its node dropped): it leaves at once, not after a few.
+  void finished(std::size_t d, double started_us, double now_us, bool device_fault, bool lost = false);
+  /// Device `d` went away (false) or came back (true): a device that comes back starts again
+  /// with a clean record.
+  void set_present(std::size_t d, bool up);
 
   const std::vector<device>& devices() const { return devices_; }
   /// Devices in the current order that have not failed out (the fallbacks once all have):

@@ -84,12 +84,13 @@ private:
 };
 
 struct session_state {
-  std::map<uint64_t, caf::response_promise> pending;
+  std::map<uint64_t, caf::response_promise> pending;   ///< inferences running
+  std::map<uint64_t, caf::response_promise> compiling; ///< compiles running (jobs share the numbering)
   uint64_t next_job = 1;
 };
 
 /// Compiles `req` on this node, or says why not.
-caf::result<np::compiled> compile(node_shared& sh, caf::actor_system& sys, np::compile_request& req) {
+caf::expected<np::compiled> compile(node_shared& sh, caf::actor_system& sys, np::compile_request& req) {
   const auto dev = sh.spec.devices.find(req.device);
   if (dev == sh.spec.devices.end()) return node_error(np::node_errc::bad_request, "no device '" + req.device + "' here");
   if (!req.graph.empty() && req.hash != model_hash(req.graph, req))
@@ -157,6 +158,16 @@ std::vector<Tensor> inputs_of(const node_model& m, const np::infer_request& req)
   return r;
 }
 
+/// Compiles `req` off the session's thread (compiling blocks) and hands the outcome back to
+/// the session as job `job`: only the session talks to the client (an actor whose handle
+/// crosses the wire stays scheduled; see docs/internals.md).
+void compile_job(caf::blocking_actor*, std::shared_ptr<node_shared> sh, np::compile_request req, caf::actor session,
+                 uint64_t job) {
+  auto r = compile(*sh, session->home_system(), req);
+  if (r) caf::anon_send(session, done_atom::value, job, *r);
+  else caf::anon_send(session, done_atom::value, job, r.error());
+}
+
 caf::behavior session(caf::stateful_actor<session_state>* self, std::shared_ptr<node_shared> sh, caf::actor client,
                       std::string who) {
   self->monitor(client);
@@ -167,16 +178,28 @@ caf::behavior session(caf::stateful_actor<session_state>* self, std::shared_ptr<
       --sh->load->in_flight;
     }
     self->state.pending.clear();
+    for (auto& [job, p] : self->state.compiling) p.deliver(failure_error({failure_kind::cancelled, "the client is gone"}));
+    self->state.compiling.clear();
     self->quit();
   });
   return {
       [=](np::compile_atom, np::compile_request& req) -> caf::result<np::compiled> {
-        auto r = compile(*sh, self->system(), req);
-        return r;
+        const uint64_t job = self->state.next_job++;
+        auto promise = self->make_response_promise<np::compiled>();
+        self->state.compiling.emplace(job, promise);
+        self->spawn<caf::detached>(compile_job, sh, std::move(req), caf::actor_cast<caf::actor>(self), job);
+        return promise;
+      },
+      [=](done_atom, uint64_t job, np::compiled& c) {
+        auto it = self->state.compiling.find(job);
+        if (it == self->state.compiling.end()) return;
+        it->second.deliver(std::move(c));
+        self->state.compiling.erase(it);
       },
       [=](np::infer_atom, np::infer_request& req) -> caf::result<np::infer_reply> {
         auto m = sh->find_id(req.model);
-        if (!m) return node_error(np::node_errc::bad_request, "no model " + std::to_string(req.model) + " on this node");
+        // need_graph: the client compiled it on an earlier run of this worker; it sends it again.
+        if (!m) return node_error(np::node_errc::need_graph, "no model " + std::to_string(req.model) + " on this node");
         std::vector<Tensor> inputs;
         try {
           inputs = inputs_of(*m, req);
@@ -200,6 +223,11 @@ caf::behavior session(caf::stateful_actor<session_state>* self, std::shared_ptr<
         ++sh->load->served;
       },
       [=](done_atom, uint64_t job, caf::error& e) {
+        if (auto c = self->state.compiling.find(job); c != self->state.compiling.end()) {
+          c->second.deliver(std::move(e));
+          self->state.compiling.erase(c);
+          return;
+        }
         auto it = self->state.pending.find(job);
         if (it == self->state.pending.end()) return;
         it->second.deliver(std::move(e));
@@ -231,7 +259,9 @@ caf::behavior node_actor(caf::event_based_actor* self, std::shared_ptr<node_shar
           w.info.push_back(dev->info());
         }
         // Linked: when the node stops (the Worker goes), every session stops with it.
-        w.session = self->spawn<caf::detached + caf::linked>(session, sh, h.client, who);
+        // Scheduled, not detached: CAF 0.17 can keep a detached actor whose handle crossed the
+        // wire referenced after it ended, and then ~actor_system waits for it for ever.
+        w.session = self->spawn<caf::linked>(session, sh, h.client, who);
         sh->log("client " + who + " connected");
         return w;
       },

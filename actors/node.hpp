@@ -41,8 +41,8 @@ struct node_load {
 /// against the bytes when they come.
 uint64_t model_hash(std::string_view graph_bytes, const node_protocol::compile_request& r);
 
-/// Spawns the node actor on `sys`; each client's session is a detached actor (compiling
-/// blocks its thread).
+/// Spawns the node actor on `sys`; each client gets a session actor, and each compile a
+/// detached actor of its own (compiling blocks its thread).
 caf::actor spawn_node(caf::actor_system& sys, node_spec spec, std::shared_ptr<node_load> load);
 
 } // namespace troupe::actors

@@ -1,8 +1,12 @@
 #include "actors/remote_device.hpp"
 
+#include <algorithm>
 #include <future>
+#include <mutex>
 #include <optional>
 #include <variant>
+
+#include <caf/io/middleman.hpp>
 
 #include <troupe/exception.hpp>
 
@@ -12,9 +16,14 @@
 
 namespace troupe::actors {
 
-/// What a call through a node's link ends with: the reply, or the failure (kind and message).
+/// What a call through a node's link ends with: the reply, or the failure (kind and message;
+/// `need_graph` when the node asks for the model's bytes).
+struct link_failure {
+  failure f;
+  bool need_graph = false;
+};
 template <class T>
-using outcome = std::variant<T, failure>;
+using outcome = std::variant<T, link_failure>;
 
 /// Where the link actor puts a call's outcome; the calling thread waits on its future.
 template <class T>
@@ -42,38 +51,61 @@ namespace np = node_protocol;
 namespace {
 
 using session_atom = caf::atom_constant<caf::atom("n_session")>;
+using reconnect_atom = caf::atom_constant<caf::atom("n_reconn")>;
+
+/// The first reconnect is tried this soon after the link dropped; each failed one doubles
+/// the wait, up to the second figure.
+constexpr auto first_retry = std::chrono::milliseconds(100);
+constexpr auto last_retry = std::chrono::milliseconds(2000);
+/// A reconnect that gets no answer within this is counted as failed.
+constexpr auto reconnect_timeout = std::chrono::seconds(5);
 
 /// A node's error reply as a failure: its code is a failure_kind, or one of node_errc.
-failure failure_of(const caf::error& e, const std::string& address) {
+link_failure failure_of(const caf::error& e, const std::string& address) {
   std::string message = e.category() == np::error_category && e.context().match_elements<std::string>()
                             ? e.context().get_as<std::string>(0)
                             : caf::to_string(e);
   if (e.category() == np::error_category && e.code() <= static_cast<uint8_t>(failure_kind::cancelled))
-    return {static_cast<failure_kind>(e.code()), "node " + address + ": " + message};
-  if (e.category() == np::error_category) return {failure_kind::bad_input, "node " + address + ": " + message};
+    return {{static_cast<failure_kind>(e.code()), "node " + address + ": " + message}};
+  if (e.category() == np::error_category)
+    return {{failure_kind::bad_input, "node " + address + ": " + message},
+            e.code() == static_cast<uint8_t>(np::node_errc::need_graph)};
   // CAF's own errors: the node or the link is gone.
-  return {failure_kind::device_lost, "node " + address + " is unreachable: " + message};
+  return {{failure_kind::device_lost, "node " + address + " is unreachable: " + message}};
 }
 
 struct link_state {
-  caf::actor session;
-  std::string address;
+  std::string host;
+  uint16_t port = 0;
+  std::string address; ///< host:port
+  std::string token;
+  std::shared_ptr<link_shared> shared;
+  caf::actor session; ///< null while the node is gone
   /// Calls in flight: failed at once when the session goes down.
-  std::map<uint64_t, std::function<void(const failure&)>> pending;
+  std::map<uint64_t, std::function<void(const link_failure&)>> pending;
   uint64_t next = 1;
-  bool lost = false;
+  caf::timespan retry_in = first_retry;
 };
+
+using link_actor_t = caf::stateful_actor<link_state>;
+
+/// Fails every call in flight with `f`.
+void fail_pending(link_actor_t* self, const failure& f) {
+  auto pending = std::move(self->state.pending);
+  self->state.pending.clear();
+  for (auto& [id, fail] : pending) fail({f});
+}
 
 /// Forwards `msg` to the session and hands the reply, or the failure, to `done`.
 template <class Reply, class Atom, class Msg>
-void forward(caf::stateful_actor<link_state>* self, Atom atom, Msg msg, outcome_promise<Reply> done) {
+void forward(link_actor_t* self, Atom atom, Msg msg, outcome_promise<Reply> done) {
   auto& st = self->state;
-  if (st.lost || !st.session) {
-    done->set_value(failure{failure_kind::device_lost, "node " + st.address + " is gone"});
+  if (!st.session) {
+    done->set_value(link_failure{{failure_kind::device_lost, "node " + st.address + " is gone (reconnecting)"}});
     return;
   }
   const uint64_t id = st.next++;
-  st.pending.emplace(id, [done](const failure& f) { done->set_value(f); });
+  st.pending.emplace(id, [done](const link_failure& f) { done->set_value(f); });
   self->request(st.session, caf::infinite, atom, std::move(msg))
       .then(
           [=](Reply& r) {
@@ -84,19 +116,65 @@ void forward(caf::stateful_actor<link_state>* self, Atom atom, Msg msg, outcome_
           });
 }
 
-caf::behavior link_actor(caf::stateful_actor<link_state>* self, std::string address) {
-  self->state.address = address;
-  self->set_down_handler([=](caf::down_msg&) {
+void adopt(link_actor_t* self, caf::actor session) {
+  self->state.session = std::move(session);
+  self->state.retry_in = first_retry;
+  self->monitor(self->state.session);
+}
+
+/// One try at finding the node again: connect, hello with the token, adopt the new session.
+void reconnect(link_actor_t* self) {
+  auto retry = [self] {
     auto& st = self->state;
-    st.lost = true;
-    const failure f{failure_kind::device_lost, "node " + st.address + " is gone (the link dropped or the worker stopped)"};
-    for (auto& [id, fail] : st.pending) fail(f);
-    st.pending.clear();
+    self->delayed_send(self, st.retry_in, reconnect_atom::value);
+    st.retry_in = std::min<caf::timespan>(st.retry_in * 2, last_retry);
+  };
+  auto mm = self->home_system().middleman().actor_handle();
+  const auto& st = self->state;
+  self->request(mm, reconnect_timeout, caf::connect_atom::value, st.host, st.port)
+      .then(
+          [=](const caf::node_id&, caf::strong_actor_ptr& node, const std::set<std::string>&) {
+            if (!node) return retry();
+            const np::hello h{np::version, self->state.token, caf::actor_cast<caf::actor>(self)};
+            self->request(caf::actor_cast<caf::actor>(node), reconnect_timeout, np::hello_atom::value, h)
+                .then(
+                    [=](np::welcome& w) {
+                      adopt(self, std::move(w.session));
+                      ++self->state.shared->generation;
+                      self->state.shared->presence->set(true);
+                    },
+                    [=](caf::error&) { retry(); });
+          },
+          [=](caf::error&) { retry(); });
+}
+
+caf::behavior link_actor(link_actor_t* self, std::string host, uint16_t port, std::shared_ptr<link_shared> shared) {
+  auto& st = self->state;
+  st.host = std::move(host);
+  st.port = port;
+  st.address = st.host + ":" + std::to_string(port);
+  st.shared = std::move(shared);
+  self->set_down_handler([=](caf::down_msg& dm) {
+    auto& st = self->state;
+    if (!st.session || dm.source != st.session.address()) return; // an earlier session's
+    st.session = nullptr;
+    // First gone (MULTI stops sending here), then the runs in flight fail (and go elsewhere).
+    st.shared->presence->set(false);
+    fail_pending(self, {failure_kind::device_lost,
+                        "node " + st.address + " is gone (the link dropped or the worker stopped)"});
+    self->delayed_send(self, st.retry_in, reconnect_atom::value);
+  });
+  self->set_exit_handler([=](caf::exit_msg& m) {
+    fail_pending(self, {failure_kind::device_lost, "node " + self->state.address + ": the link was closed"});
+    self->quit(m.reason);
   });
   return {
-      [=](session_atom, caf::actor& session) {
-        self->state.session = session;
-        self->monitor(session);
+      [=](session_atom, caf::actor& session, std::string& token) {
+        self->state.token = std::move(token);
+        adopt(self, std::move(session));
+      },
+      [=](reconnect_atom) {
+        if (!self->state.session) reconnect(self);
       },
       [=](np::compile_atom a, compile_call& c) { forward(self, a, std::move(c.msg), c.done); },
       [=](np::infer_atom a, infer_call& c) { forward(self, a, std::move(c.msg), c.done); },
@@ -106,39 +184,94 @@ caf::behavior link_actor(caf::stateful_actor<link_state>* self, std::string addr
 /// Sends `msg` through the link and waits for its outcome (a device worker blocks here, as it
 /// blocks on a fence or a oneDNN stream).
 template <class Reply, class Atom, class Msg>
-outcome<Reply> through(const caf::actor& link, Atom atom, Msg msg) {
+outcome<Reply> through(const node_link& link, Atom atom, Msg msg) {
   auto done = std::make_shared<std::promise<outcome<Reply>>>();
   auto f = done->get_future();
-  caf::anon_send(link, atom, link_call<Msg, Reply>{std::move(msg), done});
-  return f.get();
+  caf::anon_send(link.actor(), atom, link_call<Msg, Reply>{std::move(msg), done});
+  try {
+    return f.get();
+  } catch (const std::future_error&) { // the link actor is gone: the message was dropped
+    return link_failure{{failure_kind::device_lost, "node " + link.address() + ": the link was closed"}};
+  }
 }
+
+/// A model as compiled on a node: what it takes to compile it again after the node came back.
+class remote_model {
+public:
+  remote_model(std::shared_ptr<node_link> link, std::string device, np::compile_request req, std::string bytes)
+      : link_(std::move(link)), device_(std::move(device)), req_(std::move(req)), bytes_(std::move(bytes)) {}
+
+  /// The node's id of the model, compiling it there first when the link reconnected since.
+  uint64_t id() {
+    std::lock_guard lock(mutex_);
+    const auto now = link_->shared()->generation.load();
+    if (!id_ || generation_ != now) {
+      id_ = compile();
+      generation_ = now;
+    }
+    return *id_;
+  }
+  /// The node lost the model (it restarted and the link has not noticed yet).
+  void forget(uint64_t id) {
+    std::lock_guard lock(mutex_);
+    if (id_ == id) id_.reset();
+  }
+  const node_link& link() const { return *link_; }
+  const std::string& device() const { return device_; }
+
+private:
+  uint64_t compile() {
+    // First the hash alone: a node that has the model (another client sent it) compiles nothing.
+    auto r = through<np::compiled>(*link_, np::compile_atom::value, req_);
+    if (auto* f = std::get_if<link_failure>(&r); f && f->need_graph) {
+      auto with_bytes = req_;
+      with_bytes.graph = bytes_;
+      r = through<np::compiled>(*link_, np::compile_atom::value, std::move(with_bytes));
+    }
+    if (auto* f = std::get_if<link_failure>(&r)) {
+      if (f->f.kind == failure_kind::bad_input) throw Exception(device_ + ": " + f->f.message);
+      throw kernels::device_error(f->f.kind, device_ + ": " + f->f.message);
+    }
+    return std::get<np::compiled>(r).model;
+  }
+
+  std::shared_ptr<node_link> link_;
+  std::string device_;
+  np::compile_request req_; ///< without the bytes
+  std::string bytes_;
+  std::mutex mutex_;
+  std::optional<uint64_t> id_;
+  uint64_t generation_ = 0;
+};
 
 class remote_executable final : public kernels::executable {
 public:
-  remote_executable(caf::actor link, std::string device, uint64_t model) : link_(std::move(link)), device_(std::move(device)), model_(model) {}
+  explicit remote_executable(std::shared_ptr<remote_model> model) : model_(std::move(model)) {}
   void run(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) override {
     np::infer_request req;
-    req.model = model_;
     for (const auto& t : inputs) req.inputs.push_back(graph::encode_tensor(t));
-    auto r = through<np::infer_reply>(link_, np::infer_atom::value, std::move(req));
-    if (auto* f = std::get_if<failure>(&r)) {
-      if (f->kind == failure_kind::bad_input) throw Exception(f->message);
-      throw kernels::device_error(f->kind, f->message);
+    req.model = model_->id();
+    auto r = through<np::infer_reply>(model_->link(), np::infer_atom::value, req);
+    if (auto* f = std::get_if<link_failure>(&r); f && f->need_graph) { // the node restarted: once more
+      model_->forget(req.model);
+      req.model = model_->id();
+      r = through<np::infer_reply>(model_->link(), np::infer_atom::value, std::move(req));
+    }
+    if (auto* f = std::get_if<link_failure>(&r)) {
+      if (f->f.kind == failure_kind::bad_input) throw Exception(f->f.message);
+      throw kernels::device_error(f->f.kind, f->f.message);
     }
     auto& reply = std::get<np::infer_reply>(r);
     outputs.clear();
     for (std::size_t i = 0; i < reply.outputs.size(); ++i)
-      outputs.push_back(graph::decode_tensor(reply.outputs[i], "output #" + std::to_string(i) + " from " + device_));
+      outputs.push_back(
+          graph::decode_tensor(reply.outputs[i], "output #" + std::to_string(i) + " from " + model_->device()));
   }
   std::vector<kernels::op_profile> profile() const override { return {}; }
-  std::unique_ptr<kernels::executable> clone() const override {
-    return std::make_unique<remote_executable>(link_, device_, model_);
-  }
+  std::unique_ptr<kernels::executable> clone() const override { return std::make_unique<remote_executable>(model_); }
 
 private:
-  caf::actor link_;
-  std::string device_;
-  uint64_t model_;
+  std::shared_ptr<remote_model> model_;
 };
 
 class remote_device final : public kernels::device {
@@ -154,22 +287,18 @@ public:
   std::unique_ptr<kernels::executable> compile(const graph::Graph& g, const kernels::compile_config& cfg) const override {
     np::compile_request req;
     req.device = remote_;
-    req.streams = 1;
+    req.streams = std::max(1, cfg.streams);
     req.num_threads = cfg.num_threads;
     req.precision = to_string(cfg.inference_precision);
     req.profiling = cfg.profiling;
     req.f16_arithmetic = cfg.f16_arithmetic;
-    const std::string bytes = graph::encode_graph(g);
+    std::string bytes = graph::encode_graph(g);
     req.hash = model_hash(bytes, req);
-    // First the hash alone: a node that has the model (another client sent it) compiles nothing.
-    auto r = through<np::compiled>(link_->actor(), np::compile_atom::value, req);
-    if (std::holds_alternative<failure>(r)) {
-      req.graph = bytes;
-      r = through<np::compiled>(link_->actor(), np::compile_atom::value, std::move(req));
-    }
-    if (auto* f = std::get_if<failure>(&r)) throw Exception(name() + ": " + f->message);
-    return std::make_unique<remote_executable>(link_->actor(), name(), std::get<np::compiled>(r).model);
+    auto model = std::make_shared<remote_model>(link_, name(), std::move(req), std::move(bytes));
+    model->id(); // compiled now: its errors are compile_model's
+    return std::make_unique<remote_executable>(std::move(model));
   }
+  std::shared_ptr<kernels::device_presence> presence() const override { return link_->shared()->presence; }
 
 private:
   std::shared_ptr<node_link> link_;
@@ -179,8 +308,8 @@ private:
 
 } // namespace
 
-node_link::node_link(caf::actor_system& sys, std::string address)
-    : sys_(sys), address_(std::move(address)), actor_(sys.spawn<caf::detached>(link_actor, address_)) {}
+node_link::node_link(caf::actor_system& sys, std::string host, uint16_t port)
+    : sys_(sys), address_(host + ":" + std::to_string(port)), actor_(sys.spawn(link_actor, std::move(host), port, shared_)) {}
 
 node_link::~node_link() { caf::anon_send_exit(actor_, caf::exit_reason::user_shutdown); }
 
@@ -190,9 +319,9 @@ np::welcome node_link::connect(const caf::actor& node, const std::string& token,
   std::string why;
   self->request(node, timeout, np::hello_atom::value, np::hello{np::version, token, actor_})
       .receive([&](np::welcome& x) { w = std::move(x); },
-               [&](caf::error& e) { why = failure_of(e, address_).message; });
+               [&](caf::error& e) { why = failure_of(e, address_).f.message; });
   if (!w) throw Exception(why);
-  caf::anon_send(actor_, session_atom::value, w->session);
+  caf::anon_send(actor_, session_atom::value, w->session, token);
   return std::move(*w);
 }
 

@@ -113,10 +113,12 @@ struct scheduler_state : std::enable_shared_from_this<scheduler_state> {
   }
 
   /// A run of `d` ended; `retry`: the device failed the request, run it elsewhere.
-  void ended(std::size_t d, double started, bool device_fault, std::optional<pending> retry, const std::string& why) {
+  /// `lost`: the device is gone (device_lost), not just failing.
+  void ended(std::size_t d, double started, bool device_fault, std::optional<pending> retry, const std::string& why,
+             bool lost = false) {
     const double now = now_us();
     act([&] {
-      table.finished(d, started, now, device_fault);
+      table.finished(d, started, now, device_fault, lost);
       if (retry) {
         retry->tried[d] = true;
         retry->errors += (retry->errors.empty() ? "" : "; ") + devices[d].name + ": " + why;
@@ -167,10 +169,19 @@ struct scheduler_state : std::enable_shared_from_this<scheduler_state> {
     const auto& fb = table.fallbacks();
     for (std::size_t d = 0; d < devices.size(); ++d) {
       const bool listed = std::find(pr.begin(), pr.end(), d) != pr.end() || std::find(fb.begin(), fb.end(), d) != fb.end();
-      if (table.devices()[d].failed_out) out += (out.empty() ? "" : ", ") + devices[d].name + " (failed too often)";
+      if (!table.devices()[d].present) out += (out.empty() ? "" : ", ") + devices[d].name + " (its node is gone)";
+      else if (table.devices()[d].failed_out) out += (out.empty() ? "" : ", ") + devices[d].name + " (failed too often)";
       else if (!listed) out += (out.empty() ? "" : ", ") + devices[d].name + " (not in the priorities)";
     }
     return out.empty() ? why : why + "; out of use: " + out;
+  }
+
+  /// Device `d` went away or came back (its node's link).
+  void set_present(std::size_t d, bool up) {
+    act([&] {
+      table.set_present(d, up);
+      tell_serving();
+    });
   }
 
   void tell_serving() {
@@ -188,13 +199,15 @@ void attempt::on_outputs(uint64_t, std::vector<Tensor> outputs, std::vector<kern
 }
 
 void attempt::on_error(uint64_t, const failure& f) noexcept {
-  const bool device_fault = f.kind == failure_kind::device_failure || f.kind == failure_kind::device_lost;
+  const bool lost = f.kind == failure_kind::device_lost;
+  const bool device_fault = f.kind == failure_kind::device_failure || lost;
   if (device_fault && st_->fallback) {
-    st_->ended(device_, started_, true, std::move(p_), f.message);
+    st_->counters->redispatched.fetch_add(1, std::memory_order_relaxed);
+    st_->ended(device_, started_, true, std::move(p_), f.message, lost);
     return;
   }
   if (!device_fault) st_->counters->served[device_].fetch_add(1, std::memory_order_relaxed);
-  st_->ended(device_, started_, device_fault, std::nullopt, {});
+  st_->ended(device_, started_, device_fault, std::nullopt, {}, lost);
   p_.job.sink->on_error(p_.job.request, f);
 }
 
@@ -244,6 +257,20 @@ void scheduler::submit(inference job) {
   auto& st = *std::static_pointer_cast<scheduler_state>(state_);
   // Queued behind what waits already; drain() then hands on what can go now, from this thread.
   st.act([&] { st.queue.push_back(pending{std::move(job), std::vector<bool>(st.devices.size(), false), {}}); });
+}
+
+void scheduler::set_present(std::size_t d, bool up) {
+  std::static_pointer_cast<scheduler_state>(state_)->set_present(d, up);
+}
+
+kernels::device_presence::watcher scheduler::presence_watcher(std::size_t d) const {
+  std::weak_ptr<scheduler_state> weak = std::static_pointer_cast<scheduler_state>(state_);
+  return [weak, d](bool up) {
+    auto st = weak.lock();
+    if (!st) return false; // the scheduler is gone: forget this watcher
+    st->set_present(d, up);
+    return true;
+  };
 }
 
 void scheduler::set_priorities(std::vector<std::size_t> order, std::vector<std::size_t> fallback) {

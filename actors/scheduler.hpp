@@ -22,6 +22,7 @@
 
 #include "actors/dispatch_table.hpp"
 #include "actors/runner.hpp"
+#include "kernels/device_presence.hpp"
 
 namespace troupe::actors {
 
@@ -66,6 +67,12 @@ public:
   /// takes no new requests (its running ones finish). `fallback`: devices that take only
   /// requests another device failed. Applied from the next dispatch on, before this returns.
   void set_priorities(std::vector<std::size_t> order, std::vector<std::size_t> fallback = {});
+  /// Device `index` went away (its node dropped) or came back: it leaves the serving list at
+  /// once, and rejoins with a clean record. Applied before this returns.
+  void set_present(std::size_t index, bool up);
+  /// What device `index`'s presence calls on each change (set_present, for as long as this
+  /// scheduler lives).
+  kernels::device_presence::watcher presence_watcher(std::size_t index) const;
   /// The scheduler actor, for device_ready from an actor that may outlive this object.
   const caf::actor& handle() const { return actor_; }
   /// Tells the scheduler `sched` that device `index`'s model is compiled (`slots` requests at
@@ -75,10 +82,13 @@ public:
                            std::vector<std::size_t> order, std::vector<std::size_t> fallback);
   /// Requests each device completed, in the original order.
   std::vector<uint64_t> served() const;
+  /// Runs a device failed with its own error that went on to another device.
+  uint64_t redispatched() const { return counters_->redispatched.load(std::memory_order_relaxed); }
 
   struct counters {
     explicit counters(std::size_t n) : served(n) {}
     std::vector<std::atomic<uint64_t>> served;
+    std::atomic<uint64_t> redispatched{0}; ///< runs a device failed that went to another device
   };
 
 private:

@@ -10,6 +10,7 @@
 #include <troupe/tensor.hpp>
 
 #include "graph/ir.hpp"
+#include "kernels/device_presence.hpp"
 
 namespace troupe::kernels {
 
@@ -45,6 +46,8 @@ private:
 /// Validated options a device compiles with.
 struct compile_config {
   int num_threads = 0;                                ///< per stream; 0 = device default
+  /// Requests the caller runs at once on the compiled model (a remote node runs as many).
+  int streams = 1;
   element_type inference_precision = element_type::f32; ///< f32 or bf16
   bool profiling = false;
   /// With inference_precision f16 on a GPU: float16 arithmetic in the Conv/MatMul/Gemm loops
@@ -95,6 +98,9 @@ public:
   virtual support query(const graph::Graph& g, const graph::Op& op) const = 0;
   /// The graph has static shapes, is shape-inferred and passed query() for every op.
   virtual std::unique_ptr<executable> compile(const graph::Graph& g, const compile_config& cfg) const = 0;
+  /// For a device that can go away and come back (a remote node's): whether it is there now,
+  /// and who wants to know when that changes. Local devices have none.
+  virtual std::shared_ptr<device_presence> presence() const { return nullptr; }
 };
 
 } // namespace troupe::kernels

@@ -333,6 +333,7 @@ resolved_config resolve_config(const AnyMap& props, const kernels::device& dev) 
   bool f16_arithmetic = default_f16_arithmetic(dev);
   if (auto* v = get("GPU_F16_ARITHMETIC")) f16_arithmetic = v->as<bool>();
   r.compile.num_threads = r.threads_per_stream;
+  r.compile.streams = r.streams;
   r.compile.inference_precision = r.precision;
   r.compile.profiling = r.profiling;
   if (auto* v = get("CACHE_DIR")) r.compile.cache_dir = v->as_string();

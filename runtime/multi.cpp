@@ -82,6 +82,10 @@ actors::scheduler& serve_through_scheduler(Core::Impl& core, CompiledModel::Impl
   };
   auto sched = std::make_unique<actors::scheduler>(*core.eng->system, std::move(spec));
   auto& ref = *sched;
+  // Devices that come and go (a node's) leave the serving list when they go and rejoin when
+  // they come back.
+  for (std::size_t d = 0; d < names.size(); ++d)
+    if (auto p = core.find(names[d]).entry.dev->presence()) p->watch(ref.presence_watcher(d));
   cm.multi = std::make_shared<CompiledModel::Impl::multi_state>();
   cm.multi->sched = sched.get();
   cm.multi->devices = std::move(names);

@@ -83,7 +83,7 @@ void Core::add_node(const std::string& address, const AnyMap& options) {
   const auto timeout = std::chrono::milliseconds(std::stol(option(options, "NODE_TIMEOUT_MS", "10000")));
   auto& sys = network_system(*impl_, "node " + name);
   auto node = connect_node(sys, a, timeout);
-  auto link = std::make_shared<actors::node_link>(sys, name);
+  auto link = std::make_shared<actors::node_link>(sys, a.host, a.port);
   auto w = link->connect(node, token, std::chrono::duration_cast<caf::timespan>(timeout));
   std::lock_guard lock(impl_->mutex);
   if (impl_->nodes.count(name)) throw Exception("node " + name + " was added already");

@@ -76,7 +76,8 @@ struct worker_process {
   std::string address;
   std::shared_ptr<std::mutex> m = std::make_shared<std::mutex>();
   std::shared_ptr<std::string> log = std::make_shared<std::string>();
-  explicit worker_process(const std::string& extra = "") {
+  /// `listen`: where it listens (port 0: any free one).
+  explicit worker_process(const std::string& extra = "", const std::string& listen = "127.0.0.1:0") {
     const auto bin = fs::read_symlink("/proc/self/exe").parent_path() / "troupe";
     int out[2];
     BOOST_REQUIRE(pipe(out) == 0);
@@ -84,7 +85,7 @@ struct worker_process {
     if (pid == 0) {
       dup2(out[1], 1);
       close(out[0]);
-      const std::string cmd = bin.string() + " worker -listen 127.0.0.1:0 " + extra;
+      const std::string cmd = bin.string() + " worker -listen " + listen + " " + extra;
       execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), static_cast<char*>(nullptr));
       _exit(127);
     }
@@ -105,7 +106,14 @@ struct worker_process {
     BOOST_REQUIRE_MESSAGE(line.rfind(head, 0) == 0, "worker said: " << line);
     address = line.substr(head.size(), line.find(',') - head.size());
   }
-  /// Waits, without a clock, until its log holds `part` (a line that never comes is CTest's timeout).
+  /// How many requests `device` completed for `cm` (REQUESTS_SERVED: "DEV:N,DEV:N").
+uint64_t served_by(CompiledModel& cm, const std::string& device) {
+  const auto all = cm.get_property("REQUESTS_SERVED").as_string();
+  const auto at = all.find(device + ":");
+  return at == std::string::npos ? 0 : std::stoull(all.substr(at + device.size() + 1));
+}
+
+/// Waits, without a clock, until its log holds `part` (a line that never comes is CTest's timeout).
   void wait_logged(const std::string& part) {
     while (true) {
       {
@@ -257,4 +265,66 @@ BOOST_AUTO_TEST_CASE(sigterm_drains_the_worker_and_it_exits_0) {
   const int status = wp.terminate();
   BOOST_TEST(WIFEXITED(status));
   BOOST_TEST(WEXITSTATUS(status) == 0);
+}
+
+
+/// How many requests `device` completed for `cm` (REQUESTS_SERVED: "DEV:N,DEV:N").
+uint64_t served_by(CompiledModel& cm, const std::string& device) {
+  const auto all = cm.get_property("REQUESTS_SERVED").as_string();
+  const auto at = all.find(device + ":");
+  return at == std::string::npos ? 0 : std::stoull(all.substr(at + device.size() + 1));
+}
+
+/// Waits, without a clock, until `cm` serves from exactly `devices` (a state that never comes
+/// is CTest's timeout).
+void wait_serving(CompiledModel& cm, const std::string& devices) {
+  while (cm.get_property("EXECUTION_DEVICES").as_string() != devices) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+}
+
+BOOST_AUTO_TEST_CASE(a_worker_restarted_mid_run_rejoins_and_gets_its_models_again) {
+  auto first = std::make_unique<worker_process>();
+  const std::string address = first->address;
+  Core client;
+  client.add_node(address);
+  const std::string remote_cpu = "CPU@" + address;
+  auto multi = client.compile_model(add_relu_model(), "MULTI:" + remote_cpu + ",CPU");
+  auto alone = client.compile_model(add_relu_model(), remote_cpu);
+  BOOST_TEST(run_many(alone, 2).wrong == 0);
+  std::atomic<bool> stop{false};
+  std::atomic<int> wrong{0}, failed{0}, done{0};
+  // Requests keep coming while the worker dies and comes back.
+  std::thread load([&] {
+    while (!stop) {
+      const auto o = run_many(multi, 8);
+      wrong += o.wrong;
+      failed += static_cast<int>(o.errors.size());
+      done += 8;
+    }
+  });
+  while (done < 40) std::this_thread::yield();
+  first->kill9();
+  wait_serving(multi, "CPU");
+  // The model compiled only there fails, naming the node, while it is gone.
+  const auto gone = run_many(alone, 1);
+  BOOST_REQUIRE(gone.errors.size() == 1u);
+  BOOST_TEST(gone.errors[0].find("node " + address) != std::string::npos, gone.errors[0]);
+  const int before = done;
+  while (done < before + 40) std::this_thread::yield();
+  worker_process second("", address); // the same address: the client finds it again by itself
+  wait_serving(multi, remote_cpu + ",CPU");
+  const int back = done;
+  while (done < back + 40) std::this_thread::yield();
+  stop = true;
+  load.join();
+  BOOST_TEST(wrong.load() == 0);
+  BOOST_TEST(failed.load() == 0);
+  // The new worker gets the model again (it knew nothing of it) and serves: with the remote
+  // device alone in the priorities (the local CPU is faster, so MULTI would not pick it).
+  const auto served_before = served_by(multi, remote_cpu);
+  multi.set_property({{"DEVICE_PRIORITIES", remote_cpu}});
+  const auto o = run_many(multi, 10);
+  BOOST_TEST(o.wrong == 0);
+  BOOST_TEST(o.errors.empty());
+  BOOST_TEST(served_by(multi, remote_cpu) == served_before + 10, multi.get_property("REQUESTS_SERVED").as_string());
+  BOOST_TEST(run_many(alone, 3).wrong == 0);
 }

@@ -331,15 +331,19 @@ BOOST_AUTO_TEST_CASE(a_device_failing_every_request_leaves_and_every_device_fail
   caf::actor_system_config cfg;
   caf::actor_system sys{cfg};
   auto rec = std::make_shared<recorder>();
-  {
+  // A failing device leaves after a few failures in a row; a lost one after its first.
+  for (const auto kind : {failure_kind::device_failure, failure_kind::device_lost}) {
+    auto rec1 = std::make_shared<recorder>();
     two_devices d(sys, 1, 1, false);
-    d.gpu->fault = [](uint64_t) { return std::optional<failure>(failure{failure_kind::device_lost, "GPU gone"}); };
+    d.gpu->fault = [kind](uint64_t) { return std::optional<failure>(failure{kind, "GPU gone"}); };
     for (uint64_t i = 1; i <= 10; ++i) {
-      d.sched->submit(inference{i, {scalar(1)}, rec});
-      rec->wait_for_count(i);
+      d.sched->submit(inference{i, {scalar(1)}, rec1});
+      rec1->wait_for_count(i);
     }
-    for (uint64_t i = 1; i <= 10; ++i) BOOST_TEST(rec->values[i] == 100.0f);
-    BOOST_TEST(d.gpu->seen_count() == std::size_t(dispatch_table::max_failures_in_a_row));
+    for (uint64_t i = 1; i <= 10; ++i) BOOST_TEST(rec1->values[i] == 100.0f);
+    const std::size_t leaves_after = kind == failure_kind::device_lost ? 1 : dispatch_table::max_failures_in_a_row;
+    BOOST_TEST(d.gpu->seen_count() == leaves_after);
+    BOOST_TEST(d.sched->redispatched() == leaves_after);
     BOOST_TEST(d.serving_changes().back() == (std::vector<std::string>{"CPU"}));
   }
   auto rec2 = std::make_shared<recorder>();
@@ -350,6 +354,55 @@ BOOST_AUTO_TEST_CASE(a_device_failing_every_request_leaves_and_every_device_fail
   rec2->wait_for_count(1);
   BOOST_TEST(rec2->errors[1] == "the request failed on every device it may run on (GPU.0: GPU broke; CPU: CPU broke)");
   BOOST_TEST((rec2->kinds[1] == failure_kind::device_failure));
+}
+
+BOOST_AUTO_TEST_CASE(a_device_whose_node_goes_leaves_at_once_and_rejoins_when_it_comes_back) {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  auto rec = std::make_shared<recorder>();
+  two_devices d(sys, 1, 1, false);
+  kernels::device_presence presence;
+  presence.watch(d.sched->presence_watcher(0));
+  d.sched->submit(inference{1, {scalar(1)}, rec});
+  rec->wait_for_count(1);
+  BOOST_TEST(d.gpu->seen == (std::vector<uint64_t>{1}));
+  presence.set(false);
+  BOOST_TEST(d.serving_changes().back() == (std::vector<std::string>{"CPU"}));
+  for (uint64_t i = 2; i <= 4; ++i) {
+    d.sched->submit(inference{i, {scalar(1)}, rec});
+    rec->wait_for_count(i);
+  }
+  BOOST_TEST(d.gpu->seen == (std::vector<uint64_t>{1})); // nothing went to the absent device
+  presence.set(true);
+  BOOST_TEST(d.serving_changes().back() == (std::vector<std::string>{"GPU.0", "CPU"}));
+  d.sched->submit(inference{5, {scalar(1)}, rec});
+  rec->wait_for_count(5);
+  BOOST_TEST(d.gpu->seen == (std::vector<uint64_t>{1, 5}));
+  // A device lost mid-run (its failures) leaves at once too, and comes back with its node.
+  d.gpu->fault = [](uint64_t) { return std::optional<failure>(failure{failure_kind::device_lost, "node gone"}); };
+  d.sched->submit(inference{6, {scalar(1)}, rec});
+  rec->wait_for_count(6);
+  BOOST_TEST(rec->values[6] == 100.0f);
+  BOOST_TEST(d.serving_changes().back() == (std::vector<std::string>{"CPU"}));
+  d.gpu->fault = nullptr;
+  presence.set(false);
+  presence.set(true);
+  BOOST_TEST(d.serving_changes().back() == (std::vector<std::string>{"GPU.0", "CPU"}));
+}
+
+BOOST_AUTO_TEST_CASE(a_presence_watcher_of_a_scheduler_that_is_gone_is_forgotten) {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  kernels::device_presence presence;
+  {
+    two_devices d(sys, 1, 1, false);
+    presence.watch(d.sched->presence_watcher(0));
+  }
+  int heard = 0;
+  presence.watch([&](bool) { return ++heard, true; });
+  presence.set(false); // the first watcher's scheduler is gone: it says so and is dropped
+  presence.set(true);
+  BOOST_TEST(heard == 2); // the live watcher heard both changes; the dead one touched nothing
 }
 
 BOOST_AUTO_TEST_CASE(a_request_cancelled_while_queued_never_runs) {
