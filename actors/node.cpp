@@ -9,21 +9,18 @@
 namespace troupe::actors {
 
 namespace np = node_protocol;
+static_assert(np::failure_code(static_cast<int>(failure_kind::cancelled)) == np::last_failure_code);
 
 namespace {
 
 using done_atom = caf::atom_constant<caf::atom("n_done")>;
-
-/// The most bytes one model or one request may bring: larger ones are refused, not read on.
-constexpr std::size_t max_graph_bytes = std::size_t(2) << 30;
-constexpr std::size_t max_request_bytes = std::size_t(1) << 30;
 
 caf::error node_error(np::node_errc code, std::string message) {
   return caf::error(static_cast<uint8_t>(code), np::error_category, caf::make_message(std::move(message)));
 }
 
 caf::error failure_error(const failure& f) {
-  return caf::error(static_cast<uint8_t>(f.kind), np::error_category, caf::make_message(f.message));
+  return caf::error(np::failure_code(static_cast<int>(f.kind)), np::error_category, caf::make_message(f.message));
 }
 
 /// A model compiled on this node, shared by every session that sends the same graph.
@@ -97,7 +94,7 @@ caf::expected<np::compiled> compile(node_shared& sh, caf::actor_system& sys, np:
     return node_error(np::node_errc::bad_request, "the model's hash does not match its bytes");
   if (auto known = sh.find_hash(req.hash)) return np::compiled{known->id, known->streams};
   if (req.graph.empty()) return node_error(np::node_errc::need_graph, "send the model's bytes");
-  if (req.graph.size() > max_graph_bytes)
+  if (req.graph.size() > sh.spec.max_graph_bytes)
     return node_error(np::node_errc::bad_request, "the model is " + std::to_string(req.graph.size()) +
                                                       " bytes, more than this node takes");
   try {
@@ -138,14 +135,15 @@ caf::expected<np::compiled> compile(node_shared& sh, caf::actor_system& sys, np:
 }
 
 /// Decodes and checks a request's inputs against the model's.
-std::vector<Tensor> inputs_of(const node_model& m, const np::infer_request& req) {
+std::vector<Tensor> inputs_of(const node_model& m, const np::infer_request& req, std::size_t max_bytes) {
   if (req.inputs.size() != m.inputs.size())
     throw Exception("the model on " + m.device + " takes " + std::to_string(m.inputs.size()) + " inputs, the request has " +
                     std::to_string(req.inputs.size()));
   std::size_t bytes = 0;
   for (const auto& b : req.inputs) bytes += b.size();
-  if (bytes > max_request_bytes)
-    throw Exception("the request is " + std::to_string(bytes) + " bytes, more than this node takes");
+  if (bytes > max_bytes)
+    throw Exception("the request is " + std::to_string(bytes) + " bytes, more than this node takes (" +
+                    std::to_string(max_bytes) + ")");
   std::vector<Tensor> r;
   for (std::size_t i = 0; i < req.inputs.size(); ++i) {
     const auto& want = m.inputs[i];
@@ -162,8 +160,12 @@ std::vector<Tensor> inputs_of(const node_model& m, const np::infer_request& req)
 /// the session as job `job`: only the session talks to the client (an actor whose handle
 /// crosses the wire stays scheduled; see docs/internals.md).
 void compile_job(caf::blocking_actor*, std::shared_ptr<node_shared> sh, np::compile_request req, caf::actor session,
-                 uint64_t job) {
+                 uint64_t job, std::string who) {
   auto r = compile(*sh, session->home_system(), req);
+  if (!r && r.error().code() != static_cast<uint8_t>(np::node_errc::need_graph))
+    sh->log("refused a model of client " + who + " for " + req.device + ": " +
+            (r.error().context().match_elements<std::string>() ? r.error().context().get_as<std::string>(0)
+                                                                 : std::string("?")));
   if (r) caf::anon_send(session, done_atom::value, job, *r);
   else caf::anon_send(session, done_atom::value, job, r.error());
 }
@@ -187,7 +189,7 @@ caf::behavior session(caf::stateful_actor<session_state>* self, std::shared_ptr<
         const uint64_t job = self->state.next_job++;
         auto promise = self->make_response_promise<np::compiled>();
         self->state.compiling.emplace(job, promise);
-        self->spawn<caf::detached>(compile_job, sh, std::move(req), caf::actor_cast<caf::actor>(self), job);
+        self->spawn<caf::detached>(compile_job, sh, std::move(req), caf::actor_cast<caf::actor>(self), job, who);
         return promise;
       },
       [=](done_atom, uint64_t job, np::compiled& c) {
@@ -199,11 +201,15 @@ caf::behavior session(caf::stateful_actor<session_state>* self, std::shared_ptr<
       [=](np::infer_atom, np::infer_request& req) -> caf::result<np::infer_reply> {
         auto m = sh->find_id(req.model);
         // need_graph: the client compiled it on an earlier run of this worker; it sends it again.
-        if (!m) return node_error(np::node_errc::need_graph, "no model " + std::to_string(req.model) + " on this node");
+        if (!m) {
+          sh->log("client " + who + " asked for model " + std::to_string(req.model) + ", which this node does not have");
+          return node_error(np::node_errc::need_graph, "no model " + std::to_string(req.model) + " on this node");
+        }
         std::vector<Tensor> inputs;
         try {
-          inputs = inputs_of(*m, req);
+          inputs = inputs_of(*m, req, sh->spec.max_request_bytes);
         } catch (const std::exception& e) {
+          sh->log("rejected a request of client " + who + ": " + e.what());
           return failure_error({failure_kind::bad_input, e.what()});
         }
         const uint64_t job = self->state.next_job++;

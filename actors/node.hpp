@@ -26,6 +26,10 @@ struct node_spec {
   /// Each device's pool (the worker's Core shares them with its own models).
   std::function<std::shared_ptr<device_pool>(const std::string&)> pool_for;
   std::string token; ///< empty: no token asked
+  /// The most bytes one model, and one request's inputs, may bring: larger ones are refused
+  /// (and logged), not compiled or run.
+  std::size_t max_graph_bytes = std::size_t(2) << 30;
+  std::size_t max_request_bytes = std::size_t(1) << 30;
   /// One line per event worth a log: connects, disconnects, refusals, rejected messages.
   std::function<void(const std::string&)> log;
 };

@@ -60,13 +60,15 @@ constexpr auto last_retry = std::chrono::milliseconds(2000);
 /// A reconnect that gets no answer within this is counted as failed.
 constexpr auto reconnect_timeout = std::chrono::seconds(5);
 
-/// A node's error reply as a failure: its code is a failure_kind, or one of node_errc.
+/// A node's error reply as a failure: its code is a failure_kind's (failure_code), or one of
+/// node_errc.
 link_failure failure_of(const caf::error& e, const std::string& address) {
+  if (!e) return {{failure_kind::device_failure, "node " + address + " answered with an empty error"}};
   std::string message = e.category() == np::error_category && e.context().match_elements<std::string>()
                             ? e.context().get_as<std::string>(0)
                             : caf::to_string(e);
-  if (e.category() == np::error_category && e.code() <= static_cast<uint8_t>(failure_kind::cancelled))
-    return {{static_cast<failure_kind>(e.code()), "node " + address + ": " + message}};
+  if (e.category() == np::error_category && e.code() >= 1 && e.code() <= np::last_failure_code)
+    return {{static_cast<failure_kind>(np::failure_kind_of(e.code())), "node " + address + ": " + message}};
   if (e.category() == np::error_category)
     return {{failure_kind::bad_input, "node " + address + ": " + message},
             e.code() == static_cast<uint8_t>(np::node_errc::need_graph)};

@@ -3,7 +3,7 @@
 ///     16 MB in and out): a Relu on CPU here and on CPU@127.0.0.1:P, a `troupe worker` child.
 ///  2. MULTI of a local and a remote device whose service time is a wait (this machine's two
 ///     cores cannot show real devices overlapping): requests/s against the local one alone.
-/// `troupe_remote_bench [wait_ms] [requests]`. The second part runs its node in a child of this
+/// `troupe_remote_bench [wait_ms] [requests] [round-trip|multi]`. The second part runs its node in a child of this
 /// program (`--serve-wait MS`), which serves a WAIT device through the node actor.
 #include <troupe/troupe.hpp>
 
@@ -179,7 +179,8 @@ void multi_local_and_remote(int wait_ms, uint64_t requests) {
   constexpr std::size_t streams = 2;
   kernels::compile_config cc;
   cc.streams = streams;
-  graph::Graph g; // the WAIT device ignores the graph: any will do
+  graph::Graph g; // the WAIT device ignores the graph; the node checks the input against it
+  g.outputs.push_back(g.add_input("x", element_type::f32, PartialShape(Shape{1, 256})));
   auto remote_prog = std::make_shared<actors::program>();
   remote_prog->prototype = remote_wait->compile(g, cc);
   actors::subgraph_spec remote_sub;
@@ -217,8 +218,9 @@ int main(int argc, char** argv) {
     if (argc > 2 && std::string(argv[1]) == "--serve-wait") return serve_wait(std::atoi(argv[2]));
     const int wait_ms = argc > 1 ? std::atoi(argv[1]) : 5;
     const uint64_t requests = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 400;
-    round_trips();
-    multi_local_and_remote(wait_ms, requests);
+    const std::string part = argc > 3 ? argv[3] : "all"; // "round-trip", "multi" or "all"
+    if (part != "multi") round_trips();
+    if (part != "round-trip") multi_local_and_remote(wait_ms, requests);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "troupe_remote_bench: error: %s\n", e.what());
     return 1;

@@ -14,6 +14,7 @@
 #include "actors/node.hpp"
 #include "runtime/nodes.hpp"
 #include "runtime/core_impl.hpp"
+#include "runtime/limited_device.hpp"
 
 namespace troupe {
 
@@ -51,6 +52,15 @@ caf::actor_system& network_system(Core::Impl& core, const std::string& what) {
 std::string option(const AnyMap& options, const std::string& name, const std::string& def) {
   auto it = options.find(name);
   return it == options.end() ? def : it->second.as_string();
+}
+
+/// A positive byte count given as option `name`, or `def`.
+std::size_t byte_limit(const AnyMap& options, const std::string& name, std::size_t def) {
+  const auto text = option(options, name, "");
+  if (text.empty()) return def;
+  if (text.find_first_not_of("0123456789") != std::string::npos || text.size() > 18 || std::stoull(text) == 0)
+    throw Exception("troupe worker: option " + name + " must be a positive number of bytes, not '" + text + "'");
+  return std::stoull(text);
 }
 
 /// Connects to the node actor published at `a`, giving up after `timeout` (an unreachable
@@ -137,16 +147,20 @@ Worker::Worker(Core& core, const std::string& listen, const AnyMap& options, std
   engine::thread_release done{*ci.eng};
   impl_->at = parse_address("listen address", listen, true);
   for (const auto& [k, v] : options)
-    if (k != "NODE_TOKEN") throw Exception("troupe worker: unknown option '" + k + "' (NODE_TOKEN)");
+    if (k != "NODE_TOKEN" && k != "NODE_MAX_MODEL_BYTES" && k != "NODE_MAX_REQUEST_BYTES")
+      throw Exception("troupe worker: unknown option '" + k + "' (NODE_TOKEN, NODE_MAX_MODEL_BYTES, NODE_MAX_REQUEST_BYTES)");
   auto& sys = network_system(ci, "troupe worker");
   actors::node_spec spec;
   for (const auto& name : ci.listed()) {
     if (name.find('@') != std::string::npos) continue; // a node serves its own devices only
-    spec.devices[name] = ci.find(name).entry.dev;
+    // TROUPE_EXCLUDED_OPS of the worker's environment narrows what it serves, as it does locally.
+    spec.devices[name] = limit_ops(ci.find(name).entry.dev, excluded_ops(name, nullptr));
     impl_->devices.push_back(name);
   }
   spec.pool_for = [&ci](const std::string& name) { return ci.pool_for(name); };
   spec.token = option(options, "NODE_TOKEN", "");
+  spec.max_graph_bytes = byte_limit(options, "NODE_MAX_MODEL_BYTES", spec.max_graph_bytes);
+  spec.max_request_bytes = byte_limit(options, "NODE_MAX_REQUEST_BYTES", spec.max_request_bytes);
   spec.log = std::move(log);
   impl_->node = actors::spawn_node(sys, std::move(spec), impl_->load);
   auto port = caf::io::publish(impl_->node, impl_->at.port, impl_->at.host.c_str(), true);

@@ -17,6 +17,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <caf/all.hpp>
+#include <caf/io/all.hpp>
+
+#include "actors/node.hpp"
+#include "actors/protocol/node.hpp"
 #include "benchmarks/tiny_onnx.hpp"
 #include "tests/support/expect_error.hpp"
 
@@ -77,7 +86,9 @@ struct worker_process {
   std::shared_ptr<std::mutex> m = std::make_shared<std::mutex>();
   std::shared_ptr<std::string> log = std::make_shared<std::string>();
   /// `listen`: where it listens (port 0: any free one).
-  explicit worker_process(const std::string& extra = "", const std::string& listen = "127.0.0.1:0") {
+  /// `env`: VAR=value ... for its environment.
+  explicit worker_process(const std::string& extra = "", const std::string& listen = "127.0.0.1:0",
+                          const std::string& env = "") {
     const auto bin = fs::read_symlink("/proc/self/exe").parent_path() / "troupe";
     int out[2];
     BOOST_REQUIRE(pipe(out) == 0);
@@ -85,7 +96,7 @@ struct worker_process {
     if (pid == 0) {
       dup2(out[1], 1);
       close(out[0]);
-      const std::string cmd = bin.string() + " worker -listen " + listen + " " + extra;
+      const std::string cmd = (env.empty() ? "" : "env " + env + " ") + bin.string() + " worker -listen " + listen + " " + extra;
       execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), static_cast<char*>(nullptr));
       _exit(127);
     }
@@ -327,4 +338,106 @@ BOOST_AUTO_TEST_CASE(a_worker_restarted_mid_run_rejoins_and_gets_its_models_agai
   BOOST_TEST(o.errors.empty());
   BOOST_TEST(served_by(multi, remote_cpu) == served_before + 10, multi.get_property("REQUESTS_SERVED").as_string());
   BOOST_TEST(run_many(alone, 3).wrong == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_model_the_worker_cannot_compile_is_refused_naming_node_and_reason) {
+  worker_process w("", "127.0.0.1:0", "TROUPE_EXCLUDED_OPS=CPU:Relu");
+  Core client;
+  client.add_node(w.address);
+  expect_error([&] { client.compile_model(add_relu_model(), "CPU@" + w.address); },
+               {"CPU@" + w.address, "node " + w.address, "Relu"});
+  w.wait_logged("refused a model");
+  // The worker serves on: a model without the op compiles there.
+  tiny_onnx::model_builder b;
+  b.input("a", {1, 16}).input("b", {1, 16}).output("y", {1, 16}).node("Add", {"a", "b"}, {"y"}, "add");
+  const auto path = (fs::temp_directory_path() / ("troupe_remote_add_" + std::to_string(::getpid()) + ".onnx")).string();
+  auto cm = client.compile_model(b.write(path), "CPU@" + w.address);
+  auto r = cm.create_infer_request();
+  r.set_tensor("a", filled(0));
+  r.set_tensor("b", filled(1));
+  r.infer();
+  BOOST_TEST(r.get_tensor("y").data<float>()[15] == 15.0f); // (0 + 15 - 8) + (1 + 15 - 8)
+}
+
+namespace np = troupe::actors::node_protocol;
+
+/// The message of a node's error reply.
+std::string message_of(const caf::error& e) {
+  return e.context().match_elements<std::string>() ? e.context().get_as<std::string>(0) : caf::to_string(e);
+}
+
+BOOST_AUTO_TEST_CASE(malformed_and_oversized_messages_are_refused_logged_and_the_worker_serves_on) {
+  worker_process w("-max-request-bytes 100");
+  const auto port = static_cast<uint16_t>(std::stoi(w.address.substr(w.address.rfind(':') + 1)));
+  // Bytes that are not CAF's protocol at all: the connection is dropped, nothing else.
+  {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in at{};
+    at.sin_family = AF_INET;
+    at.sin_port = htons(port);
+    at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    BOOST_REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&at), sizeof at) == 0);
+    std::string junk(4096, '\xab');
+    junk.replace(0, 8, "\0\0\0\0\xff\xff\xff\xff"); // a header that claims a huge payload
+    BOOST_TEST(::write(fd, junk.data(), junk.size()) > 0);
+    ::close(fd);
+  }
+  // Requests larger than the worker takes: refused with the limit, logged.
+  Core client;
+  client.add_node(w.address);
+  auto cm = client.compile_model(add_relu_model(), "CPU@" + w.address);
+  const auto big = run_many(cm, 1);
+  BOOST_REQUIRE(big.errors.size() == 1u);
+  BOOST_TEST(big.errors[0].find("node " + w.address) != std::string::npos, big.errors[0]);
+  BOOST_TEST(big.errors[0].find("more than this node takes (100)") != std::string::npos, big.errors[0]);
+  w.wait_logged("rejected a request");
+  // Node messages that are well-formed for CAF but wrong for troupe, sent by hand.
+  caf::actor_system_config cfg;
+  cfg.load<caf::io::middleman>();
+  np::add_node_message_types(cfg);
+  caf::actor_system sys{cfg};
+  {
+    auto node = caf::io::remote_actor(sys, "127.0.0.1", port);
+    BOOST_REQUIRE(node);
+    caf::scoped_actor self{sys};
+    caf::actor session;
+    self->request(*node, std::chrono::seconds(10), np::hello_atom::value, np::hello{np::version, "", self})
+        .receive([&](np::welcome& wl) { session = wl.session; }, [&](caf::error& e) { BOOST_FAIL(sys.render(e)); });
+    BOOST_REQUIRE(session);
+    auto expect_refusal = [&](auto atom, auto msg, uint8_t code, const std::string& part) {
+      bool replied = false;
+      self->request(session, std::chrono::seconds(10), atom, std::move(msg))
+          .receive([&](const caf::message&) { BOOST_FAIL("accepted: " << part); },
+                   [&](caf::error& e) {
+                     replied = true;
+                     BOOST_TEST(e.category() == np::error_category, sys.render(e));
+                     BOOST_TEST(int(e.code()) == int(code), sys.render(e));
+                     BOOST_TEST(message_of(e).find(part) != std::string::npos, message_of(e));
+                   });
+      BOOST_TEST(replied);
+    };
+    // Model 1 is the one compiled above; its inputs here are not tensors.
+    expect_refusal(np::infer_atom::value, np::infer_request{1, {"junk", "junk"}},
+                   np::failure_code(static_cast<int>(kernels::failure_kind::bad_input)), "input 'a'");
+    expect_refusal(np::infer_atom::value, np::infer_request{1, {"x"}},
+                   np::failure_code(static_cast<int>(kernels::failure_kind::bad_input)), "takes 2 inputs");
+    expect_refusal(np::infer_atom::value, np::infer_request{77, {}}, static_cast<uint8_t>(np::node_errc::need_graph),
+                   "no model 77");
+    np::compile_request bad;
+    bad.device = "CPU";
+    bad.graph = "not a graph";
+    bad.hash = actors::model_hash(bad.graph, bad);
+    expect_refusal(np::compile_atom::value, bad, static_cast<uint8_t>(np::node_errc::bad_request), "graph");
+    bad.hash ^= 1;
+    expect_refusal(np::compile_atom::value, bad, static_cast<uint8_t>(np::node_errc::bad_request), "hash does not match");
+    bad.device = "NPU";
+    expect_refusal(np::compile_atom::value, bad, static_cast<uint8_t>(np::node_errc::bad_request), "no device 'NPU'");
+  }
+  w.wait_logged("refused a model");
+  // Still there, still serving.
+  BOOST_TEST(::kill(w.pid, 0) == 0);
+  Core again;
+  again.add_node(w.address);
+  BOOST_TEST(again.compile_model(add_relu_model(), "CPU@" + w.address).get_property("EXECUTION_DEVICES").as_string() ==
+             "CPU@" + w.address);
 }

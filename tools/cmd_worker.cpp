@@ -19,6 +19,8 @@ int cmd_worker(int argc, char** argv) {
   const auto a = parse_args(argc, argv, 2,
                             {{"-listen", "HOST:PORT (port 0: any free one)"},
                              {"-token-file", "a file whose first line is the token clients must give"},
+                             {"-max-model-bytes", "the largest model a client may send (default 2 GiB)"},
+                             {"-max-request-bytes", "the largest inputs one request may bring (default 1 GiB)"},
                              {"-tls-cert", "a PEM certificate"},
                              {"-tls-key", "a PEM private key"}});
   if (a.has("-tls-cert") || a.has("-tls-key"))
@@ -32,6 +34,8 @@ int cmd_worker(int argc, char** argv) {
 
   AnyMap options;
   if (a.has("-token-file")) options["NODE_TOKEN"] = read_token_file(a.get("-token-file"));
+  if (a.has("-max-model-bytes")) options["NODE_MAX_MODEL_BYTES"] = a.get("-max-model-bytes");
+  if (a.has("-max-request-bytes")) options["NODE_MAX_REQUEST_BYTES"] = a.get("-max-request-bytes");
   std::mutex out;
   auto log = [&out](const std::string& line) {
     std::lock_guard lock(out);

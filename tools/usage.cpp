@@ -106,12 +106,15 @@ const char* query_text =
     "Prints each op of the model and whether DEVICE supports it (and why not).\n";
 
 const char* worker_text =
-    "usage: troupe worker [-listen HOST:PORT] [-token-file F]\n"
+    "usage: troupe worker [-listen HOST:PORT] [-token-file F] [-max-model-bytes N] [-max-request-bytes N]\n"
     "Serves this machine's devices to troupe clients on other machines (Core::add_node, -nodes,\n"
     "TROUPE_NODES), which name them DEV@HOST:PORT. -listen defaults to 127.0.0.1:7000 (this machine\n"
     "only; port 0 takes any free port); -token-file: clients must give the token on its first line.\n"
     "Prints 'listening on HOST:PORT, devices: ...' once it accepts clients, then a line per connect,\n"
-    "disconnect and refusal. SIGTERM or SIGINT: it finishes the requests in flight and exits 0.\n";
+    "disconnect, refusal and rejected message. A model larger than -max-model-bytes (2 GiB) or a\n"
+    "request whose inputs exceed -max-request-bytes (1 GiB) is refused. TROUPE_EXCLUDED_OPS in its\n"
+    "environment narrows what its devices take. SIGTERM or SIGINT: it finishes the requests in\n"
+    "flight and exits 0.\n";
 
 const char* devices_text =
     "usage: troupe devices\n"

@@ -23,21 +23,27 @@ namespace troupe::actors::node_protocol {
 
 /// Raised whenever a message changes meaning: a client and a node of other versions refuse
 /// each other at hello.
-constexpr uint32_t version = 1;
+constexpr uint32_t version = 2;
 
 using hello_atom = caf::atom_constant<caf::atom("n_hello")>;
 using compile_atom = caf::atom_constant<caf::atom("n_compile")>;
 using infer_atom = caf::atom_constant<caf::atom("n_infer")>;
 using drop_atom = caf::atom_constant<caf::atom("n_drop")>;
 
-/// The category of every error a node replies with; the code is a kernels::failure_kind, or
-/// one of the codes below.
+/// The category of every error a node replies with; the code is a kernels::failure_kind plus
+/// one (CAF takes code 0 for "no error"), or one of the codes below.
 constexpr caf::atom_value error_category = caf::atom("troupe_n");
 enum class node_errc : uint8_t {
   refused = 100,    ///< wrong token or protocol version
   need_graph = 101, ///< the node does not have the model of that hash: send its bytes
   bad_request = 102,///< malformed or oversized message, unknown device or model
 };
+
+/// A failure_kind as an error code, and back (codes 1 to 4).
+constexpr uint8_t failure_code(int kind) { return static_cast<uint8_t>(kind + 1); }
+constexpr int failure_kind_of(uint8_t code) { return code - 1; }
+/// The largest code failure_code gives.
+constexpr uint8_t last_failure_code = 4;
 
 struct hello {
   uint32_t version = 0;
