@@ -65,6 +65,7 @@ Any CompiledModel::get_property(const std::string& name) const {
       return Any(multi->priorities.empty() ? multi->devices : multi->priorities);
     }
     if (name == "SCHEDULE_POLICY") return Any(multi->policy);
+    if (name == "REQUESTS_REDISPATCHED") return Any(std::to_string(multi->sched->redispatched()));
     if (name == "REQUESTS_SERVED") {
       const auto served = multi->sched->served();
       std::string r;

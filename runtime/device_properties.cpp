@@ -198,6 +198,9 @@ const std::vector<compiled_property_spec>& compiled_model_property_table() {
       {"REQUESTS_SERVED", "MULTI",
        "How many requests each device completed so far, as DEVICE:COUNT,DEVICE:COUNT (troupe's own). Also on "
        "AUTO with LATENCY or THROUGHPUT when the CPU helps the device it chose (startup or runtime fallback)."},
+      {"REQUESTS_REDISPATCHED", "MULTI",
+       "How many runs a device failed with its own error (or lost with its node) that went on to another "
+       "device (troupe's own). With REQUESTS_SERVED on the same models."},
       {"HETERO_NUMBER_OF_SUBMODELS", "HETERO",
        "How many subgraphs HETERO split the model into (each compiled on its own device)."},
       {"LOADED_FROM_CACHE", "all",

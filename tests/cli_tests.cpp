@@ -386,9 +386,11 @@ BOOST_AUTO_TEST_CASE(bench_issue_line_writes_the_json_report,
   const auto& res = j["execution_results"];
   for (const char* k : {"throughput", "latency_median", "latency_avg", "latency_min", "latency_max", "iterations_num",
                         "execution_time", "execution_devices", "load_model_time", "first_inference_time",
-                        "read_model_time", "percentile_boundary"})
+                        "read_model_time", "percentile_boundary", "failed_requests", "redispatched_requests"})
     BOOST_TEST(res.contains(k), k);
   BOOST_TEST(res["iterations_num"] == 100);
+  BOOST_TEST(res["failed_requests"] == 0);
+  BOOST_TEST(res["redispatched_requests"] == 0);
   BOOST_TEST(res["execution_devices"] == "CPU");
   BOOST_TEST(res["throughput"].get<double>() > 0);
   BOOST_TEST(res["latency_min"].get<double>() <= res["latency_median"].get<double>());

@@ -35,6 +35,21 @@ struct shared_state {
   loop_result result;
 };
 
+/// A request failed after others had succeeded: counted, and the run goes on.
+void count_failure(loop_result& r, const std::string& why) {
+  if (r.failed++ == 0) r.first_failure = why;
+}
+
+std::string message_of(const std::exception_ptr& e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& x) {
+    return x.what();
+  } catch (...) {
+    return "an unknown error";
+  }
+}
+
 } // namespace
 
 void assign_sets(std::vector<InferRequest>& reqs, const input_sets& sets) {
@@ -81,7 +96,15 @@ loop_result measure(std::vector<InferRequest>& reqs, const input_sets& sets, con
       const std::size_t i = it % nreq, set = set_for(i);
       if (!s.inference_only) set_inputs(reqs[i], sets.sets[set]);
       auto t0 = clock_type::now();
-      reqs[i].infer();
+      try {
+        reqs[i].infer();
+      } catch (const std::exception& e) {
+        if (st->result.latencies.empty()) throw;
+        count_failure(st->result, e.what());
+        ++it;
+        prog.update(it);
+        continue;
+      }
       auto t1 = clock_type::now();
       const double ms = ms_between(t0, t1);
       st->result.latencies.push_back(ms);
@@ -98,7 +121,13 @@ loop_result measure(std::vector<InferRequest>& reqs, const input_sets& sets, con
         auto now = clock_type::now();
         std::lock_guard lock(st->m);
         const double ms = ms_between(st->began[i], now);
-        if (e && !st->failure) st->failure = e;
+        if (e && st->result.latencies.empty() && !st->failure) st->failure = e;
+        if (e) {
+          count_failure(st->result, message_of(e));
+          st->idle.push_back(i);
+          st->cv.notify_one();
+          return;
+        }
         st->result.latencies.push_back(ms);
         st->result.by_configuration[st->config_of[i]].push_back(ms);
         if (now > st->last_end) st->last_end = now;

@@ -26,6 +26,10 @@ struct loop_result {
   uint64_t iterations = 0;
   uint64_t frames = 0;         ///< iterations times their batch
   double duration_ms = 0;      ///< first start to last completion
+  /// Requests that failed after one had succeeded (a node lost with nothing to take over);
+  /// not in the latencies. A failure before any success ends the run instead.
+  uint64_t failed = 0;
+  std::string first_failure;
 };
 
 /// Gives request i the tensors of set i % sets (inference-only mode, and before the first inference).

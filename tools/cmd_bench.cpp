@@ -315,6 +315,9 @@ int bench(const bench_options& o_in, std::optional<statistics_report>& stats) {
   const std::string exec_devices = property_or(cm, "EXECUTION_DEVICES", o.device);
   // MULTI and AUTO with CUMULATIVE_THROUGHPUT: how many requests each device served.
   const std::string served = property_or(cm, "REQUESTS_SERVED", "");
+  const std::string redispatched = property_or(cm, "REQUESTS_REDISPATCHED", "0");
+  if (res.failed > 0)
+    warn("%llu requests failed (first: %s)", static_cast<unsigned long long>(res.failed), res.first_failure.c_str());
   if (stats) {
     stats->add(section::execution_results, "total execution time (ms)", "execution_time", res.duration_ms);
     stats->add(section::execution_results, "total number of iterations", "iterations_num", res.iterations);
@@ -330,6 +333,9 @@ int bench(const bench_options& o_in, std::optional<statistics_report>& stats) {
     stats->add(section::execution_results, "throughput", "throughput", fps);
     stats->add(section::execution_results, "execution devices", "execution_devices", exec_devices);
     if (!served.empty()) stats->add(section::execution_results, "requests served", "requests_served", served);
+    stats->add(section::execution_results, "failed requests", "failed_requests", res.failed);
+    stats->add(section::execution_results, "redispatched requests", "redispatched_requests",
+               static_cast<uint64_t>(std::stoull(redispatched)));
   }
 
   // ----- 11
