@@ -116,6 +116,11 @@ engine::engine() : owned(std::make_unique<owned_system>()) {
   // Remote devices: CAF's network layer, and the node protocol's types under their names.
   cfg.load<caf::io::middleman>();
   actors::node_protocol::add_node_message_types(cfg);
+  // CAF sends no heartbeats by default, so a link that goes silent (a cable, a partition: no
+  // FIN) would never be noticed. A node silent for a second is taken as gone; a closed
+  // connection is noticed at once anyway.
+  cfg.set("middleman.heartbeat-interval", caf::timespan{std::chrono::milliseconds(100)});
+  cfg.set("middleman.connection-timeout", caf::timespan{std::chrono::seconds(1)});
   reaper::instance(); // made before any system, so it outlives them all at exit
   owned->system = std::make_unique<caf::actor_system>(cfg);
   system = owned->system.get();
