@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "benchmarks/tiny_onnx.hpp"
+#include "tests/support/add_relu_model.hpp"
 #include "tests/support/expect_error.hpp"
 #include "tests/support/gpu_env.hpp"
 #include "tests/support/ppocr_cases.hpp"
@@ -29,19 +30,8 @@ using tests::expect_error;
 
 namespace {
 
-/// y = relu(a + b) over [1, 16].
-std::string add_relu_model() {
-  tiny_onnx::model_builder b;
-  b.input("a", {1, 16}).input("b", {1, 16}).output("y", {1, 16});
-  b.node("Add", {"a", "b"}, {"s"}, "add").node("Relu", {"s"}, {"y"}, "relu");
-  return b.write((fs::temp_directory_path() / ("troupe_multi_" + std::to_string(::getpid()) + ".onnx")).string());
-}
-
-Tensor filled(float v) {
-  Tensor t(element_type::f32, {1, 16});
-  for (int i = 0; i < 16; ++i) t.data<float>()[i] = v + static_cast<float>(i) - 8;
-  return t;
-}
+std::string add_relu_model() { return tests::add_relu_model("multi"); }
+using tests::filled;
 
 /// Runs `n` requests at once; checks each result; returns how many each device served.
 std::map<std::string, uint64_t> run_many(CompiledModel& cm, int n) {
@@ -56,7 +46,7 @@ std::map<std::string, uint64_t> run_many(CompiledModel& cm, int n) {
     reqs[r].wait();
     auto y = reqs[r].get_tensor("y");
     for (int i = 0; i < 16; ++i) {
-      const float expect = std::max(0.0f, 2.0f * (static_cast<float>(i) - 8) + static_cast<float>(r) + 1);
+      const float expect = tests::expected(r, i);
       BOOST_TEST(y.data<float>()[i] == expect, "request " << r << " element " << i);
     }
   }

@@ -27,6 +27,7 @@
 #include "actors/node.hpp"
 #include "actors/protocol/node.hpp"
 #include "benchmarks/tiny_onnx.hpp"
+#include "tests/support/add_relu_model.hpp"
 #include "tests/support/expect_error.hpp"
 
 namespace fs = std::filesystem;
@@ -35,21 +36,10 @@ using tests::expect_error;
 
 namespace {
 
-/// y = relu(a + b) over [1, 16].
-std::string add_relu_model() {
-  tiny_onnx::model_builder b;
-  b.input("a", {1, 16}).input("b", {1, 16}).output("y", {1, 16});
-  b.node("Add", {"a", "b"}, {"s"}, "add").node("Relu", {"s"}, {"y"}, "relu");
-  return b.write((fs::temp_directory_path() / ("troupe_remote_" + std::to_string(::getpid()) + ".onnx")).string());
-}
+std::string add_relu_model() { return tests::add_relu_model("remote"); }
+using tests::filled;
 
-Tensor filled(float v) {
-  Tensor t(element_type::f32, {1, 16});
-  for (int i = 0; i < 16; ++i) t.data<float>()[i] = v + static_cast<float>(i) - 8;
-  return t;
-}
-
-float expected(int r, int i) { return std::max(0.0f, 2.0f * (static_cast<float>(i) - 8) + static_cast<float>(r) + 1); }
+using tests::expected;
 
 /// Runs `n` requests at once; counts wrong elements and errors.
 struct outcome {
