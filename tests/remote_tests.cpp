@@ -7,6 +7,7 @@
 #include <troupe/troupe.hpp>
 
 #include <atomic>
+#include <cstdlib>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -68,6 +69,17 @@ outcome run_many(CompiledModel& cm, int n) {
   return o;
 }
 
+/// Where workers run: this machine's loopback, or (tests/netns_remote.sh) another network
+/// namespace, reached over a veth pair with delay and loss.
+std::string worker_host() {
+  const char* h = std::getenv("TROUPE_TEST_WORKER_HOST");
+  return h && *h ? h : "127.0.0.1";
+}
+std::string worker_prefix() {
+  const char* ns = std::getenv("TROUPE_TEST_WORKER_NETNS");
+  return ns && *ns ? std::string("ip netns exec ") + ns + " " : "";
+}
+
 /// `troupe worker` in a child process (as deployed); its first line gives the port, the rest
 /// is its log.
 struct worker_process {
@@ -77,7 +89,7 @@ struct worker_process {
   std::shared_ptr<std::string> log = std::make_shared<std::string>();
   /// `listen`: where it listens (port 0: any free one).
   /// `env`: VAR=value ... for its environment.
-  explicit worker_process(const std::string& extra = "", const std::string& listen = "127.0.0.1:0",
+  explicit worker_process(const std::string& extra = "", const std::string& listen = worker_host() + ":0",
                           const std::string& env = "") {
     const auto bin = fs::read_symlink("/proc/self/exe").parent_path() / "troupe";
     int out[2];
@@ -86,7 +98,8 @@ struct worker_process {
     if (pid == 0) {
       dup2(out[1], 1);
       close(out[0]);
-      const std::string cmd = (env.empty() ? "" : "env " + env + " ") + bin.string() + " worker -listen " + listen + " " + extra;
+      const std::string cmd = worker_prefix() + (env.empty() ? "" : "env " + env + " ") + bin.string() +
+                              " worker -listen " + listen + " " + extra;
       execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), static_cast<char*>(nullptr));
       _exit(127);
     }
@@ -331,7 +344,7 @@ BOOST_AUTO_TEST_CASE(a_worker_restarted_mid_run_rejoins_and_gets_its_models_agai
 }
 
 BOOST_AUTO_TEST_CASE(a_model_the_worker_cannot_compile_is_refused_naming_node_and_reason) {
-  worker_process w("", "127.0.0.1:0", "TROUPE_EXCLUDED_OPS=CPU:Relu");
+  worker_process w("", worker_host() + ":0", "TROUPE_EXCLUDED_OPS=CPU:Relu");
   Core client;
   client.add_node(w.address);
   expect_error([&] { client.compile_model(add_relu_model(), "CPU@" + w.address); },
@@ -365,7 +378,7 @@ BOOST_AUTO_TEST_CASE(malformed_and_oversized_messages_are_refused_logged_and_the
     sockaddr_in at{};
     at.sin_family = AF_INET;
     at.sin_port = htons(port);
-    at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    BOOST_REQUIRE(::inet_pton(AF_INET, worker_host().c_str(), &at.sin_addr) == 1);
     BOOST_REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&at), sizeof at) == 0);
     std::string junk(4096, '\xab');
     junk.replace(0, 8, "\0\0\0\0\xff\xff\xff\xff"); // a header that claims a huge payload
@@ -387,7 +400,7 @@ BOOST_AUTO_TEST_CASE(malformed_and_oversized_messages_are_refused_logged_and_the
   np::add_node_message_types(cfg);
   caf::actor_system sys{cfg};
   {
-    auto node = caf::io::remote_actor(sys, "127.0.0.1", port);
+    auto node = caf::io::remote_actor(sys, worker_host(), port);
     BOOST_REQUIRE(node);
     caf::scoped_actor self{sys};
     caf::actor session;
