@@ -68,7 +68,15 @@ std::size_t byte_limit(const AnyMap& options, const std::string& name, std::size
 caf::actor connect_node(caf::actor_system& sys, const node_address& a, std::chrono::milliseconds timeout) {
   auto done = std::make_shared<std::promise<caf::expected<caf::actor>>>();
   auto result = done->get_future();
-  std::thread([&sys, a, done] { done->set_value(caf::io::remote_actor(sys, a.host, a.port)); }).detach();
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::thread([&sys, a, done, deadline] {
+    // CAF 0.17 gives a connection it opens no "last seen" time until the node's handshake
+    // arrives, so a heartbeat tick in between drops it as timed out: that one is tried again.
+    auto node = caf::io::remote_actor(sys, a.host, a.port);
+    while (!node && node.error() == caf::sec::connection_timeout && std::chrono::steady_clock::now() < deadline)
+      node = caf::io::remote_actor(sys, a.host, a.port);
+    done->set_value(std::move(node));
+  }).detach();
   if (result.wait_for(timeout) != std::future_status::ready)
     throw Exception("node " + a.text() + ": no connection within " + std::to_string(timeout.count()) + " ms");
   auto node = result.get();
