@@ -86,6 +86,17 @@ struct session_state {
   uint64_t next_job = 1;
 };
 
+/// Delivers `value` to job `job`'s promise in `jobs` and forgets it; false when there is no
+/// such job (it was answered already: its client went).
+template <class T>
+bool settle(std::map<uint64_t, caf::response_promise>& jobs, uint64_t job, T&& value) {
+  auto it = jobs.find(job);
+  if (it == jobs.end()) return false;
+  it->second.deliver(std::forward<T>(value));
+  jobs.erase(it);
+  return true;
+}
+
 /// Compiles `req` on this node, or says why not.
 caf::expected<np::compiled> compile(node_shared& sh, caf::actor_system& sys, np::compile_request& req) {
   const auto dev = sh.spec.devices.find(req.device);
@@ -192,12 +203,7 @@ caf::behavior session(caf::stateful_actor<session_state>* self, std::shared_ptr<
         self->spawn<caf::detached>(compile_job, sh, std::move(req), caf::actor_cast<caf::actor>(self), job, who);
         return promise;
       },
-      [=](done_atom, uint64_t job, np::compiled& c) {
-        auto it = self->state.compiling.find(job);
-        if (it == self->state.compiling.end()) return;
-        it->second.deliver(std::move(c));
-        self->state.compiling.erase(it);
-      },
+      [=](done_atom, uint64_t job, np::compiled& c) { settle(self->state.compiling, job, std::move(c)); },
       [=](np::infer_atom, np::infer_request& req) -> caf::result<np::infer_reply> {
         auto m = sh->find_id(req.model);
         // need_graph: the client compiled it on an earlier run of this worker; it sends it again.
@@ -221,23 +227,12 @@ caf::behavior session(caf::stateful_actor<session_state>* self, std::shared_ptr<
         return promise;
       },
       [=](done_atom, uint64_t job, np::infer_reply& r) {
-        auto it = self->state.pending.find(job);
-        if (it == self->state.pending.end()) return;
-        it->second.deliver(std::move(r));
-        self->state.pending.erase(it);
+        if (!settle(self->state.pending, job, std::move(r))) return;
         --sh->load->in_flight;
         ++sh->load->served;
       },
       [=](done_atom, uint64_t job, caf::error& e) {
-        if (auto c = self->state.compiling.find(job); c != self->state.compiling.end()) {
-          c->second.deliver(std::move(e));
-          self->state.compiling.erase(c);
-          return;
-        }
-        auto it = self->state.pending.find(job);
-        if (it == self->state.pending.end()) return;
-        it->second.deliver(std::move(e));
-        self->state.pending.erase(it);
+        if (settle(self->state.compiling, job, e) || !settle(self->state.pending, job, std::move(e))) return;
         --sh->load->in_flight;
       },
   };
