@@ -155,6 +155,8 @@ struct scheduler_state : std::enable_shared_from_this<scheduler_state> {
   /// A try of `p` on device `d`, started now.
   void start(pending p, std::size_t d, double now, outbox& out) {
     table.started(d, now);
+    // A request some device failed (its errors say which) now runs elsewhere.
+    if (!p.errors.empty()) counters->redispatched.fetch_add(1, std::memory_order_relaxed);
     inference job{p.job.request, p.job.inputs, nullptr, p.job.age};
     job.sink = std::make_shared<attempt>(shared_from_this(), std::move(p), d, now);
     out.runs.emplace_back(d, std::move(job));
@@ -202,7 +204,6 @@ void attempt::on_error(uint64_t, const failure& f) noexcept {
   const bool lost = f.kind == failure_kind::device_lost;
   const bool device_fault = f.kind == failure_kind::device_failure || lost;
   if (device_fault && st_->fallback) {
-    st_->counters->redispatched.fetch_add(1, std::memory_order_relaxed);
     st_->ended(device_, started_, true, std::move(p_), f.message, lost);
     return;
   }
