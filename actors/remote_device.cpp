@@ -7,6 +7,7 @@
 #include <variant>
 
 #include <caf/io/middleman.hpp>
+#include <caf/openssl/manager.hpp>
 
 #include <troupe/exception.hpp>
 
@@ -79,6 +80,7 @@ link_failure failure_of(const caf::error& e, const std::string& address) {
 struct link_state {
   std::string host;
   uint16_t port = 0;
+  bool tls = false; ///< reconnects go through CAF's OpenSSL layer
   std::string address; ///< host:port
   std::string token;
   std::shared_ptr<link_shared> shared;
@@ -131,7 +133,8 @@ void reconnect(link_actor_t* self) {
     self->delayed_send(self, st.retry_in, reconnect_atom::value);
     st.retry_in = std::min<caf::timespan>(st.retry_in * 2, last_retry);
   };
-  auto mm = self->home_system().middleman().actor_handle();
+  auto& sys = self->home_system();
+  auto mm = self->state.tls ? sys.openssl_manager().actor_handle() : sys.middleman().actor_handle();
   const auto& st = self->state;
   self->request(mm, reconnect_timeout, caf::connect_atom::value, st.host, st.port)
       .then(
@@ -150,8 +153,10 @@ void reconnect(link_actor_t* self) {
           [=](caf::error&) { retry(); });
 }
 
-caf::behavior link_actor(link_actor_t* self, std::string host, uint16_t port, std::shared_ptr<link_shared> shared) {
+caf::behavior link_actor(link_actor_t* self, std::string host, uint16_t port, bool tls,
+                         std::shared_ptr<link_shared> shared) {
   auto& st = self->state;
+  st.tls = tls;
   st.host = std::move(host);
   st.port = port;
   st.address = st.host + ":" + std::to_string(port);
@@ -310,8 +315,9 @@ private:
 
 } // namespace
 
-node_link::node_link(caf::actor_system& sys, std::string host, uint16_t port)
-    : sys_(sys), address_(host + ":" + std::to_string(port)), actor_(sys.spawn(link_actor, std::move(host), port, shared_)) {}
+node_link::node_link(caf::actor_system& sys, std::string host, uint16_t port, bool tls)
+    : sys_(sys), address_(host + ":" + std::to_string(port)),
+      actor_(sys.spawn(link_actor, std::move(host), port, tls, shared_)) {}
 
 node_link::~node_link() { caf::anon_send_exit(actor_, caf::exit_reason::user_shutdown); }
 

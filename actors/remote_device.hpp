@@ -30,8 +30,8 @@ struct link_shared {
 /// One node as a client sees it.
 class node_link {
 public:
-  /// Spawns the link actor for the node at `host`:`port`.
-  node_link(caf::actor_system& sys, std::string host, uint16_t port);
+  /// Spawns the link actor for the node at `host`:`port` (reconnecting over TLS with `tls`).
+  node_link(caf::actor_system& sys, std::string host, uint16_t port, bool tls);
   ~node_link();
   node_link(const node_link&) = delete;
   node_link& operator=(const node_link&) = delete;

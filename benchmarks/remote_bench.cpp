@@ -1,6 +1,7 @@
 /// Remote devices over loopback, measured:
 ///  1. What a request costs through a node against the local path, per tensor size (1 KB to
-///     16 MB in and out): a Relu on CPU here and on CPU@127.0.0.1:P, a `troupe worker` child.
+///     16 MB in and out): a Relu on CPU here and on CPU@127.0.0.1:P, a `troupe worker` child,
+///     over plain TCP and over TLS (a certificate made with the openssl command).
 ///  2. MULTI of a local and a remote device whose service time is a wait (this machine's two
 ///     cores cannot show real devices overlapping): requests/s against the local one alone.
 /// `troupe_remote_bench [wait_ms] [requests] [round-trip|multi]`. The second part runs its node in a child of this
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -80,17 +82,37 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-/// Part 1: per tensor size, the median latency of a synchronous infer() of a Relu here and
-/// on the node, interleaved.
+/// A self-signed certificate and key made with the openssl command in `dir` (shared by the
+/// worker and the client, as docs/remote.md allows); false when the command fails.
+bool make_certificate(const fs::path& dir) {
+  fs::create_directories(dir);
+  const std::string cmd = "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout " +
+                          (dir / "key.pem").string() + " -out " + (dir / "cert.pem").string() +
+                          " -days 1 -subj /CN=troupe-bench >/dev/null 2>&1";
+  return std::system(cmd.c_str()) == 0;
+}
+
+/// Part 1: per tensor size, the median latency of a synchronous infer() of a Relu here, on a
+/// node over plain TCP and on a node over TLS, interleaved.
 void round_trips() {
+  const fs::path certs = fs::temp_directory_path() / ("troupe_remote_bench_tls_" + std::to_string(getpid()));
+  if (!make_certificate(certs)) throw Exception("the openssl command could not make a certificate in " + certs.string());
+  const auto cert = (certs / "cert.pem").string(), key = (certs / "key.pem").string();
+  // Two workers and this process share the machine's cores: the workers' OpenMP threads must
+  // not spin after each request (as they may on a machine of their own) while this one works.
+  setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
   child worker({(own_folder() / "troupe").string(), "worker", "-listen", "127.0.0.1:0"});
+  child tls_worker({(own_folder() / "troupe").string(), "worker", "-listen", "127.0.0.1:0", "-tls-cert", cert, "-tls-key", key});
+  unsetenv("OMP_WAIT_POLICY");
   Core core;
   core.add_node(worker.address);
-  const std::string remote = "CPU@" + worker.address;
-  std::printf("round trip through a node on loopback (%s) against the local CPU: Relu, f32 in and out, "
-              "median of sync infer()\n",
-              worker.address.c_str());
-  std::printf("  %10s %12s %12s %12s %12s\n", "bytes", "local us", "remote us", "added us", "added MB/s");
+  core.add_node(tls_worker.address, {{"NODE_TLS_CERT", cert}, {"NODE_TLS_KEY", key}});
+  fs::remove_all(certs);
+  const std::string remote = "CPU@" + worker.address, remote_tls = "CPU@" + tls_worker.address;
+  std::printf("round trip through a node on loopback, plain TCP (%s) and TLS (%s), against the local CPU: Relu, "
+              "f32 in and out, median of sync infer()\n",
+              worker.address.c_str(), tls_worker.address.c_str());
+  std::printf("  %10s %12s %12s %12s %12s %12s\n", "bytes", "local us", "remote us", "added us", "added MB/s", "TLS us");
   for (std::size_t bytes : {std::size_t(1) << 10, std::size_t(16) << 10, std::size_t(256) << 10, std::size_t(1) << 20,
                             std::size_t(4) << 20, std::size_t(16) << 20}) {
     const auto n = static_cast<int64_t>(bytes / 4);
@@ -98,25 +120,26 @@ void round_trips() {
     b.input("x", {1, n}).output("y", {1, n}).node("Relu", {"x"}, {"y"}, "relu");
     const auto path = (fs::temp_directory_path() / ("troupe_remote_bench_" + std::to_string(getpid()) + ".onnx")).string();
     b.write(path);
-    auto local = core.compile_model(path, "CPU").create_infer_request();
-    auto far = core.compile_model(path, remote).create_infer_request();
+    std::vector<InferRequest> reqs;
+    for (const auto* device : {"CPU", remote.c_str(), remote_tls.c_str()})
+      reqs.push_back(core.compile_model(path, device).create_infer_request());
     fs::remove(path);
     Tensor x(element_type::f32, {1, n});
     std::fill_n(x.data<float>(), n, 1.0f);
-    local.set_tensor("x", x);
-    far.set_tensor("x", x);
-    local.infer();
-    far.infer();
+    for (auto& r : reqs) {
+      r.set_tensor("x", x);
+      r.infer();
+    }
     const int runs = bytes >= (std::size_t(4) << 20) ? 20 : 200;
-    std::vector<double> l, r;
+    std::vector<std::vector<double>> us(reqs.size());
     for (int i = 0; i < runs; ++i)
-      for (auto* req : {&local, &far}) {
+      for (std::size_t k = 0; k < reqs.size(); ++k) {
         const auto t0 = std::chrono::steady_clock::now();
-        req->infer();
-        (req == &local ? l : r).push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+        reqs[k].infer();
+        us[k].push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
       }
-    const double lu = median(l), ru = median(r), added = ru - lu;
-    std::printf("  %10zu %12.1f %12.1f %12.1f %12.1f\n", bytes, lu, ru, added, added > 0 ? 2.0 * bytes / added : 0.0);
+    const double lu = median(us[0]), ru = median(us[1]), tu = median(us[2]), added = ru - lu;
+    std::printf("  %10zu %12.1f %12.1f %12.1f %12.1f %12.1f\n", bytes, lu, ru, added, added > 0 ? 2.0 * bytes / added : 0.0, tu);
   }
 }
 
@@ -172,7 +195,7 @@ void multi_local_and_remote(int wait_ms, uint64_t requests) {
   const auto port = static_cast<uint16_t>(std::stoi(node.address.substr(colon + 1)));
   auto remote_node = caf::io::remote_actor(sys, "127.0.0.1", port);
   if (!remote_node) throw Exception("cannot reach the WAIT node: " + sys.render(remote_node.error()));
-  auto link = std::make_shared<actors::node_link>(sys, "127.0.0.1", port);
+  auto link = std::make_shared<actors::node_link>(sys, "127.0.0.1", port, false);
   link->connect(*remote_node, "", std::chrono::seconds(10));
   auto remote_wait = actors::make_remote_device(link, "WAIT", {});
 

@@ -7,11 +7,13 @@ find_package(Threads REQUIRED)
 find_package(Vulkan REQUIRED COMPONENTS glslangValidator) # GPU device; glslang compiles the shaders at build time
 find_package(Boost 1.74 REQUIRED COMPONENTS unit_test_framework)
 find_package(nlohmann_json CONFIG REQUIRED) # nlohmann_json::nlohmann_json: the CLI's JSON reports and configs
+find_package(OpenSSL REQUIRED)            # OpenSSL::SSL: TLS to worker nodes (with caf_openssl); files checked before CAF loads them
 
 # CAF 0.17 ships neither a CMake config nor a .pc file.
 find_path(CAF_INCLUDE_DIR caf/all.hpp REQUIRED)
 find_library(CAF_CORE_LIBRARY caf_core REQUIRED)
 find_library(CAF_IO_LIBRARY caf_io REQUIRED)
+find_library(CAF_OPENSSL_LIBRARY caf_openssl REQUIRED)
 add_library(caf::core UNKNOWN IMPORTED)
 set_target_properties(caf::core PROPERTIES IMPORTED_LOCATION ${CAF_CORE_LIBRARY}
   INTERFACE_INCLUDE_DIRECTORIES ${CAF_INCLUDE_DIR}
@@ -19,3 +21,6 @@ set_target_properties(caf::core PROPERTIES IMPORTED_LOCATION ${CAF_CORE_LIBRARY}
 add_library(caf::io UNKNOWN IMPORTED)
 set_target_properties(caf::io PROPERTIES IMPORTED_LOCATION ${CAF_IO_LIBRARY}
   INTERFACE_LINK_LIBRARIES caf::core)
+add_library(caf::openssl UNKNOWN IMPORTED)
+set_target_properties(caf::openssl PROPERTIES IMPORTED_LOCATION ${CAF_OPENSSL_LIBRARY}
+  INTERFACE_LINK_LIBRARIES "caf::io;OpenSSL::SSL")

@@ -7,6 +7,9 @@
 #include <thread>
 
 #include <caf/io/all.hpp>
+#include <caf/openssl/manager.hpp>
+
+#include <troupe/exception.hpp>
 
 #include "actors/protocol/node.hpp"
 
@@ -115,6 +118,7 @@ engine::engine() : owned(std::make_unique<owned_system>()) {
   cfg.add_thread_hook<thread_marker>();
   // Remote devices: CAF's network layer, and the node protocol's types under their names.
   cfg.load<caf::io::middleman>();
+  cfg.load<caf::openssl::manager>(); // TLS to nodes; inert until use_tls gives it an identity
   actors::node_protocol::add_node_message_types(cfg);
   // CAF sends no heartbeats by default, so a link that goes silent (a cable, a partition: no
   // FIN) would never be noticed. A node silent for a second is taken as gone; a closed
@@ -143,6 +147,25 @@ engine::~engine() {
 void engine::release_thread() const {
   if (owned && own_system != owned->system.get() && caf::logger::current_logger() == &owned->system->logger())
     caf::logger::set_current_actor_system(nullptr);
+}
+
+void engine::use_tls(const std::string& cert, const std::string& key, const std::string& ca) {
+  std::lock_guard lock(tls_mutex);
+  const auto& have = system->config();
+  auto same = [&] { return have.openssl_certificate == cert && have.openssl_key == key && have.openssl_cafile == ca; };
+  if (!system->has_openssl_manager())
+    throw Exception("TLS: this Core's actor system has no TLS layer (an application's own system needs "
+                    "cfg.load<caf::openssl::manager>())");
+  if (same()) return;
+  const bool unset = have.openssl_certificate.empty() && have.openssl_key.empty() && have.openssl_cafile.empty() &&
+                     have.openssl_capath.empty() && have.openssl_passphrase.empty();
+  if (!owned || !unset)
+    throw Exception("TLS: this Core already uses certificate '" + have.openssl_certificate + "', key '" +
+                    have.openssl_key + "' and CA '" + have.openssl_cafile + "', not '" + cert + "', '" + key +
+                    "' and '" + ca + "' (CAF keeps one TLS identity per actor system: use one per Core)");
+  owned->cfg.openssl_certificate = cert;
+  owned->cfg.openssl_key = key;
+  owned->cfg.openssl_cafile = ca;
 }
 
 std::size_t engine::systems_created() { return created.load(); }

@@ -4,6 +4,8 @@
 /// instead of owning one: the application keeps it alive longer than the Core and its models.
 #include <cstddef>
 #include <memory>
+#include <mutex>
+#include <string>
 
 #include <caf/all.hpp>
 
@@ -20,6 +22,7 @@ struct engine {
   struct owned_system;
   std::unique_ptr<owned_system> owned;
   caf::actor_system* system = nullptr; ///< the one the actors run on: `owned`'s or the borrowed one
+  std::mutex tls_mutex; ///< guards use_tls
 
   /// CAF keeps, per thread, a counted reference to the logger of the last system that thread
   /// made, spawned on or made a scoped_actor of, and a system's teardown waits until every
@@ -32,6 +35,13 @@ struct engine {
     const engine& eng;
     ~thread_release() { eng.release_thread(); }
   };
+
+  /// TLS to worker nodes: CAF 0.17 reads the certificate, key and CA of every TLS connection
+  /// from the system's configuration, so a Core has one TLS identity. The first call sets it
+  /// (before any TLS connection exists, so no connection reads it while it changes); a later
+  /// call with other files throws. A borrowed system must have been configured with the same
+  /// files (cfg.openssl_certificate, openssl_key, openssl_cafile) and load caf::openssl::manager.
+  void use_tls(const std::string& cert, const std::string& key, const std::string& ca);
 
   /// How many systems engines have created in this process: lets a test show that a borrowing
   /// Core made none.

@@ -10,11 +10,14 @@
 #include <thread>
 
 #include <caf/io/all.hpp>
+#include <caf/openssl/remote_actor.hpp>
+#include <caf/openssl/publish.hpp>
 
 #include "actors/node.hpp"
 #include "runtime/nodes.hpp"
 #include "runtime/core_impl.hpp"
 #include "runtime/limited_device.hpp"
+#include "runtime/node_tls.hpp"
 
 namespace troupe {
 
@@ -63,24 +66,29 @@ std::size_t byte_limit(const AnyMap& options, const std::string& name, std::size
   return std::stoull(text);
 }
 
-/// Connects to the node actor published at `a`, giving up after `timeout` (an unreachable
-/// host must not hang the caller for the system's TCP timeout).
-caf::actor connect_node(caf::actor_system& sys, const node_address& a, std::chrono::milliseconds timeout) {
+/// Connects to the node actor published at `a` (over TLS with `tls`), giving up after
+/// `timeout` (an unreachable host must not hang the caller for the system's TCP timeout).
+caf::actor connect_node(caf::actor_system& sys, const node_address& a, bool tls, std::chrono::milliseconds timeout) {
   auto done = std::make_shared<std::promise<caf::expected<caf::actor>>>();
   auto result = done->get_future();
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  std::thread([&sys, a, done, deadline] {
+  std::thread([&sys, a, tls, done, deadline] {
+    auto once = [&] { return tls ? caf::openssl::remote_actor(sys, a.host, a.port) : caf::io::remote_actor(sys, a.host, a.port); };
     // CAF 0.17 gives a connection it opens no "last seen" time until the node's handshake
     // arrives, so a heartbeat tick in between drops it as timed out: that one is tried again.
-    auto node = caf::io::remote_actor(sys, a.host, a.port);
+    auto node = once();
     while (!node && node.error() == caf::sec::connection_timeout && std::chrono::steady_clock::now() < deadline)
-      node = caf::io::remote_actor(sys, a.host, a.port);
+      node = once();
     done->set_value(std::move(node));
   }).detach();
   if (result.wait_for(timeout) != std::future_status::ready)
-    throw Exception("node " + a.text() + ": no connection within " + std::to_string(timeout.count()) + " ms");
+    throw Exception("node " + a.text() + ": no connection within " + std::to_string(timeout.count()) + " ms" +
+                    (tls ? " (over TLS: is the worker using TLS, and does each side trust the other's certificate?)" : ""));
   auto node = result.get();
-  if (!node) throw Exception("node " + a.text() + ": cannot connect: " + sys.render(node.error()));
+  if (!node)
+    throw Exception("node " + a.text() + ": cannot connect: " + sys.render(node.error()) +
+                    (tls ? " (over TLS: is the worker using TLS, and does each side trust the other's certificate?)"
+                         : " (a worker started with -tls-cert refuses clients without TLS)"));
   return *node;
 }
 
@@ -91,8 +99,9 @@ void Core::add_node(const std::string& address, const AnyMap& options) {
   const auto a = parse_address("node address", address, false);
   const std::string name = a.text();
   for (const auto& [k, v] : options)
-    if (k != "NODE_TOKEN" && k != "NODE_TIMEOUT_MS")
-      throw Exception("add_node(" + name + "): unknown option '" + k + "' (NODE_TOKEN, NODE_TIMEOUT_MS)");
+    if (k != "NODE_TOKEN" && k != "NODE_TIMEOUT_MS" && !is_tls_option(k))
+      throw Exception("add_node(" + name + "): unknown option '" + k +
+                      "' (NODE_TOKEN, NODE_TIMEOUT_MS, NODE_TLS_CERT, NODE_TLS_KEY, NODE_TLS_CA)");
   {
     std::lock_guard lock(impl_->mutex);
     if (impl_->nodes.count(name)) throw Exception("node " + name + " was added already");
@@ -100,8 +109,10 @@ void Core::add_node(const std::string& address, const AnyMap& options) {
   const std::string token = option(options, "NODE_TOKEN", "");
   const auto timeout = std::chrono::milliseconds(std::stol(option(options, "NODE_TIMEOUT_MS", "10000")));
   auto& sys = network_system(*impl_, "node " + name);
-  auto node = connect_node(sys, a, timeout);
-  auto link = std::make_shared<actors::node_link>(sys, a.host, a.port);
+  const auto tls = tls_from_options(options, "node " + name);
+  if (tls.on()) impl_->eng->use_tls(tls.cert, tls.key, tls.ca);
+  auto node = connect_node(sys, a, tls.on(), timeout);
+  auto link = std::make_shared<actors::node_link>(sys, a.host, a.port, tls.on());
   auto w = link->connect(node, token, std::chrono::duration_cast<caf::timespan>(timeout));
   std::lock_guard lock(impl_->mutex);
   if (impl_->nodes.count(name)) throw Exception("node " + name + " was added already");
@@ -123,6 +134,8 @@ void add_nodes_from_environment(Core& core) {
     while (!token.empty() && (token.back() == '\r' || token.back() == ' ')) token.pop_back();
     options["NODE_TOKEN"] = token;
   }
+  for (const char* name : {"NODE_TLS_CERT", "NODE_TLS_KEY", "NODE_TLS_CA"})
+    if (const char* file = std::getenv((std::string("TROUPE_") + name).c_str()); file && *file) options[name] = std::string(file);
   std::string all = list;
   for (std::size_t at = 0; at <= all.size();) {
     auto comma = all.find(',', at);
@@ -147,6 +160,13 @@ struct Worker::Impl {
   node_address at;
   std::vector<std::string> devices;
   bool published = false;
+  /// Either kind of port (plain or TLS) is closed through CAF's plain middleman: both go to
+  /// the one BASP broker (and CAF 0.17's caf::openssl::unpublish does not compile).
+  void unpublish() {
+    if (!published) return;
+    caf::io::unpublish(node, at.port);
+    published = false;
+  }
 };
 
 Worker::Worker(Core& core, const std::string& listen, const AnyMap& options, std::function<void(const std::string&)> log)
@@ -155,9 +175,12 @@ Worker::Worker(Core& core, const std::string& listen, const AnyMap& options, std
   engine::thread_release done{*ci.eng};
   impl_->at = parse_address("listen address", listen, true);
   for (const auto& [k, v] : options)
-    if (k != "NODE_TOKEN" && k != "NODE_MAX_MODEL_BYTES" && k != "NODE_MAX_REQUEST_BYTES")
-      throw Exception("troupe worker: unknown option '" + k + "' (NODE_TOKEN, NODE_MAX_MODEL_BYTES, NODE_MAX_REQUEST_BYTES)");
+    if (k != "NODE_TOKEN" && k != "NODE_MAX_MODEL_BYTES" && k != "NODE_MAX_REQUEST_BYTES" && !is_tls_option(k))
+      throw Exception("troupe worker: unknown option '" + k +
+                      "' (NODE_TOKEN, NODE_MAX_MODEL_BYTES, NODE_MAX_REQUEST_BYTES, NODE_TLS_CERT, NODE_TLS_KEY, NODE_TLS_CA)");
   auto& sys = network_system(ci, "troupe worker");
+  const auto tls = tls_from_options(options, "troupe worker");
+  if (tls.on()) ci.eng->use_tls(tls.cert, tls.key, tls.ca);
   actors::node_spec spec;
   for (const auto& name : ci.listed()) {
     if (name.find('@') != std::string::npos) continue; // a node serves its own devices only
@@ -171,7 +194,8 @@ Worker::Worker(Core& core, const std::string& listen, const AnyMap& options, std
   spec.max_request_bytes = byte_limit(options, "NODE_MAX_REQUEST_BYTES", spec.max_request_bytes);
   spec.log = std::move(log);
   impl_->node = actors::spawn_node(sys, std::move(spec), impl_->load);
-  auto port = caf::io::publish(impl_->node, impl_->at.port, impl_->at.host.c_str(), true);
+  auto port = tls.on() ? caf::openssl::publish(impl_->node, impl_->at.port, impl_->at.host.c_str(), true)
+                       : caf::io::publish(impl_->node, impl_->at.port, impl_->at.host.c_str(), true);
   if (!port) {
     caf::anon_send_exit(impl_->node, caf::exit_reason::user_shutdown);
     throw Exception("troupe worker: cannot listen at " + impl_->at.text() + ": " + sys.render(port.error()));
@@ -181,7 +205,7 @@ Worker::Worker(Core& core, const std::string& listen, const AnyMap& options, std
 }
 
 Worker::~Worker() {
-  if (impl_->published) caf::io::unpublish(impl_->node, impl_->at.port);
+  impl_->unpublish();
   caf::anon_send_exit(impl_->node, caf::exit_reason::user_shutdown);
 }
 
@@ -191,10 +215,7 @@ int64_t Worker::in_flight() const { return impl_->load->in_flight.load(); }
 uint64_t Worker::served() const { return impl_->load->served.load(); }
 
 void Worker::drain() {
-  if (impl_->published) {
-    caf::io::unpublish(impl_->node, impl_->at.port);
-    impl_->published = false;
-  }
+  impl_->unpublish();
   while (impl_->load->in_flight.load() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
 

@@ -27,7 +27,7 @@ elif [ "${1:-}" = "--tsan" ]; then
   # libgomp is not instrumented: one thread per OpenMP team keeps its barriers out of the report.
   export OMP_THREAD_LIMIT=1
   # The 100-split HETERO cases repeat what the other HETERO cases check, at 10x the time.
-  only=(-R '^(actors_tests|scheduler_tests|runtime_tests|hetero_tests|multi_tests|embedding_tests|remote_tests)(/|$)' -E 'random_splits')
+  only=(-R '^(actors_tests|scheduler_tests|runtime_tests|hetero_tests|multi_tests|embedding_tests|remote_tests|remote_tls_tests)(/|$)' -E 'random_splits')
 fi
 bash "$root/scripts/build.sh" "${args[@]}"
 bash "$root/scripts/fetch_test_data.sh"

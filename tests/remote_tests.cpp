@@ -30,6 +30,7 @@
 #include "benchmarks/tiny_onnx.hpp"
 #include "tests/support/add_relu_model.hpp"
 #include "tests/support/expect_error.hpp"
+#include "tests/support/worker_process.hpp"
 
 namespace fs = std::filesystem;
 using namespace troupe;
@@ -38,121 +39,13 @@ using tests::expect_error;
 namespace {
 
 std::string add_relu_model() { return tests::add_relu_model("remote"); }
-using tests::filled;
-
 using tests::expected;
-
-/// Runs `n` requests at once; counts wrong elements and errors.
-struct outcome {
-  int wrong = 0;
-  std::vector<std::string> errors;
-};
-outcome run_many(CompiledModel& cm, int n) {
-  std::vector<InferRequest> reqs;
-  for (int r = 0; r < n; ++r) {
-    reqs.push_back(cm.create_infer_request());
-    reqs.back().set_tensor("a", filled(static_cast<float>(r)));
-    reqs.back().set_tensor("b", filled(1));
-    reqs.back().start_async();
-  }
-  outcome o;
-  for (int r = 0; r < n; ++r) {
-    try {
-      reqs[r].wait();
-    } catch (const std::exception& e) {
-      o.errors.push_back(e.what());
-      continue;
-    }
-    auto y = reqs[r].get_tensor("y");
-    for (int i = 0; i < 16; ++i) o.wrong += y.data<float>()[i] != expected(r, i);
-  }
-  return o;
-}
-
-/// Where workers run: this machine's loopback, or (tests/netns_remote.sh) another network
-/// namespace, reached over a veth pair with delay and loss.
-std::string worker_host() {
-  const char* h = std::getenv("TROUPE_TEST_WORKER_HOST");
-  return h && *h ? h : "127.0.0.1";
-}
-std::string worker_prefix() {
-  const char* ns = std::getenv("TROUPE_TEST_WORKER_NETNS");
-  return ns && *ns ? std::string("ip netns exec ") + ns + " " : "";
-}
-
-/// `troupe worker` in a child process (as deployed); its first line gives the port, the rest
-/// is its log.
-struct worker_process {
-  pid_t pid = -1;
-  std::string address;
-  std::shared_ptr<std::mutex> m = std::make_shared<std::mutex>();
-  std::shared_ptr<std::string> log = std::make_shared<std::string>();
-  /// `listen`: where it listens (port 0: any free one).
-  /// `env`: VAR=value ... for its environment.
-  explicit worker_process(const std::string& extra = "", const std::string& listen = worker_host() + ":0",
-                          const std::string& env = "") {
-    const auto bin = fs::read_symlink("/proc/self/exe").parent_path() / "troupe";
-    int out[2];
-    BOOST_REQUIRE(pipe(out) == 0);
-    pid = fork();
-    if (pid == 0) {
-      dup2(out[1], 1);
-      close(out[0]);
-      const std::string cmd = worker_prefix() + (env.empty() ? "" : "env " + env + " ") + bin.string() +
-                              " worker -listen " + listen + " " + extra;
-      execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    close(out[1]);
-    std::string line;
-    char c;
-    while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
-    // Keep reading its log in the background (it never blocks on a full pipe).
-    std::thread([fd = out[0], m = m, log = log] {
-      char buf[256];
-      for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) {
-        std::lock_guard l(*m);
-        log->append(buf, static_cast<std::size_t>(n));
-      }
-      close(fd);
-    }).detach();
-    const std::string head = "listening on ";
-    BOOST_REQUIRE_MESSAGE(line.rfind(head, 0) == 0, "worker said: " << line);
-    address = line.substr(head.size(), line.find(',') - head.size());
-  }
-  /// How many requests `device` completed for `cm` (REQUESTS_SERVED: "DEV:N,DEV:N").
-uint64_t served_by(CompiledModel& cm, const std::string& device) {
-  const auto all = cm.get_property("REQUESTS_SERVED").as_string();
-  const auto at = all.find(device + ":");
-  return at == std::string::npos ? 0 : std::stoull(all.substr(at + device.size() + 1));
-}
-
-/// Waits, without a clock, until its log holds `part` (a line that never comes is CTest's timeout).
-  void wait_logged(const std::string& part) {
-    while (true) {
-      {
-        std::lock_guard l(*m);
-        if (log->find(part) != std::string::npos) return;
-      }
-      std::this_thread::yield();
-    }
-  }
-  void kill9() {
-    if (pid > 0) ::kill(pid, SIGKILL);
-    waitpid(pid, nullptr, 0);
-    pid = -1;
-  }
-  int terminate() {
-    ::kill(pid, SIGTERM);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    pid = -1;
-    return status;
-  }
-  ~worker_process() {
-    if (pid > 0) kill9();
-  }
-};
+using tests::filled;
+using tests::run_many;
+using tests::served_by;
+using tests::wait_serving;
+using tests::worker_host;
+using tests::worker_process;
 
 } // namespace
 
@@ -281,19 +174,6 @@ BOOST_AUTO_TEST_CASE(sigterm_drains_the_worker_and_it_exits_0) {
   BOOST_TEST(WEXITSTATUS(status) == 0);
 }
 
-
-/// How many requests `device` completed for `cm` (REQUESTS_SERVED: "DEV:N,DEV:N").
-uint64_t served_by(CompiledModel& cm, const std::string& device) {
-  const auto all = cm.get_property("REQUESTS_SERVED").as_string();
-  const auto at = all.find(device + ":");
-  return at == std::string::npos ? 0 : std::stoull(all.substr(at + device.size() + 1));
-}
-
-/// Waits, without a clock, until `cm` serves from exactly `devices` (a state that never comes
-/// is CTest's timeout).
-void wait_serving(CompiledModel& cm, const std::string& devices) {
-  while (cm.get_property("EXECUTION_DEVICES").as_string() != devices) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-}
 
 BOOST_AUTO_TEST_CASE(a_worker_restarted_mid_run_rejoins_and_gets_its_models_again) {
   auto first = std::make_unique<worker_process>();

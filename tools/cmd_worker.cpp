@@ -21,10 +21,9 @@ int cmd_worker(int argc, char** argv) {
                              {"-token-file", "a file whose first line is the token clients must give"},
                              {"-max-model-bytes", "the largest model a client may send (default 2 GiB)"},
                              {"-max-request-bytes", "the largest inputs one request may bring (default 1 GiB)"},
-                             {"-tls-cert", "a PEM certificate"},
-                             {"-tls-key", "a PEM private key"}});
-  if (a.has("-tls-cert") || a.has("-tls-key"))
-    throw Exception("troupe worker: TLS (-tls-cert, -tls-key) is not built yet; run it on a trusted network or behind a tunnel");
+                             {"-tls-cert", "TLS: this worker's PEM certificate (clients must trust it)"},
+                             {"-tls-key", "TLS: its unencrypted PEM private key"},
+                             {"-tls-ca", "TLS: the CA certificates clients' certificates must be signed by (default: -tls-cert)"}});
   // Signals are taken by this thread alone (sigwait below): block them before any thread starts.
   sigset_t stop;
   sigemptyset(&stop);
@@ -36,6 +35,9 @@ int cmd_worker(int argc, char** argv) {
   if (a.has("-token-file")) options["NODE_TOKEN"] = read_token_file(a.get("-token-file"));
   if (a.has("-max-model-bytes")) options["NODE_MAX_MODEL_BYTES"] = a.get("-max-model-bytes");
   if (a.has("-max-request-bytes")) options["NODE_MAX_REQUEST_BYTES"] = a.get("-max-request-bytes");
+  if (a.has("-tls-cert")) options["NODE_TLS_CERT"] = a.get("-tls-cert");
+  if (a.has("-tls-key")) options["NODE_TLS_KEY"] = a.get("-tls-key");
+  if (a.has("-tls-ca")) options["NODE_TLS_CA"] = a.get("-tls-ca");
   std::mutex out;
   auto log = [&out](const std::string& line) {
     std::lock_guard lock(out);
@@ -47,6 +49,9 @@ int cmd_worker(int argc, char** argv) {
   std::string devices;
   for (const auto& d : worker.devices()) devices += (devices.empty() ? "" : ", ") + d;
   log("listening on " + worker.address() + ", devices: " + devices);
+  if (a.has("-tls-cert"))
+    log("TLS: certificate " + a.get("-tls-cert") + "; clients need a certificate signed by " +
+        a.get("-tls-ca", a.get("-tls-cert")));
   int sig = 0;
   sigwait(&stop, &sig);
   log(std::string("stopping (") + (sig == SIGTERM ? "SIGTERM" : "SIGINT") + "): draining " +

@@ -21,7 +21,12 @@ void take_node_flags(int& argc, char** argv) {
       name = a.substr(0, eq);
       value = a.substr(eq + 1);
     }
-    const char* var = name == "-nodes" ? "TROUPE_NODES" : name == "-node_token_file" ? "TROUPE_NODE_TOKEN_FILE" : nullptr;
+    const char* var = name == "-nodes"            ? "TROUPE_NODES"
+                      : name == "-node_token_file" ? "TROUPE_NODE_TOKEN_FILE"
+                      : name == "-node_tls_cert"   ? "TROUPE_NODE_TLS_CERT"
+                      : name == "-node_tls_key"    ? "TROUPE_NODE_TLS_KEY"
+                      : name == "-node_tls_ca"     ? "TROUPE_NODE_TLS_CA"
+                                                   : nullptr;
     if (!var) {
       argv[out++] = argv[i];
       continue;

@@ -11,7 +11,8 @@ const char* overview =
     "  troupe run -m MODEL -o DIR          one inference; writes each output as .npy and .f32\n"
     "  troupe bench -m MODEL               throughput and latency, as OpenVINO's benchmark_app\n"
     "  troupe worker [-listen HOST:PORT]   serves this machine's devices to other machines' troupe\n"
-    "every command takes -nodes HOST:PORT,... and -node_token_file F: those workers' devices, as DEV@HOST:PORT\n";
+    "every command takes -nodes HOST:PORT,... and -node_token_file F: those workers' devices, as DEV@HOST:PORT;\n"
+    "  -node_tls_cert C -node_tls_key K [-node_tls_ca CA] reach them over TLS (docs/remote.md)\n";
 
 const char* bench_text =
     "usage: troupe bench -m MODEL [flags]   (OpenVINO benchmark_app's flags and meanings; docs/cli.md)\n"

@@ -52,8 +52,10 @@ public:
   /// "host:port". They are named DEV@host:port (CPU@10.1.2.3:7000, GPU.0@10.1.2.3:7000) and
   /// work wherever a local device does: compile_model, MULTI, AUTO, HETERO. Options:
   /// NODE_TOKEN (the worker's token), NODE_TIMEOUT_MS (how long to wait for the worker's
-  /// answer; 10000). An unreachable node, a refused token or a node added twice is an error
-  /// naming the node. troupe's own: OpenVINO has no remote devices.
+  /// answer; 10000), NODE_TLS_CERT, NODE_TLS_KEY and NODE_TLS_CA (PEM files: mutual TLS; the
+  /// CA defaults to the certificate; one set of files per Core, docs/remote.md). An
+  /// unreachable node, a refused token or certificate, a bad file or a node added twice is an
+  /// error naming the node. troupe's own: OpenVINO has no remote devices.
   void add_node(const std::string& address, const AnyMap& options = {});
 
   struct TROUPE_INTERNAL Impl; ///< hidden: a shared libtroupe exports the public API only

@@ -19,7 +19,9 @@ public:
   /// Publishes `core`'s devices at `listen` ("host:port"; port 0 picks a free one; host
   /// 127.0.0.1 serves this machine only). Options: NODE_TOKEN (clients must give it),
   /// NODE_MAX_MODEL_BYTES and NODE_MAX_REQUEST_BYTES (larger ones are refused; 2 GiB and
-  /// 1 GiB by default). `log` gets one line per connect, disconnect, refusal and rejected
+  /// 1 GiB by default), NODE_TLS_CERT, NODE_TLS_KEY and NODE_TLS_CA (PEM files: only TLS
+  /// clients whose certificate the CA signed; the CA defaults to the certificate).
+  /// `log` gets one line per connect, disconnect, refusal and rejected
   /// message. `core` must outlive the Worker.
   Worker(Core& core, const std::string& listen, const AnyMap& options = {},
          std::function<void(const std::string&)> log = {});

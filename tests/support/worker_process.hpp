@@ -1,0 +1,148 @@
+#pragma once
+/// What the remote-device tests share: `troupe worker` in a child process (as deployed),
+/// requests run in bulk against the add_relu model, and waits on a model's devices.
+#include <boost/test/unit_test.hpp>
+
+#include <troupe/troupe.hpp>
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tests/support/add_relu_model.hpp"
+
+namespace troupe::tests {
+
+/// Runs `n` requests at once; counts wrong elements and errors.
+struct outcome {
+  int wrong = 0;
+  std::vector<std::string> errors;
+};
+inline outcome run_many(CompiledModel& cm, int n) {
+  std::vector<InferRequest> reqs;
+  for (int r = 0; r < n; ++r) {
+    reqs.push_back(cm.create_infer_request());
+    reqs.back().set_tensor("a", filled(static_cast<float>(r)));
+    reqs.back().set_tensor("b", filled(1));
+    reqs.back().start_async();
+  }
+  outcome o;
+  for (int r = 0; r < n; ++r) {
+    try {
+      reqs[r].wait();
+    } catch (const std::exception& e) {
+      o.errors.push_back(e.what());
+      continue;
+    }
+    auto y = reqs[r].get_tensor("y");
+    for (int i = 0; i < 16; ++i) o.wrong += y.data<float>()[i] != expected(r, i);
+  }
+  return o;
+}
+
+/// Where workers run: this machine's loopback, or (tests/netns_remote.sh) another network
+/// namespace, reached over a veth pair with delay and loss.
+inline std::string worker_host() {
+  const char* h = std::getenv("TROUPE_TEST_WORKER_HOST");
+  return h && *h ? h : "127.0.0.1";
+}
+inline std::string worker_prefix() {
+  const char* ns = std::getenv("TROUPE_TEST_WORKER_NETNS");
+  return ns && *ns ? std::string("ip netns exec ") + ns + " " : "";
+}
+
+/// `troupe worker` in a child process (as deployed); its first line gives the port, the rest
+/// is its log.
+struct worker_process {
+  pid_t pid = -1;
+  std::string address;
+  std::shared_ptr<std::mutex> m = std::make_shared<std::mutex>();
+  std::shared_ptr<std::string> log = std::make_shared<std::string>();
+  /// `listen`: where it listens (port 0: any free one).
+  /// `env`: VAR=value ... for its environment.
+  explicit worker_process(const std::string& extra = "", const std::string& listen = worker_host() + ":0",
+                          const std::string& env = "") {
+    const auto bin = std::filesystem::read_symlink("/proc/self/exe").parent_path() / "troupe";
+    // Made before fork: the child of a threaded process may only call async-signal-safe
+    // functions (no malloc) until it execs.
+    const std::string cmd = "exec " + worker_prefix() + (env.empty() ? "" : "env " + env + " ") + bin.string() +
+                            " worker -listen " + listen + " " + extra;
+    int out[2];
+    BOOST_REQUIRE(pipe(out) == 0);
+    pid = fork();
+    if (pid == 0) {
+      dup2(out[1], 1);
+      close(out[0]);
+      execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    close(out[1]);
+    std::string line;
+    char c;
+    while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
+    // Keep reading its log in the background (it never blocks on a full pipe).
+    std::thread([fd = out[0], m = m, log = log] {
+      char buf[256];
+      for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) {
+        std::lock_guard l(*m);
+        log->append(buf, static_cast<std::size_t>(n));
+      }
+      close(fd);
+    }).detach();
+    const std::string head = "listening on ";
+    if (line.rfind(head, 0) != 0) {
+      kill9(); // the destructor of a half-made object does not run
+      BOOST_FAIL("worker said: " << line);
+    }
+    address = line.substr(head.size(), line.find(',') - head.size());
+  }
+/// Waits, without a clock, until its log holds `part` (a line that never comes is CTest's timeout).
+  void wait_logged(const std::string& part) {
+    while (true) {
+      {
+        std::lock_guard l(*m);
+        if (log->find(part) != std::string::npos) return;
+      }
+      std::this_thread::yield();
+    }
+  }
+  void kill9() {
+    if (pid > 0) ::kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    pid = -1;
+  }
+  int terminate() {
+    ::kill(pid, SIGTERM);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    pid = -1;
+    return status;
+  }
+  ~worker_process() {
+    if (pid > 0) kill9();
+  }
+};
+
+/// How many requests `device` completed for `cm` (REQUESTS_SERVED: "DEV:N,DEV:N").
+inline uint64_t served_by(CompiledModel& cm, const std::string& device) {
+  const auto all = cm.get_property("REQUESTS_SERVED").as_string();
+  const auto at = all.find(device + ":");
+  return at == std::string::npos ? 0 : std::stoull(all.substr(at + device.size() + 1));
+}
+
+/// Waits, without a clock, until `cm` serves from exactly `devices` (a state that never comes
+/// is CTest's timeout).
+inline void wait_serving(CompiledModel& cm, const std::string& devices) {
+  while (cm.get_property("EXECUTION_DEVICES").as_string() != devices) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+}
+
+} // namespace troupe::tests
