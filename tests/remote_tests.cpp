@@ -82,6 +82,41 @@ BOOST_AUTO_TEST_CASE(multi_serves_from_a_local_and_a_remote_device) {
   BOOST_TEST(served.find(remote_cpu + ":10") != std::string::npos, served);
 }
 
+BOOST_AUTO_TEST_CASE(a_slow_link_is_used_only_when_it_helps) {
+  worker_process w;
+  // 20 ms each way in front of the worker: a request there takes 40 ms and more, against
+  // microseconds on the local CPU. MULTI measures each device's service time, network
+  // included, and waits for the faster device rather than hand a request to the slow one.
+  tests::link_proxy slow(w.address, std::chrono::milliseconds(20));
+  Core client;
+  client.add_node(slow.address());
+  const std::string remote_cpu = "CPU@" + slow.address();
+  {
+    // The link is slow indeed: a request there takes at least the two delays (a lower bound
+    // the proxy guarantees, not a timing that a busy machine could break).
+    auto alone = client.compile_model(add_relu_model(), remote_cpu).create_infer_request();
+    alone.set_tensor("a", filled(0));
+    alone.set_tensor("b", filled(1));
+    const auto t0 = std::chrono::steady_clock::now();
+    alone.infer();
+    const auto took_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    BOOST_TEST(took_ms >= 40.0);
+  }
+  auto cm = client.compile_model(add_relu_model(), "MULTI:" + remote_cpu + ",CPU"); // the slow one first
+  int wrong = 0, failed = 0;
+  for (int round = 0; round < 10; ++round) {
+    const auto o = run_many(cm, 30);
+    wrong += o.wrong;
+    failed += static_cast<int>(o.errors.size());
+  }
+  BOOST_TEST(wrong == 0);
+  BOOST_TEST(failed == 0);
+  // It is measured (one request), and then sent nothing more.
+  BOOST_TEST(served_by(cm, remote_cpu) >= 1u);
+  BOOST_TEST(served_by(cm, remote_cpu) <= 2u, cm.get_property("REQUESTS_SERVED").as_string());
+  BOOST_TEST(served_by(cm, "CPU") >= 298u, cm.get_property("REQUESTS_SERVED").as_string());
+}
+
 BOOST_AUTO_TEST_CASE(a_token_is_asked_and_checked_on_both_sides) {
   const auto token_file = fs::temp_directory_path() / ("troupe_token_" + std::to_string(::getpid()));
   std::ofstream(token_file) << "s3cret\n";
@@ -251,6 +286,7 @@ std::string message_of(const caf::error& e) {
 
 BOOST_AUTO_TEST_CASE(malformed_and_oversized_messages_are_refused_logged_and_the_worker_serves_on) {
   worker_process w("-max-request-bytes 100");
+  const auto host = w.address.substr(0, w.address.rfind(':')); // a delaying proxy's, in remote_tests_delayed
   const auto port = static_cast<uint16_t>(std::stoi(w.address.substr(w.address.rfind(':') + 1)));
   // Bytes that are not CAF's protocol at all: the connection is dropped, nothing else.
   {
@@ -258,7 +294,7 @@ BOOST_AUTO_TEST_CASE(malformed_and_oversized_messages_are_refused_logged_and_the
     sockaddr_in at{};
     at.sin_family = AF_INET;
     at.sin_port = htons(port);
-    BOOST_REQUIRE(::inet_pton(AF_INET, worker_host().c_str(), &at.sin_addr) == 1);
+    BOOST_REQUIRE(::inet_pton(AF_INET, host.c_str(), &at.sin_addr) == 1);
     BOOST_REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&at), sizeof at) == 0);
     std::string junk(4096, '\xab');
     junk.replace(0, 8, "\0\0\0\0\xff\xff\xff\xff"); // a header that claims a huge payload
@@ -280,7 +316,7 @@ BOOST_AUTO_TEST_CASE(malformed_and_oversized_messages_are_refused_logged_and_the
   np::add_node_message_types(cfg);
   caf::actor_system sys{cfg};
   {
-    auto node = caf::io::remote_actor(sys, worker_host(), port);
+    auto node = caf::io::remote_actor(sys, host, port);
     BOOST_REQUIRE(node);
     caf::scoped_actor self{sys};
     caf::actor session;

@@ -9,6 +9,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "tests/support/add_relu_model.hpp"
+#include "tests/support/link_proxy.hpp"
 
 namespace troupe::tests {
 
@@ -60,8 +62,22 @@ inline std::string worker_prefix() {
   return ns && *ns ? std::string("ip netns exec ") + ns + " " : "";
 }
 
+/// TROUPE_TEST_LINK_DELAY_MS (ctest remote_tests_delayed): clients reach each worker through
+/// a link_proxy that delays every chunk that long each way; 0 without it.
+inline std::chrono::milliseconds link_delay() {
+  const char* d = std::getenv("TROUPE_TEST_LINK_DELAY_MS");
+  return std::chrono::milliseconds(d && *d ? std::atoi(d) : 0);
+}
+
+/// The delaying proxies, by the address clients use: a worker restarted at that address
+/// listens again where the first one did, behind the same proxy.
+inline std::map<std::string, std::shared_ptr<link_proxy>>& delaying_proxies() {
+  static std::map<std::string, std::shared_ptr<link_proxy>> proxies;
+  return proxies;
+}
+
 /// `troupe worker` in a child process (as deployed); its first line gives the port, the rest
-/// is its log.
+/// is its log. `address` is where clients reach it (a delaying proxy's, see link_delay).
 struct worker_process {
   pid_t pid = -1;
   std::string address;
@@ -71,6 +87,17 @@ struct worker_process {
   /// `env`: VAR=value ... for its environment.
   explicit worker_process(const std::string& extra = "", const std::string& listen = worker_host() + ":0",
                           const std::string& env = "") {
+    start(extra, listen, env);
+  }
+  void start(const std::string& extra, std::string listen, const std::string& env) {
+    std::shared_ptr<link_proxy> proxy;
+    if (link_delay().count() > 0) {
+      auto& proxies = delaying_proxies();
+      if (auto it = proxies.find(listen); it != proxies.end()) {
+        proxy = it->second;
+        listen = proxy->target();
+      }
+    }
     const auto bin = std::filesystem::read_symlink("/proc/self/exe").parent_path() / "troupe";
     // Made before fork: the child of a threaded process may only call async-signal-safe
     // functions (no malloc) until it execs.
@@ -104,6 +131,13 @@ struct worker_process {
       BOOST_FAIL("worker said: " << line);
     }
     address = line.substr(head.size(), line.find(',') - head.size());
+    if (link_delay().count() > 0) {
+      if (!proxy) {
+        proxy = std::make_shared<link_proxy>(address, link_delay());
+        delaying_proxies()[proxy->address()] = proxy;
+      }
+      address = proxy->address();
+    }
   }
 /// Waits, without a clock, until its log holds `part` (a line that never comes is CTest's timeout).
   void wait_logged(const std::string& part) {
