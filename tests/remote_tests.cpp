@@ -30,6 +30,9 @@
 #include "benchmarks/tiny_onnx.hpp"
 #include "tests/support/add_relu_model.hpp"
 #include "tests/support/expect_error.hpp"
+#include "tests/support/ppocr_cases.hpp"
+#include "tests/support/tensor_compare.hpp"
+#include "tests/support/test_data.hpp"
 #include "tests/support/worker_process.hpp"
 
 namespace fs = std::filesystem;
@@ -65,6 +68,33 @@ BOOST_AUTO_TEST_CASE(a_nodes_devices_are_listed_and_compute_as_the_local_ones) {
   // A second model of the same bytes and options compiles nothing more on the node.
   auto again = client.compile_model(add_relu_model(), remote_cpu);
   BOOST_TEST(run_many(again, 3).wrong == 0);
+}
+
+namespace {
+
+/// The PP-OCR case on the node's CPU equals the local CPU's (the same code on the same
+/// machine: only the transport differs), and onnxruntime's within the suite's tolerance.
+void remote_matches_local(const tests::model_case& c) {
+  worker_process w;
+  Core client;
+  client.add_node(w.address);
+  const auto local = tests::run_on_device(client, c, "CPU");
+  const auto remote = tests::run_on_device(client, c, "CPU@" + w.address);
+  BOOST_REQUIRE(remote.size() == local.size());
+  const auto same = tests::compare_scaled(remote, local, 1e-5, 1e-6);
+  BOOST_TEST(same.ok, c.model << " on CPU@" << w.address << " against CPU: " << same.message);
+  const auto ort = tests::compare_scaled(remote, tests::ort_output(c), 1e-4, 1e-5);
+  BOOST_TEST(ort.ok, c.model << " on CPU@" << w.address << " against onnxruntime: " << ort.message);
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(ppocr_cls_on_a_node_equals_the_local_cpu, *tests::needs_case(tests::ppocr_cls)) {
+  remote_matches_local(tests::ppocr_cls);
+}
+
+BOOST_AUTO_TEST_CASE(ppocr_rec_on_a_node_equals_the_local_cpu, *tests::needs_case(tests::ppocr_rec)) {
+  remote_matches_local(tests::ppocr_rec);
 }
 
 BOOST_AUTO_TEST_CASE(multi_serves_from_a_local_and_a_remote_device) {
