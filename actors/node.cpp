@@ -257,7 +257,9 @@ caf::behavior node_actor(caf::event_based_actor* self, std::shared_ptr<node_shar
         np::welcome w;
         for (const auto& [name, dev] : sh->spec.devices) {
           w.devices.push_back(name);
-          w.info.push_back(dev->info());
+          auto info = dev->info();
+          info.insert(sh->spec.machine.begin(), sh->spec.machine.end());
+          w.info.push_back(std::move(info));
         }
         // Linked: when the node stops (the Worker goes), every session stops with it.
         // Scheduled, not detached: CAF 0.17 can keep a detached actor whose handle crossed the

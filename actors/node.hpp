@@ -26,6 +26,9 @@ struct node_spec {
   /// Each device's pool (the worker's Core shares them with its own models).
   std::function<std::shared_ptr<device_pool>(const std::string&)> pool_for;
   std::string token; ///< empty: no token asked
+  /// Facts of the node's machine every device's info carries to clients (NODE_CORES: the
+  /// cores its CPU streams and threads are counted from).
+  std::map<std::string, std::string> machine;
   /// The most bytes one model, and one request's inputs, may bring: larger ones are refused
   /// (and logged), not compiled or run.
   std::size_t max_graph_bytes = std::size_t(2) << 30;

@@ -1,6 +1,7 @@
 #include "runtime/device_properties.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <thread>
@@ -307,7 +308,10 @@ resolved_config resolve_config(const AnyMap& props, const kernels::device& dev) 
   };
   const bool gpu = kind_of(dev) == device_kind::gpu;
   if (auto* v = get("PERFORMANCE_HINT")) r.hint = v->as_string();
+  // A remote device's streams and threads run on its node: counted from the node's cores.
   int cores = core_count();
+  if (dev.name().find('@') != std::string::npos)
+    if (const auto info = dev.info(); info.count("NODE_CORES")) cores = std::max(1, std::atoi(info.at("NODE_CORES").c_str()));
   // OpenVINO: LATENCY = one stream over all cores; THROUGHPUT = one 1-thread stream per core
   // (a GPU: two streams, whose host side is one thread each).
   const int auto_streams = gpu ? gpu_throughput_streams : cores;

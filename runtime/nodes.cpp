@@ -16,6 +16,7 @@
 #include "actors/node.hpp"
 #include "runtime/nodes.hpp"
 #include "runtime/core_impl.hpp"
+#include "runtime/device_properties.hpp"
 #include "runtime/limited_device.hpp"
 #include "runtime/node_tls.hpp"
 
@@ -85,10 +86,18 @@ caf::actor connect_node(caf::actor_system& sys, const node_address& a, bool tls,
     throw Exception("node " + a.text() + ": no connection within " + std::to_string(timeout.count()) + " ms" +
                     (tls ? " (over TLS: is the worker using TLS, and does each side trust the other's certificate?)" : ""));
   auto node = result.get();
-  if (!node)
+  if (!node) {
+    // Connected, then dropped in the handshake: TLS on one side only, or a certificate refused.
+    // (CAF's OpenSSL layer reports a failed TLS handshake as cannot_connect_to_node without
+    // the context a failed TCP connect has.)
+    const auto& e = node.error();
+    const bool handshake = e == caf::sec::disconnect_during_handshake ||
+                           (tls && e == caf::sec::cannot_connect_to_node && e.context().empty());
     throw Exception("node " + a.text() + ": cannot connect: " + sys.render(node.error()) +
-                    (tls ? " (over TLS: is the worker using TLS, and does each side trust the other's certificate?)"
-                         : " (a worker started with -tls-cert refuses clients without TLS)"));
+                    (!handshake ? ""
+                     : tls      ? " (over TLS: is the worker using TLS, and does each side trust the other's certificate?)"
+                                : " (a worker started with -tls-cert refuses clients without TLS)"));
+  }
   return *node;
 }
 
@@ -190,6 +199,7 @@ Worker::Worker(Core& core, const std::string& listen, const AnyMap& options, std
   }
   spec.pool_for = [&ci](const std::string& name) { return ci.pool_for(name); };
   spec.token = option(options, "NODE_TOKEN", "");
+  spec.machine["NODE_CORES"] = std::to_string(core_count());
   spec.max_graph_bytes = byte_limit(options, "NODE_MAX_MODEL_BYTES", spec.max_graph_bytes);
   spec.max_request_bytes = byte_limit(options, "NODE_MAX_REQUEST_BYTES", spec.max_request_bytes);
   spec.log = std::move(log);

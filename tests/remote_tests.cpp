@@ -97,6 +97,19 @@ BOOST_AUTO_TEST_CASE(ppocr_rec_on_a_node_equals_the_local_cpu, *tests::needs_cas
   remote_matches_local(tests::ppocr_rec);
 }
 
+BOOST_AUTO_TEST_CASE(a_remote_devices_streams_are_counted_from_the_nodes_cores) {
+  // A worker held to one core (taskset): THROUGHPUT gives its CPU one stream, whatever this
+  // machine has.
+  worker_process w("", worker_host() + ":0", "TROUPE_TEST_ONE_CORE=1 taskset -c 0");
+  Core client;
+  client.add_node(w.address);
+  const std::string remote_cpu = "CPU@" + w.address;
+  BOOST_TEST(client.get_property(remote_cpu, "NODE_CORES").as_string() == "1");
+  auto cm = client.compile_model(add_relu_model(), remote_cpu, {{"PERFORMANCE_HINT", "THROUGHPUT"}});
+  BOOST_TEST(cm.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS").as<int>() == 1);
+  BOOST_TEST(run_many(cm, 4).wrong == 0);
+}
+
 BOOST_AUTO_TEST_CASE(multi_serves_from_a_local_and_a_remote_device) {
   worker_process w;
   Core client;
