@@ -108,7 +108,7 @@ std::vector<value_info> cumsum(const infer_ctx& c) { return {{c.type(0), c.shape
 void add_elementwise_rules(rule_table& t) {
   for (const char* n : {"Relu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "LeakyRelu", "Elu", "Selu", "Softplus",
                         "Softsign", "Exp", "Log", "Sqrt", "Abs", "Neg", "Reciprocal", "Floor", "Ceil", "Round", "Erf",
-                        "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Identity", "Sign", "Celu", "Gelu",
+                        "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Identity", "Sign", "Celu", "Gelu",
                         "Mish", "ThresholdedRelu", "Shrink", "LRN", "Trilu", "LpNormalization", "InstanceNormalization",
                         "MeanVarianceNormalization"})
     t[n] = {same_as_input, 1, 1};

@@ -319,6 +319,34 @@ std::vector<value_info> upsample(const infer_ctx& c) {
   return resize_like(c, std::vector<double>(f.begin(), f.end()), std::vector<int64_t>{});
 }
 
+/// NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss: input [N, C, d1..dk] and target
+/// [N, d1..dk] of class indices give a loss of [N, d1..dk] (reduction "none") or a scalar;
+/// SoftmaxCrossEntropyLoss's optional second output, log_prob, has the input's shape.
+std::vector<value_info> loss(const infer_ctx& c) {
+  const auto t = c.type(0);
+  if (t != element_type::f32 && t != element_type::f64 && t != element_type::f16 && t != element_type::bf16)
+    c.fail("the input must be a float tensor, not " + to_string(t));
+  if (c.type(1) != element_type::i32 && c.type(1) != element_type::i64)
+    c.fail("the target must be int32 or int64, not " + to_string(c.type(1)));
+  const auto& x = c.shape(0);
+  if (x.rank_known && x.rank() < 2) c.fail("the input must have rank 2 or more (N, C, ...), not " + x.to_string());
+  const std::string reduction = c.op.attr_string("reduction", "mean");
+  PartialShape out;
+  if (reduction == "none") {
+    if (x.rank_known) {
+      out.dims = x.dims;
+      out.dims.erase(out.dims.begin() + 1);
+    } else {
+      out = c.shape(1);
+    }
+  } else if (reduction != "sum" && reduction != "mean") {
+    c.fail("reduction '" + reduction + "' is not none, sum or mean");
+  }
+  std::vector<value_info> r{{t, out}};
+  if (c.outputs() > 1) r.push_back({t, x});
+  return r;
+}
+
 } // namespace
 
 void add_nn_rules(rule_table& t) {
@@ -327,6 +355,8 @@ void add_nn_rules(rule_table& t) {
   for (const char* n : {"MaxPool", "AveragePool", "LpPool"}) t[n] = {pool, 1, 1};
   for (const char* n : {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"}) t[n] = {global_pool, 1, 1};
   t["MatMul"] = {matmul, 2, 2};
+  t["NegativeLogLikelihoodLoss"] = {loss, 2, 3};
+  t["SoftmaxCrossEntropyLoss"] = {loss, 2, 3};
   t["Gemm"] = {gemm, 2, 3};
   t["DepthToSpace"] = {depth_to_space, 1, 1};
   t["SpaceToDepth"] = {space_to_depth, 1, 1};

@@ -499,6 +499,40 @@ std::vector<value_info> non_zero(const infer_ctx& c) {
   return {{element_type::i64, PartialShape{r, n}}};
 }
 
+/// GatherND: indices [..., m] pick slices of data after its batch_dims leading dims: the
+/// output is indices' shape without its last dim, then data's dims from batch_dims + m on.
+std::vector<value_info> gather_nd(const infer_ctx& c) {
+  const auto& x = c.shape(0);
+  const auto& idx = c.shape(1);
+  if (!x.rank_known || !idx.rank_known) return {{c.type(0), PartialShape::unknown_rank()}};
+  const int64_t b = c.op.attr_int("batch_dims", 0);
+  if (idx.rank() == 0) c.fail("indices must have rank 1 or more");
+  if (b < 0 || b >= irank(idx) || b >= irank(x))
+    c.fail("batch_dims " + std::to_string(b) + " must be below the ranks of data " + x.to_string() + " and indices " +
+           idx.to_string());
+  const int64_t m = idx.dims.back();
+  if (m < 0) return {{c.type(0), PartialShape::unknown_rank()}};
+  if (b + m > irank(x))
+    c.fail("indices' last dim " + std::to_string(m) + " and batch_dims " + std::to_string(b) + " pass data's rank (" +
+           x.to_string() + ")");
+  PartialShape out;
+  out.dims.assign(idx.dims.begin(), idx.dims.end() - 1);
+  out.dims.insert(out.dims.end(), x.dims.begin() + static_cast<std::ptrdiff_t>(b + m), x.dims.end());
+  return {{c.type(0), out}};
+}
+
+/// EyeLike: the 2-D input's shape, of attribute dtype's type (the input's without it).
+std::vector<value_info> eye_like(const infer_ctx& c) {
+  const auto& x = c.shape(0);
+  if (x.rank_known && x.rank() != 2) c.fail("the input must be 2-D, not " + x.to_string());
+  element_type t = c.type(0);
+  if (c.op.has_attr("dtype")) {
+    t = static_cast<element_type>(c.op.attr_int("dtype", 0));
+    if (element_size(t) == 0) c.fail("cannot make element type " + to_string(t));
+  }
+  return {{t, x}};
+}
+
 std::vector<value_info> same_as_data(const infer_ctx& c) { return {{c.type(0), c.shape(0)}}; }
 
 } // namespace
@@ -531,6 +565,9 @@ void add_tensor_rules(rule_table& t) {
   t["NonZero"] = {non_zero, 1, 1};
   t["ScatterND"] = {same_as_data, 3, 3};
   t["ScatterElements"] = {same_as_data, 3, 3};
+  t["Scatter"] = {same_as_data, 3, 3};
+  t["GatherND"] = {gather_nd, 2, 2};
+  t["EyeLike"] = {eye_like, 1, 1};
 }
 
 } // namespace troupe::graph::detail

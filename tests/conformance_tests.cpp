@@ -74,13 +74,21 @@ void report(const std::string& device, const summary& s) {
   std::cout.flush();
 }
 
+/// The passes each device had when its count was last raised: counts may only go up (issue
+/// 14). Raise a floor when a change passes more; never lower one.
+int floor_of(const std::string& device) {
+  if (device == "REFERENCE" || device == "CPU") return 904; // 2026-11-24: losses, GatherND, EyeLike, Scatter, Asinh...
+  if (device == "GPU") return 323;
+  return 300; // any other: guards against a runner that silently skips everything
+}
+
 void check_device(const std::string& device) {
   Core core;
   summary s;
   run_suite(core, device, s);
   report(device, s);
   BOOST_TEST(s.failed == 0);
-  BOOST_TEST(s.passed > 300); // guards against a runner that silently skips everything
+  BOOST_TEST(s.passed >= floor_of(device), device << " passes " << s.passed << " cases, fewer than its floor " << floor_of(device));
 }
 
 

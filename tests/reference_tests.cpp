@@ -124,6 +124,40 @@ BOOST_AUTO_TEST_CASE(missing_kernel_is_named) {
     BOOST_TEST(ref::find_kernel(needed) != nullptr, needed);
 }
 
+BOOST_AUTO_TEST_CASE(losses_match_hand_computed_values_and_name_a_bad_target) {
+  // log-probabilities of 2 samples over 3 classes; targets 2 and 0 (the second ignored).
+  const auto logp = make_f32({2, 3}, {-1, -2, -3, -4, -5, -6});
+  auto op = make_op("NegativeLogLikelihoodLoss");
+  op.attrs["reduction"] = std::string("none");
+  std::vector<Tensor> out{Tensor(element_type::f32, {2})};
+  ref::evaluate(op, {logp, make_i64({2}, {2, 0})}, out);
+  BOOST_TEST(out[0].data<float>()[0] == 3.0f);
+  BOOST_TEST(out[0].data<float>()[1] == 4.0f);
+  // Weighted mean: (3 * 0.5 + 4 * 2) / (0.5 + 2); with ignore_index 0 the second drops out.
+  op.attrs["reduction"] = std::string("mean");
+  std::vector<Tensor> mean{Tensor(element_type::f32, Shape{})};
+  ref::evaluate(op, {logp, make_i64({2}, {2, 0}), make_f32({3}, {2, 1, 0.5f})}, mean);
+  BOOST_TEST(mean[0].data<float>()[0] == 9.5f / 2.5f);
+  op.attrs["ignore_index"] = int64_t{0};
+  ref::evaluate(op, {logp, make_i64({2}, {2, 0}), make_f32({3}, {2, 1, 0.5f})}, mean);
+  BOOST_TEST(mean[0].data<float>()[0] == 3.0f);
+  // SoftmaxCrossEntropyLoss: log_softmax first; equal scores give log(3) per sample.
+  auto sce = make_op("SoftmaxCrossEntropyLoss");
+  std::vector<Tensor> both{Tensor(element_type::f32, Shape{}), Tensor(element_type::f32, {2, 3})};
+  ref::evaluate(sce, {make_f32({2, 3}, {7, 7, 7, 1, 1, 1}), make_i64({2}, {1, 2})}, both);
+  BOOST_TEST(std::abs(both[0].data<float>()[0] - std::log(3.0f)) < 1e-6f);
+  BOOST_TEST(std::abs(both[1].data<float>()[4] + std::log(3.0f)) < 1e-6f);
+  // A class index outside [0, C) is an error naming the op and the value.
+  try {
+    ref::evaluate(sce, {make_f32({2, 3}, {7, 7, 7, 1, 1, 1}), make_i64({2}, {1, 3})}, both);
+    BOOST_ERROR("no error for target 3 of 3 classes");
+  } catch (const Exception& e) {
+    const std::string m = e.what();
+    BOOST_TEST(m.find("SoftmaxCrossEntropyLoss") != std::string::npos, m);
+    BOOST_TEST(m.find("target value 3 is outside [0, 3)") != std::string::npos, m);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(cast_round_trips_half_and_saturates) {
   auto op = make_op("Cast");
   op.attrs["to"] = int64_t{10};

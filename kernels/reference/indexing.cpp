@@ -283,6 +283,7 @@ void register_indexing(kernel_map& m) {
   m["GatherElements"] = gather_elements_kernel;
   m["GatherND"] = gather_nd_kernel;
   m["ScatterElements"] = scatter_elements_kernel;
+  m["Scatter"] = scatter_elements_kernel; // opset 9-10's name for ScatterElements
   m["ScatterND"] = scatter_nd_kernel;
   m["OneHot"] = one_hot_kernel;
   m["TopK"] = top_k_kernel;

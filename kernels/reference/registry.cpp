@@ -19,6 +19,7 @@ const kernel_map& kernels() {
     register_generators(k);
     register_cast(k);
     register_resize(k);
+    register_loss(k);
     return k;
   }();
   return m;
