@@ -106,6 +106,7 @@ const rule_table& rules() {
     add_elementwise_rules(t);
     add_nn_rules(t);
     add_tensor_rules(t);
+    add_selection_rules(t);
     return t;
   }();
   return table;

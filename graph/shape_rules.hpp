@@ -44,6 +44,7 @@ using rule_table = std::unordered_map<std::string, rule>;
 void add_elementwise_rules(rule_table& t);
 void add_nn_rules(rule_table& t);
 void add_tensor_rules(rule_table& t);
+void add_selection_rules(rule_table& t);
 
 /// Multidirectional (numpy) broadcasting; fails naming the op on incompatible shapes.
 PartialShape broadcast(const infer_ctx& c, const PartialShape& a, const PartialShape& b);

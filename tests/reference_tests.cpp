@@ -158,6 +158,36 @@ BOOST_AUTO_TEST_CASE(losses_match_hand_computed_values_and_name_a_bad_target) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(selections_keep_what_they_should_and_name_bad_input) {
+  // Two boxes overlapping by IoU 0.81 and a third apart: the lower-scored overlap goes.
+  auto nms = make_op("NonMaxSuppression");
+  const auto boxes = make_f32({1, 3, 4}, {0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 5, 5, 6, 6});
+  const auto scores = make_f32({1, 1, 3}, {0.9f, 0.8f, 0.7f});
+  std::vector<Tensor> kept{Tensor(element_type::i64, {2, 3})};
+  ref::evaluate(nms, {boxes, scores, make_i64({1}, {10}), make_f32({1}, {0.5f})}, kept);
+  const std::vector<int64_t> want{0, 0, 0, 0, 0, 2};
+  BOOST_TEST(std::equal(want.begin(), want.end(), kept[0].data<int64_t>()));
+  try {
+    ref::evaluate(nms, {make_f32({1, 3, 3}, std::vector<float>(9, 0.0f)), scores, make_i64({1}, {10})}, kept);
+    BOOST_ERROR("no error for boxes of 3 coordinates");
+  } catch (const Exception& e) {
+    const std::string m = e.what();
+    BOOST_TEST(m.find("NonMaxSuppression") != std::string::npos, m);
+    BOOST_TEST(m.find("boxes must be [batches, boxes, 4], not [1,3,3]") != std::string::npos, m);
+  }
+  // Unique, sorted: values, first indices, inverse, counts.
+  auto unique = make_op("Unique");
+  std::vector<Tensor> u{Tensor(element_type::f32, {3}), Tensor(element_type::i64, {3}), Tensor(element_type::i64, {5}),
+                        Tensor(element_type::i64, {3})};
+  ref::evaluate(unique, {make_f32({5}, {2, 1, 1, 3, 2})}, u);
+  const std::vector<float> values{1, 2, 3};
+  const std::vector<int64_t> first{1, 0, 3}, inverse{1, 0, 0, 2, 1}, counts{2, 2, 1};
+  BOOST_TEST(std::equal(values.begin(), values.end(), u[0].data<float>()));
+  BOOST_TEST(std::equal(first.begin(), first.end(), u[1].data<int64_t>()));
+  BOOST_TEST(std::equal(inverse.begin(), inverse.end(), u[2].data<int64_t>()));
+  BOOST_TEST(std::equal(counts.begin(), counts.end(), u[3].data<int64_t>()));
+}
+
 BOOST_AUTO_TEST_CASE(cast_round_trips_half_and_saturates) {
   auto op = make_op("Cast");
   op.attrs["to"] = int64_t{10};

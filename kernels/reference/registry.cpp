@@ -20,6 +20,7 @@ const kernel_map& kernels() {
     register_cast(k);
     register_resize(k);
     register_loss(k);
+    register_selection(k);
     return k;
   }();
   return m;

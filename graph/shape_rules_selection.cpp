@@ -1,0 +1,111 @@
+/// Shape rules of the ops whose output size depends on their input values (Compress, Unique,
+/// NonMaxSuppression: sized when those values are known, as constants or at run time, and
+/// dynamic otherwise) and of ReverseSequence and Det.
+#include <troupe/exception.hpp>
+
+#include "graph/selection.hpp"
+#include "graph/shape_rules.hpp"
+
+namespace troupe::graph::detail {
+
+namespace {
+
+int64_t irank(const PartialShape& s) { return static_cast<int64_t>(s.rank()); }
+
+/// Compress: the slices along `axis` (the flattened input without one) whose condition is true.
+std::vector<value_info> compress(const infer_ctx& c) {
+  const auto& x = c.shape(0);
+  if (c.type(1) != element_type::boolean) c.fail("the condition must be bool, not " + to_string(c.type(1)));
+  const auto& cond = c.shape(1);
+  if (cond.rank_known && cond.rank() != 1) c.fail("the condition must be 1-D, not " + cond.to_string());
+  int64_t kept = -1;
+  if (const Tensor* t = c.constant(1)) {
+    kept = 0;
+    for (int64_t i = 0; i < t->get_size(); ++i) kept += t->data<bool>()[i] ? 1 : 0;
+  }
+  if (!c.op.has_attr("axis")) return {{c.type(0), PartialShape{kept}}};
+  if (!x.rank_known) return {{c.type(0), PartialShape::unknown_rank()}};
+  const auto a = static_cast<std::size_t>(c.axis(c.op.attr_int("axis", 0), irank(x)));
+  if (const Tensor* t = c.constant(1); t && x.dims[a] >= 0) {
+    // Conditions past the axis' length are ignored; a true one there is an error.
+    for (int64_t i = x.dims[a]; i < t->get_size(); ++i)
+      if (t->data<bool>()[i]) c.fail("the condition selects index " + std::to_string(i) + " past axis " + std::to_string(a) + " of " + x.to_string());
+  }
+  PartialShape out = x;
+  out.symbols.clear();
+  out.dims[a] = kept;
+  return {{c.type(0), out}};
+}
+
+/// Unique: Y (the distinct elements or slices), then indices, inverse_indices and counts.
+std::vector<value_info> unique(const infer_ctx& c) {
+  const auto& x = c.shape(0);
+  const bool has_axis = c.op.has_attr("axis");
+  int64_t n = -1;
+  std::optional<int64_t> axis;
+  if (has_axis && x.rank_known) axis = c.axis(c.op.attr_int("axis", 0), irank(x));
+  if (const Tensor* t = c.constant(0); t && (!has_axis || axis)) n = static_cast<int64_t>(unique_slices(*t, axis, true).first.size());
+  PartialShape y{n};
+  int64_t len = -1;
+  if (!has_axis) {
+    if (x.is_static()) len = checked_elements(x.dims);
+  } else if (axis) {
+    y = x;
+    y.symbols.clear();
+    y.dims[static_cast<std::size_t>(*axis)] = n;
+    len = x.dims[static_cast<std::size_t>(*axis)];
+  } else {
+    y = PartialShape::unknown_rank();
+  }
+  std::vector<value_info> r{{c.type(0), y}, {element_type::i64, PartialShape{n}}, {element_type::i64, PartialShape{len}},
+                            {element_type::i64, PartialShape{n}}};
+  r.resize(c.outputs());
+  return r;
+}
+
+/// NonMaxSuppression: [kept, 3] int64 triples (batch, class, box).
+std::vector<value_info> nms(const infer_ctx& c) {
+  if (c.op.attr_int("center_point_box", 0) != 0 && c.op.attr_int("center_point_box", 0) != 1)
+    c.fail("center_point_box must be 0 or 1, not " + std::to_string(c.op.attr_int("center_point_box", 0)));
+  int64_t kept = -1;
+  const Tensor *boxes = c.constant(0), *scores = c.constant(1);
+  if (boxes && scores && (!c.has(2) || c.constant(2)) && (!c.has(3) || c.constant(3)) && (!c.has(4) || c.constant(4))) {
+    const auto max_per_class = c.has(2) ? c.const_ints(2)->at(0) : 0;
+    const double iou = c.has(3) ? c.const_floats(3)->at(0) : 0.0;
+    std::optional<double> score;
+    if (c.has(4)) score = c.const_floats(4)->at(0);
+    try {
+      kept = static_cast<int64_t>(
+          non_max_suppression(*boxes, *scores, max_per_class, iou, score, c.op.attr_int("center_point_box", 0) == 1).size());
+    } catch (const Exception& e) {
+      c.fail(e.what());
+    }
+  }
+  return {{element_type::i64, PartialShape{kept, 3}}};
+}
+
+std::vector<value_info> same_as_input(const infer_ctx& c) { return {{c.type(0), c.shape(0)}}; }
+
+/// Det: [*, M, M] -> [*].
+std::vector<value_info> det(const infer_ctx& c) {
+  const auto& x = c.shape(0);
+  if (!x.rank_known) return {{c.type(0), PartialShape::unknown_rank()}};
+  if (x.rank() < 2) c.fail("the input must be [*, M, M], not " + x.to_string());
+  const auto m = x.dims[x.rank() - 1], k = x.dims[x.rank() - 2];
+  if (m >= 0 && k >= 0 && m != k) c.fail("the input's last two dims must be equal (square matrices), not " + x.to_string());
+  PartialShape out;
+  out.dims.assign(x.dims.begin(), x.dims.end() - 2);
+  return {{c.type(0), out}};
+}
+
+} // namespace
+
+void add_selection_rules(rule_table& t) {
+  t["Compress"] = {compress, 2, 2};
+  t["Unique"] = {unique, 1, 1};
+  t["NonMaxSuppression"] = {nms, 2, 5};
+  t["ReverseSequence"] = {same_as_input, 2, 2};
+  t["Det"] = {det, 1, 1};
+}
+
+} // namespace troupe::graph::detail
