@@ -114,15 +114,8 @@ BOOST_AUTO_TEST_CASE(multi_serves_from_a_local_and_a_remote_device) {
   worker_process w;
   Core client;
   client.add_node(w.address);
-  const std::string remote_cpu = "CPU@" + w.address;
-  auto cm = client.compile_model(add_relu_model(), "MULTI:" + remote_cpu + ",CPU");
   // The remote device alone for a while, then both: each serves.
-  cm.set_property({{"DEVICE_PRIORITIES", remote_cpu}});
-  BOOST_TEST(run_many(cm, 10).wrong == 0);
-  cm.set_property({{"DEVICE_PRIORITIES", "CPU," + remote_cpu}});
-  BOOST_TEST(run_many(cm, 10).wrong == 0);
-  const auto served = cm.get_property("REQUESTS_SERVED").as_string();
-  BOOST_TEST(served.find(remote_cpu + ":10") != std::string::npos, served);
+  tests::check_multi_serves_both(client, "CPU@" + w.address, add_relu_model());
 }
 
 BOOST_AUTO_TEST_CASE(a_slow_link_is_used_only_when_it_helps) {

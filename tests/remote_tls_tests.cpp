@@ -108,13 +108,7 @@ BOOST_AUTO_TEST_CASE(multi_spreads_over_a_local_device_and_a_tls_node) {
   worker_process w(keys.worker_flags());
   Core client;
   client.add_node(w.address, keys.client());
-  const std::string remote_cpu = "CPU@" + w.address;
-  auto cm = client.compile_model(add_relu_model(), "MULTI:" + remote_cpu + ",CPU");
-  cm.set_property({{"DEVICE_PRIORITIES", remote_cpu}});
-  BOOST_TEST(run_many(cm, 10).wrong == 0);
-  cm.set_property({{"DEVICE_PRIORITIES", "CPU," + remote_cpu}});
-  BOOST_TEST(run_many(cm, 10).wrong == 0);
-  BOOST_TEST(tests::served_by(cm, remote_cpu) == 10u, cm.get_property("REQUESTS_SERVED").as_string());
+  tests::check_multi_serves_both(client, "CPU@" + w.address, add_relu_model());
 }
 
 BOOST_AUTO_TEST_CASE(clients_without_tls_or_a_trusted_certificate_are_refused_and_the_worker_serves_on) {

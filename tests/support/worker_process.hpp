@@ -179,4 +179,18 @@ inline void wait_serving(CompiledModel& cm, const std::string& devices) {
   while (cm.get_property("EXECUTION_DEVICES").as_string() != devices) std::this_thread::sleep_for(std::chrono::milliseconds(5));
 }
 
+/// MULTI of `remote` (a node's device) and the local CPU for `model`: the remote device alone
+/// serves 10 requests, then both are in the priorities and the CPU serves too (at least the
+/// request that measures it: how the rest split depends on timing); every output right.
+inline void check_multi_serves_both(Core& client, const std::string& remote, const std::string& model) {
+  auto cm = client.compile_model(model, "MULTI:" + remote + ",CPU");
+  cm.set_property({{"DEVICE_PRIORITIES", remote}});
+  BOOST_TEST(run_many(cm, 10).wrong == 0);
+  BOOST_TEST(served_by(cm, remote) == 10u, cm.get_property("REQUESTS_SERVED").as_string());
+  cm.set_property({{"DEVICE_PRIORITIES", "CPU," + remote}});
+  BOOST_TEST(run_many(cm, 10).wrong == 0);
+  BOOST_TEST(served_by(cm, "CPU") >= 1u, cm.get_property("REQUESTS_SERVED").as_string());
+  BOOST_TEST(served_by(cm, remote) + served_by(cm, "CPU") == 20u, cm.get_property("REQUESTS_SERVED").as_string());
+}
+
 } // namespace troupe::tests
