@@ -1,8 +1,9 @@
 /// Shape rules of the ops whose output size depends on their input values (Compress, Unique,
 /// NonMaxSuppression: sized when those values are known, as constants or at run time, and
-/// dynamic otherwise) and of ReverseSequence and Det.
+/// dynamic otherwise) and of ReverseSequence, Det and Einsum.
 #include <troupe/exception.hpp>
 
+#include "graph/einsum.hpp"
 #include "graph/selection.hpp"
 #include "graph/shape_rules.hpp"
 
@@ -86,6 +87,28 @@ std::vector<value_info> nms(const infer_ctx& c) {
 
 std::vector<value_info> same_as_input(const infer_ctx& c) { return {{c.type(0), c.shape(0)}}; }
 
+/// Einsum: the output labels' sizes (graph/einsum).
+std::vector<value_info> einsum(const infer_ctx& c) {
+  std::vector<std::size_t> ranks;
+  std::vector<std::vector<int64_t>> dims;
+  for (std::size_t k = 0; k < c.count(); ++k) {
+    if (!c.shape(k).rank_known) return {{c.type(0), PartialShape::unknown_rank()}};
+    if (c.type(k) != c.type(0)) c.fail("input " + std::to_string(k) + " is " + to_string(c.type(k)) + ", input 0 is " + to_string(c.type(0)));
+    ranks.push_back(c.shape(k).rank());
+    dims.push_back(c.shape(k).dims);
+  }
+  if (!c.op.has_attr("equation")) c.fail("attribute 'equation' is missing");
+  try {
+    const auto p = parse_einsum(c.op.attr_string("equation", ""), ranks);
+    const auto size = einsum_sizes(p, dims);
+    PartialShape out;
+    for (int l : p.output) out.dims.push_back(size[static_cast<std::size_t>(l)]);
+    return {{c.type(0), out}};
+  } catch (const Exception& e) {
+    c.fail(e.what());
+  }
+}
+
 /// Det: [*, M, M] -> [*].
 std::vector<value_info> det(const infer_ctx& c) {
   const auto& x = c.shape(0);
@@ -106,6 +129,7 @@ void add_selection_rules(rule_table& t) {
   t["NonMaxSuppression"] = {nms, 2, 5};
   t["ReverseSequence"] = {same_as_input, 2, 2};
   t["Det"] = {det, 1, 1};
+  t["Einsum"] = {einsum, 1, 1 << 20};
 }
 
 } // namespace troupe::graph::detail

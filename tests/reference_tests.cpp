@@ -188,6 +188,30 @@ BOOST_AUTO_TEST_CASE(selections_keep_what_they_should_and_name_bad_input) {
   BOOST_TEST(std::equal(counts.begin(), counts.end(), u[3].data<int64_t>()));
 }
 
+BOOST_AUTO_TEST_CASE(einsum_matches_matmul_broadcasts_ellipses_and_names_a_bad_equation) {
+  auto op = make_op("Einsum");
+  op.attrs["equation"] = std::string("ij, jk -> ik");
+  std::vector<Tensor> y{Tensor(element_type::f32, {2, 2})};
+  ref::evaluate(op, {make_f32({2, 3}, {1, 2, 3, 4, 5, 6}), make_f32({3, 2}, {1, 0, 0, 1, 1, 1})}, y);
+  const std::vector<float> want{4, 5, 10, 11};
+  BOOST_TEST(std::equal(want.begin(), want.end(), y[0].data<float>()));
+  // A 1 in one input's ellipsis broadcasts against the other's; implicit output "...ik".
+  op.attrs["equation"] = std::string("...ij,...jk");
+  std::vector<Tensor> b{Tensor(element_type::f32, {2, 1, 1})};
+  ref::evaluate(op, {make_f32({2, 1, 1}, {2, 3}), make_f32({1, 1, 1}, {5})}, b);
+  BOOST_TEST(b[0].data<float>()[0] == 10.0f);
+  BOOST_TEST(b[0].data<float>()[1] == 15.0f);
+  op.attrs["equation"] = std::string("ij,jk->iz");
+  try {
+    ref::evaluate(op, {make_f32({2, 3}, {1, 2, 3, 4, 5, 6}), make_f32({3, 2}, {1, 0, 0, 1, 1, 1})}, y);
+    BOOST_ERROR("no error for an output label no input has");
+  } catch (const Exception& e) {
+    const std::string m = e.what();
+    BOOST_TEST(m.find("Einsum") != std::string::npos, m);
+    BOOST_TEST(m.find("output label 'z' is in no input") != std::string::npos, m);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(cast_round_trips_half_and_saturates) {
   auto op = make_op("Cast");
   op.attrs["to"] = int64_t{10};

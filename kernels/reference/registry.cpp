@@ -21,6 +21,7 @@ const kernel_map& kernels() {
     register_resize(k);
     register_loss(k);
     register_selection(k);
+    register_einsum(k);
     return k;
   }();
   return m;
