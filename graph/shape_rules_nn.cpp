@@ -192,24 +192,29 @@ int64_t merge_dim(const infer_ctx& c, int64_t a, int64_t b, const std::string& w
   return a >= 0 ? a : b;
 }
 
-std::vector<value_info> matmul(const infer_ctx& c) {
-  if (c.type(0) != element_type::undefined && c.type(1) != element_type::undefined && c.type(0) != c.type(1))
-    c.fail("inputs have different element types (" + to_string(c.type(0)) + " and " + to_string(c.type(1)) + ")");
-  PartialShape a = c.shape(0), b = c.shape(1);
-  if (!a.rank_known || !b.rank_known) return {{c.type(0), PartialShape::unknown_rank()}};
+/// numpy matmul's shape of inputs `ia` and `ib`.
+PartialShape matmul_shape(const infer_ctx& c, std::size_t ia, std::size_t ib) {
+  PartialShape a = c.shape(ia), b = c.shape(ib);
+  if (!a.rank_known || !b.rank_known) return PartialShape::unknown_rank();
   if (a.rank() == 0 || b.rank() == 0) c.fail("MatMul operands must not be scalars");
   a.symbols.clear();
   b.symbols.clear();
   bool a1 = a.rank() == 1, b1 = b.rank() == 1;
   if (a1) a.dims.insert(a.dims.begin(), 1);
   if (b1) b.dims.push_back(1);
-  std::string mismatch = "inner dimensions of " + c.shape(0).to_string() + " and " + c.shape(1).to_string() + " differ";
+  std::string mismatch = "inner dimensions of " + c.shape(ia).to_string() + " and " + c.shape(ib).to_string() + " differ";
   merge_dim(c, a.dims.back(), b.dims[b.rank() - 2], mismatch);
   PartialShape ab(Shape(a.dims.begin(), a.dims.end() - 2)), bb(Shape(b.dims.begin(), b.dims.end() - 2));
   PartialShape out = broadcast(c, ab, bb);
   if (!a1) out.dims.push_back(a.dims[a.rank() - 2]);
   if (!b1) out.dims.push_back(b.dims.back());
-  return {{c.type(0), out}};
+  return out;
+}
+
+std::vector<value_info> matmul(const infer_ctx& c) {
+  if (c.type(0) != element_type::undefined && c.type(1) != element_type::undefined && c.type(0) != c.type(1))
+    c.fail("inputs have different element types (" + to_string(c.type(0)) + " and " + to_string(c.type(1)) + ")");
+  return {{c.type(0), matmul_shape(c, 0, 1)}};
 }
 
 std::vector<value_info> gemm(const infer_ctx& c) {
@@ -347,6 +352,71 @@ std::vector<value_info> loss(const infer_ctx& c) {
   return r;
 }
 
+/// An integer input of the quantized ops: u8 or i8 (i32 where `wide`).
+void check_quantized(const infer_ctx& c, std::size_t i, const char* what, bool wide = false) {
+  const auto t = c.type(i);
+  if (t != element_type::u8 && t != element_type::i8 && !(wide && t == element_type::i32))
+    c.fail(std::string(what) + " must be uint8 or int8" + (wide ? " (or int32)" : "") + ", not " + to_string(t));
+}
+
+/// QuantizeLinear: x's shape, of the zero point's type (uint8 without one).
+std::vector<value_info> quantize_linear(const infer_ctx& c) {
+  element_type t = element_type::u8;
+  if (c.has(2)) {
+    check_quantized(c, 2, "the zero point", true);
+    t = c.type(2);
+  }
+  return {{t, c.shape(0)}};
+}
+
+/// DequantizeLinear: x's shape, of the scale's type.
+std::vector<value_info> dequantize_linear(const infer_ctx& c) {
+  check_quantized(c, 0, "x", true);
+  return {{c.type(1), c.shape(0)}};
+}
+
+std::vector<value_info> dynamic_quantize_linear(const infer_ctx& c) {
+  std::vector<value_info> r{{element_type::u8, c.shape(0)}, {element_type::f32, PartialShape{}}, {element_type::u8, PartialShape{}}};
+  r.resize(c.outputs());
+  return r;
+}
+
+std::vector<value_info> matmul_integer(const infer_ctx& c) {
+  check_quantized(c, 0, "A");
+  check_quantized(c, 1, "B");
+  return {{element_type::i32, matmul_shape(c, 0, 1)}};
+}
+
+/// QLinearMatMul(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp): y_zp's type.
+std::vector<value_info> qlinear_matmul(const infer_ctx& c) {
+  check_quantized(c, 0, "a");
+  check_quantized(c, 3, "b");
+  check_quantized(c, 7, "y_zero_point");
+  return {{c.type(7), matmul_shape(c, 0, 3)}};
+}
+
+/// The Conv rule over inputs x, w (and bias) of a quantized convolution.
+PartialShape conv_shape_of(const infer_ctx& c, std::size_t x, std::size_t w, std::size_t bias) {
+  Op plain = c.op;
+  plain.inputs = {c.op.inputs[x], c.op.inputs[w]};
+  if (bias < c.op.inputs.size() && c.op.inputs[bias] != no_value) plain.inputs.push_back(c.op.inputs[bias]);
+  return conv(infer_ctx{c.g, plain})[0].shape;
+}
+
+std::vector<value_info> conv_integer(const infer_ctx& c) {
+  check_quantized(c, 0, "x");
+  check_quantized(c, 1, "w");
+  return {{element_type::i32, conv_shape_of(c, 0, 1, 99)}};
+}
+
+/// QLinearConv(x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B): y_zp's type.
+std::vector<value_info> qlinear_conv(const infer_ctx& c) {
+  check_quantized(c, 0, "x");
+  check_quantized(c, 3, "w");
+  check_quantized(c, 7, "y_zero_point");
+  return {{c.type(7), conv_shape_of(c, 0, 3, 8)}};
+}
+
 } // namespace
 
 void add_nn_rules(rule_table& t) {
@@ -356,6 +426,13 @@ void add_nn_rules(rule_table& t) {
   for (const char* n : {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"}) t[n] = {global_pool, 1, 1};
   t["MatMul"] = {matmul, 2, 2};
   t["NegativeLogLikelihoodLoss"] = {loss, 2, 3};
+  t["QuantizeLinear"] = {quantize_linear, 2, 3};
+  t["DequantizeLinear"] = {dequantize_linear, 2, 3};
+  t["DynamicQuantizeLinear"] = {dynamic_quantize_linear, 1, 1};
+  t["MatMulInteger"] = {matmul_integer, 2, 4};
+  t["ConvInteger"] = {conv_integer, 2, 4};
+  t["QLinearMatMul"] = {qlinear_matmul, 8, 8};
+  t["QLinearConv"] = {qlinear_conv, 8, 9};
   t["SoftmaxCrossEntropyLoss"] = {loss, 2, 3};
   t["Gemm"] = {gemm, 2, 3};
   t["DepthToSpace"] = {depth_to_space, 1, 1};

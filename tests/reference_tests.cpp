@@ -212,6 +212,22 @@ BOOST_AUTO_TEST_CASE(einsum_matches_matmul_broadcasts_ellipses_and_names_a_bad_e
   }
 }
 
+BOOST_AUTO_TEST_CASE(quantize_rounds_half_to_even_saturates_and_dequantizes_back) {
+  auto q = make_op("QuantizeLinear");
+  Tensor zp(element_type::u8, Shape{});
+  zp.data<uint8_t>()[0] = 128;
+  std::vector<Tensor> y{Tensor(element_type::u8, {5})};
+  // x / 0.5 = 1, 2.5 -> 2 (to even), 3.5 -> 4, -300 and 300 saturate.
+  ref::evaluate(q, {make_f32({5}, {0.5f, 1.25f, 1.75f, -150, 150}), make_f32({}, {0.5f}), zp}, y);
+  const std::vector<uint8_t> want{129, 130, 132, 0, 255};
+  BOOST_TEST(std::equal(want.begin(), want.end(), y[0].data<uint8_t>()));
+  auto dq = make_op("DequantizeLinear");
+  std::vector<Tensor> back{Tensor(element_type::f32, {5})};
+  ref::evaluate(dq, {y[0], make_f32({}, {0.5f}), zp}, back);
+  const std::vector<float> again{0.5f, 1.0f, 2.0f, -64.0f, 63.5f};
+  BOOST_TEST(std::equal(again.begin(), again.end(), back[0].data<float>()));
+}
+
 BOOST_AUTO_TEST_CASE(cast_round_trips_half_and_saturates) {
   auto op = make_op("Cast");
   op.attrs["to"] = int64_t{10};

@@ -22,6 +22,7 @@ const kernel_map& kernels() {
     register_loss(k);
     register_selection(k);
     register_einsum(k);
+    register_quantize(k);
     return k;
   }();
   return m;
