@@ -20,6 +20,11 @@ void fold_conv_affine(Graph& g);
 /// Runs eliminate_identities and fuse_hardswish first, so the fused patterns fold too.
 void fuse_activations(Graph& g);
 
+/// Before opset 7, a PRelu's constant per-channel slope [C] (axis 1, no broadcasting rule)
+/// becomes [C, 1, ..., 1] against its input's rank: today's broadcasting, for every device.
+/// Needs the input's rank (run after shape inference, which accepts the legacy form).
+void upgrade_legacy_prelu(Graph& g);
+
 /// Removes Identity and inference-mode Dropout (mask unused); a graph output keeps its name.
 void eliminate_identities(Graph& g);
 

@@ -61,6 +61,16 @@ std::vector<value_info> dropout(const infer_ctx& c) {
 
 /// PRelu: slope broadcasts unidirectionally to X.
 std::vector<value_info> prelu(const infer_ctx& c) {
+  // Before opset 7: one slope per channel (axis 1), which upgrade_legacy_prelu reshapes.
+  const auto& x = c.shape(0);
+  const auto& s = c.shape(1);
+  if (c.g.opset < 7 && x.rank_known && x.rank() >= 3 && s.rank_known && s.rank() == 1 && s.dims[0] > 1) {
+    if (x.dims[1] >= 0 && x.dims[1] != s.dims[0])
+      c.fail("slope " + s.to_string() + " has not one value per channel of X " + x.to_string() + " (opset " +
+             std::to_string(c.g.opset) + ")");
+    if (!c.constant(1)) c.fail("a per-channel slope before opset 7 must be a constant");
+    return {{c.type(0), x}};
+  }
   PartialShape b = broadcast(c, c.shape(0), c.shape(1));
   if (c.shape(0).rank_known && b.rank_known && b.rank() != c.shape(0).rank())
     c.fail("slope " + c.shape(1).to_string() + " does not broadcast to X " + c.shape(0).to_string());

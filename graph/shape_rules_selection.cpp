@@ -1,6 +1,6 @@
 /// Shape rules of the ops whose output size depends on their input values (Compress, Unique,
 /// NonMaxSuppression: sized when those values are known, as constants or at run time, and
-/// dynamic otherwise) and of ReverseSequence, Det and Einsum.
+/// dynamic otherwise; the windows, sized by their input) and of ReverseSequence, Det and Einsum.
 #include <troupe/exception.hpp>
 
 #include "graph/einsum.hpp"
@@ -87,6 +87,20 @@ std::vector<value_info> nms(const infer_ctx& c) {
 
 std::vector<value_info> same_as_input(const infer_ctx& c) { return {{c.type(0), c.shape(0)}}; }
 
+/// HannWindow, HammingWindow, BlackmanWindow: [size] of output_datatype (float by default).
+std::vector<value_info> window(const infer_ctx& c) {
+  if (c.type(0) != element_type::i32 && c.type(0) != element_type::i64)
+    c.fail("size must be an int32 or int64 scalar, not " + to_string(c.type(0)));
+  const auto t = static_cast<element_type>(c.op.attr_int("output_datatype", 1));
+  if (element_size(t) == 0) c.fail("cannot make output_datatype " + to_string(t));
+  int64_t n = -1;
+  if (auto v = c.const_ints(0)) {
+    if (v->size() != 1 || v->at(0) < 0) c.fail("size must be one value, 0 or more");
+    n = v->at(0);
+  }
+  return {{t, PartialShape{n}}};
+}
+
 /// Einsum: the output labels' sizes (graph/einsum).
 std::vector<value_info> einsum(const infer_ctx& c) {
   std::vector<std::size_t> ranks;
@@ -130,6 +144,7 @@ void add_selection_rules(rule_table& t) {
   t["ReverseSequence"] = {same_as_input, 2, 2};
   t["Det"] = {det, 1, 1};
   t["Einsum"] = {einsum, 1, 1 << 20};
+  for (const char* n : {"HannWindow", "HammingWindow", "BlackmanWindow"}) t[n] = {window, 1, 1};
 }
 
 } // namespace troupe::graph::detail

@@ -7,6 +7,7 @@
 
 #include "actors/subgraph_actor.hpp"
 #include "graph/onnx_reader.hpp"
+#include "graph/passes.hpp"
 #include "graph/shape_inference.hpp"
 #include "runtime/compile_pipeline.hpp"
 #include "runtime/core_impl.hpp"
@@ -25,6 +26,7 @@ Model Core::read_model(const std::string& path) const {
   auto impl = std::make_shared<Model::Impl>();
   impl->graph = graph::read_onnx_file(path);
   graph::infer_shapes(impl->graph);
+  graph::upgrade_legacy_prelu(impl->graph);
   auto slash = path.find_last_of('/');
   impl->name = slash == std::string::npos ? path : path.substr(slash + 1);
   return Model(impl);

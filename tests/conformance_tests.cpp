@@ -78,9 +78,10 @@ void report(const std::string& device, const summary& s) {
 /// 14). Raise a floor when a change passes more; never lower one.
 int floor_of(const std::string& device) {
   // 2026-11-24: losses, GatherND, EyeLike, Scatter, Asinh..., Compress, Unique,
-  // NonMaxSuppression, ReverseSequence, Det, Einsum, the quantization ops.
-  if (device == "REFERENCE" || device == "CPU") return 948;
-  if (device == "GPU") return 323;
+  // NonMaxSuppression, ReverseSequence, Det, Einsum, the quantization ops, the windows,
+  // legacy PRelu. onnxruntime 1.30 passes 952 of these cases.
+  if (device == "REFERENCE" || device == "CPU") return 957;
+  if (device == "GPU") return 326;
   return 300; // any other: guards against a runner that silently skips everything
 }
 

@@ -158,6 +158,7 @@ void register_loss(kernel_map& m);
 void register_selection(kernel_map& m);
 void register_einsum(kernel_map& m);
 void register_quantize(kernel_map& m);
+void register_windows(kernel_map& m);
 
 /// The scalar activation functions shared by unary kernels and fused activations.
 double activation_value(const std::string& name, double x, const std::vector<float>& params);

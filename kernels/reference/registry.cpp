@@ -23,6 +23,7 @@ const kernel_map& kernels() {
     register_selection(k);
     register_einsum(k);
     register_quantize(k);
+    register_windows(k);
     return k;
   }();
   return m;
