@@ -417,6 +417,24 @@ std::vector<value_info> qlinear_conv(const infer_ctx& c) {
   return {{c.type(7), conv_shape_of(c, 0, 3, 8)}};
 }
 
+/// GridSample (4-D): [N, C] of X, then [H_out, W_out] of the grid [N, H_out, W_out, 2].
+std::vector<value_info> grid_sample(const infer_ctx& c) {
+  const auto& x = c.shape(0);
+  const auto& g = c.shape(1);
+  if (x.rank_known && x.rank() != 4) c.fail("X must be 4-D [N, C, H, W], not " + x.to_string());
+  if (g.rank_known && (g.rank() != 4 || (g.dims[3] >= 0 && g.dims[3] != 2)))
+    c.fail("the grid must be [N, H_out, W_out, 2], not " + g.to_string());
+  for (const char* a : {"mode", "padding_mode"})
+    if (c.op.has_attr(a)) {
+      const auto v = c.op.attr_string(a, "");
+      const bool ok = std::string(a) == "mode" ? (v == "bilinear" || v == "nearest" || v == "bicubic")
+                                               : (v == "zeros" || v == "border" || v == "reflection");
+      if (!ok) c.fail(std::string("attribute ") + a + " '" + v + "' is not supported");
+    }
+  return {{c.type(0), PartialShape{x.rank_known ? x.dims[0] : -1, x.rank_known ? x.dims[1] : -1,
+                                   g.rank_known ? g.dims[1] : -1, g.rank_known ? g.dims[2] : -1}}};
+}
+
 } // namespace
 
 void add_nn_rules(rule_table& t) {
@@ -433,6 +451,7 @@ void add_nn_rules(rule_table& t) {
   t["ConvInteger"] = {conv_integer, 2, 4};
   t["QLinearMatMul"] = {qlinear_matmul, 8, 8};
   t["QLinearConv"] = {qlinear_conv, 8, 9};
+  t["GridSample"] = {grid_sample, 2, 2};
   t["SoftmaxCrossEntropyLoss"] = {loss, 2, 3};
   t["Gemm"] = {gemm, 2, 3};
   t["DepthToSpace"] = {depth_to_space, 1, 1};

@@ -24,6 +24,7 @@ const kernel_map& kernels() {
     register_einsum(k);
     register_quantize(k);
     register_windows(k);
+    register_grid_sample(k);
     return k;
   }();
   return m;
