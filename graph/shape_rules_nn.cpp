@@ -435,6 +435,26 @@ std::vector<value_info> grid_sample(const infer_ctx& c) {
                                    g.rank_known ? g.dims[1] : -1, g.rank_known ? g.dims[2] : -1}}};
 }
 
+/// RNN, GRU, LSTM: Y [seq, dirs, batch, hidden] (layout 1: [batch, seq, dirs, hidden]), Y_h
+/// and LSTM's Y_c [dirs, batch, hidden] (layout 1: [batch, dirs, hidden]).
+std::vector<value_info> recurrent(const infer_ctx& c) {
+  const auto& x = c.shape(0);
+  if (x.rank_known && x.rank() != 3) c.fail("X must be 3-D, not " + x.to_string());
+  const std::string direction = c.op.attr_string("direction", "forward");
+  if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
+    c.fail("direction '" + direction + "' is not forward, reverse or bidirectional");
+  const int64_t dirs = direction == "bidirectional" ? 2 : 1;
+  const bool batch_first = c.op.attr_int("layout", 0) == 1;
+  int64_t hidden = c.op.attr_int("hidden_size", -1);
+  if (hidden < 0 && c.shape(2).rank_known && c.shape(2).rank() == 3) hidden = c.shape(2).dims[2];
+  const int64_t seq = x.rank_known ? x.dims[batch_first ? 1 : 0] : -1, batch = x.rank_known ? x.dims[batch_first ? 0 : 1] : -1;
+  const PartialShape y = batch_first ? PartialShape{batch, seq, dirs, hidden} : PartialShape{seq, dirs, batch, hidden};
+  const PartialShape last = batch_first ? PartialShape{batch, dirs, hidden} : PartialShape{dirs, batch, hidden};
+  std::vector<value_info> r{{c.type(0), y}, {c.type(0), last}, {c.type(0), last}};
+  r.resize(std::min<std::size_t>(c.outputs(), c.op.type == "LSTM" ? 3 : 2));
+  return r;
+}
+
 } // namespace
 
 void add_nn_rules(rule_table& t) {
@@ -452,6 +472,9 @@ void add_nn_rules(rule_table& t) {
   t["QLinearMatMul"] = {qlinear_matmul, 8, 8};
   t["QLinearConv"] = {qlinear_conv, 8, 9};
   t["GridSample"] = {grid_sample, 2, 2};
+  t["RNN"] = {recurrent, 3, 6};
+  t["GRU"] = {recurrent, 3, 6};
+  t["LSTM"] = {recurrent, 3, 8};
   t["SoftmaxCrossEntropyLoss"] = {loss, 2, 3};
   t["Gemm"] = {gemm, 2, 3};
   t["DepthToSpace"] = {depth_to_space, 1, 1};

@@ -228,6 +228,38 @@ BOOST_AUTO_TEST_CASE(quantize_rounds_half_to_even_saturates_and_dequantizes_back
   BOOST_TEST(std::equal(again.begin(), again.end(), back[0].data<float>()));
 }
 
+BOOST_AUTO_TEST_CASE(a_bidirectional_lstms_backward_half_is_a_forward_lstm_over_the_reversed_sequence) {
+  // X [seq 3, batch 1, input 2]; hidden 2; weights differ per direction.
+  auto ramp = [](Shape s, float from, float step) {
+    Tensor t(element_type::f32, s);
+    for (int64_t i = 0; i < t.get_size(); ++i) t.data<float>()[i] = from + step * static_cast<float>(i % 7) - 0.3f * static_cast<float>(i % 3);
+    return t;
+  };
+  const auto x = ramp({3, 1, 2}, -0.5f, 0.2f), rx = make_f32({3, 1, 2}, {x.data<float>()[4], x.data<float>()[5], x.data<float>()[2],
+                                                                       x.data<float>()[3], x.data<float>()[0], x.data<float>()[1]});
+  const auto w2 = ramp({2, 8, 2}, -0.4f, 0.1f), r2 = ramp({2, 8, 2}, 0.3f, -0.1f);
+  auto half = [](const Tensor& t) { // direction 1 of a [2, ...] tensor, as [1, ...]
+    Shape s = t.get_shape();
+    s[0] = 1;
+    Tensor h(element_type::f32, s);
+    std::copy_n(t.data<float>() + h.get_size(), h.get_size(), h.data<float>());
+    return h;
+  };
+  auto op = make_op("LSTM");
+  op.attrs["hidden_size"] = int64_t{2};
+  op.attrs["direction"] = std::string("bidirectional");
+  std::vector<Tensor> both{Tensor(element_type::f32, {3, 2, 1, 2}), Tensor(element_type::f32, {2, 1, 2})};
+  ref::evaluate(op, {x, w2, r2}, both);
+  op.attrs["direction"] = std::string("forward");
+  std::vector<Tensor> fwd{Tensor(element_type::f32, {3, 1, 1, 2}), Tensor(element_type::f32, {1, 1, 2})};
+  ref::evaluate(op, {rx, half(w2), half(r2)}, fwd);
+  for (int k = 0; k < 2; ++k) BOOST_TEST(std::abs(both[1].data<float>()[2 + k] - fwd[1].data<float>()[k]) < 1e-6f);
+  // Y at time t of the backward half is the forward run's Y at time 2 - t.
+  for (int t = 0; t < 3; ++t)
+    for (int k = 0; k < 2; ++k)
+      BOOST_TEST(std::abs(both[0].data<float>()[(t * 2 + 1) * 2 + k] - fwd[0].data<float>()[(2 - t) * 2 + k]) < 1e-6f);
+}
+
 BOOST_AUTO_TEST_CASE(cast_round_trips_half_and_saturates) {
   auto op = make_op("Cast");
   op.attrs["to"] = int64_t{10};

@@ -25,6 +25,7 @@ const kernel_map& kernels() {
     register_quantize(k);
     register_windows(k);
     register_grid_sample(k);
+    register_recurrent(k);
     return k;
   }();
   return m;
