@@ -1,10 +1,13 @@
 #pragma once
 /// A TCP proxy on loopback in front of a worker: forwards every connection to its target,
 /// keeps a copy of every byte (what crosses the wire: a token in clear, or not), and can hold
-/// each chunk back for a delay each way (a slow link where tc netem is not to be had).
+/// each chunk back for a delay each way, and "lose" a share of chunks the way TCP shows a lost
+/// segment to the application: one retransmission timeout (200 ms) late, holding back what
+/// follows (a slow, lossy link where tc netem is not to be had).
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -21,8 +24,10 @@ namespace troupe::tests {
 
 class link_proxy {
 public:
-  /// Forwards to `target` ("host:port", IPv4), each chunk `delay` late in each direction.
-  explicit link_proxy(const std::string& target, std::chrono::milliseconds delay = {}) : target_(target), delay_(delay) {
+  /// Forwards to `target` ("host:port", IPv4), each chunk `delay` late in each direction, and
+  /// `loss_percent` of them 200 ms later still (a seeded draw: the same run each time).
+  explicit link_proxy(const std::string& target, std::chrono::milliseconds delay = {}, double loss_percent = 0)
+      : target_(target), delay_(delay), loss_percent_(loss_percent) {
     const auto colon = target.rfind(':');
     to_.sin_family = AF_INET;
     to_.sin_port = htons(static_cast<uint16_t>(std::stoi(target.substr(colon + 1))));
@@ -70,21 +75,27 @@ private:
     bool ended = false;
   };
   /// Reads `from` until it closes, recording and queueing (or, without delay, sending) each chunk.
-  static void read_side(int from, int to, std::chrono::milliseconds delay, std::shared_ptr<lane> l,
+  static void read_side(int from, int to, std::chrono::milliseconds delay, double loss_percent, std::shared_ptr<lane> l,
                         std::shared_ptr<record> rec) {
     char buf[16384];
+    uint64_t draw = 0x9e3779b97f4a7c15ull ^ static_cast<uint64_t>(from); // xorshift: one seeded stream per lane
     for (ssize_t n; (n = read(from, buf, sizeof buf)) > 0;) {
       {
         std::lock_guard lock(rec->m);
         rec->bytes.append(buf, static_cast<std::size_t>(n));
       }
-      if (delay.count() == 0) {
+      if (delay.count() == 0 && loss_percent == 0) {
         // MSG_NOSIGNAL: a peer that has gone must not raise SIGPIPE, which ends the test process.
         if (send(to, buf, static_cast<std::size_t>(n), MSG_NOSIGNAL) != n) break;
         continue;
       }
+      draw ^= draw << 13;
+      draw ^= draw >> 7;
+      draw ^= draw << 17;
+      const bool lost = static_cast<double>(draw % 10000) < loss_percent * 100;
       std::lock_guard lock(l->m);
-      l->chunks.emplace_back(clock::now() + delay, std::string(buf, static_cast<std::size_t>(n)));
+      l->chunks.emplace_back(clock::now() + delay + (lost ? std::chrono::milliseconds(200) : std::chrono::milliseconds(0)),
+                             std::string(buf, static_cast<std::size_t>(n)));
       l->cv.notify_one();
     }
     {
@@ -92,7 +103,7 @@ private:
       l->ended = true;
       l->cv.notify_one();
     }
-    if (delay.count() == 0) {
+    if (delay.count() == 0 && loss_percent == 0) {
       shutdown(from, SHUT_RDWR);
       shutdown(to, SHUT_RDWR);
     }
@@ -130,14 +141,15 @@ private:
       });
       for (auto [from, to] : {std::pair{client, server}, std::pair{server, client}}) {
         auto l = std::make_shared<lane>();
-        std::thread([=, d = delay_, rec = record_] { read_side(from, to, d, l, rec); (void)closer; }).detach();
-        if (delay_.count() > 0) std::thread([=] { write_side(from, to, l); (void)closer; }).detach();
+        std::thread([=, d = delay_, p = loss_percent_, rec = record_] { read_side(from, to, d, p, l, rec); (void)closer; }).detach();
+        if (delay_.count() > 0 || loss_percent_ > 0) std::thread([=] { write_side(from, to, l); (void)closer; }).detach();
       }
     }
   }
 
   std::string target_;
   std::chrono::milliseconds delay_;
+  double loss_percent_;
   sockaddr_in to_{};
   int listen_ = -1;
   std::string address_;

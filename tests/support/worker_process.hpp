@@ -62,11 +62,16 @@ inline std::string worker_prefix() {
   return ns && *ns ? std::string("ip netns exec ") + ns + " " : "";
 }
 
-/// TROUPE_TEST_LINK_DELAY_MS (ctest remote_tests_delayed): clients reach each worker through
-/// a link_proxy that delays every chunk that long each way; 0 without it.
+/// TROUPE_TEST_LINK_DELAY_MS and TROUPE_TEST_LINK_LOSS_PERCENT (ctest remote_tests_delayed):
+/// clients reach each worker through a link_proxy that delays every chunk that long each way
+/// and "loses" that share of them (see link_proxy); 0 without them.
 inline std::chrono::milliseconds link_delay() {
   const char* d = std::getenv("TROUPE_TEST_LINK_DELAY_MS");
   return std::chrono::milliseconds(d && *d ? std::atoi(d) : 0);
+}
+inline double link_loss_percent() {
+  const char* p = std::getenv("TROUPE_TEST_LINK_LOSS_PERCENT");
+  return p && *p ? std::atof(p) : 0.0;
 }
 
 /// The delaying proxies, by the address clients use: a worker restarted at that address
@@ -91,7 +96,7 @@ struct worker_process {
   }
   void start(const std::string& extra, std::string listen, const std::string& env) {
     std::shared_ptr<link_proxy> proxy;
-    if (link_delay().count() > 0) {
+    if (link_delay().count() > 0 || link_loss_percent() > 0) {
       auto& proxies = delaying_proxies();
       if (auto it = proxies.find(listen); it != proxies.end()) {
         proxy = it->second;
@@ -131,9 +136,9 @@ struct worker_process {
       BOOST_FAIL("worker said: " << line);
     }
     address = line.substr(head.size(), line.find(',') - head.size());
-    if (link_delay().count() > 0) {
+    if (link_delay().count() > 0 || link_loss_percent() > 0) {
       if (!proxy) {
-        proxy = std::make_shared<link_proxy>(address, link_delay());
+        proxy = std::make_shared<link_proxy>(address, link_delay(), link_loss_percent());
         delaying_proxies()[proxy->address()] = proxy;
       }
       address = proxy->address();
