@@ -727,6 +727,27 @@ BOOST_AUTO_TEST_CASE(movement_ops) {
   {
     graph_builder b;
     auto x = b.input("x", {2, 3, 4});
+    b.op("Tile", {x, b.ints("rep", {2, 1, 3})}, {{4, 3, 12}});
+    b.outputs_of_last();
+    check_against_reference(b.g);
+  }
+  for (const char* mode : {"DCR", "CRD"}) {
+    graph_builder b;
+    auto x = b.input("x", {2, 8, 2, 3});
+    b.op("DepthToSpace", {x}, {{2, 2, 4, 6}}, {{"blocksize", int64_t(2)}, {"mode", std::string(mode)}});
+    b.outputs_of_last();
+    check_against_reference(b.g);
+  }
+  {
+    graph_builder b;
+    auto x = b.input("x", {2, 3, 4, 6});
+    b.op("SpaceToDepth", {x}, {{2, 12, 2, 3}}, {{"blocksize", int64_t(2)}});
+    b.outputs_of_last();
+    check_against_reference(b.g);
+  }
+  {
+    graph_builder b;
+    auto x = b.input("x", {2, 3, 4});
     b.op("Reshape", {x, b.ints("shape", {6, 4})}, {{6, 4}});
     b.op("Relu", {b.g.ops.back().outputs[0]}, {{6, 4}});
     b.outputs_of_last();

@@ -1,6 +1,6 @@
 /// Data movement: Reshape/Squeeze/Unsqueeze/Flatten/Identity/Dropout alias their input's
-/// buffer (no dispatch); Concat, Transpose, Slice, Split and Expand are strided copies on
-/// shaders/copy.comp (any 32-bit element type).
+/// buffer (no dispatch); Concat, Transpose, Slice, Split, Expand, Tile, DepthToSpace and
+/// SpaceToDepth are strided copies on shaders/copy.comp (any 32-bit element type).
 #include <numeric>
 
 #include "kernels/vulkan/lowering.hpp"
@@ -187,6 +187,71 @@ void add_movement_rules(rule_table& t) {
                    copy(b, b.input(0), b.output(0), y, in, 0, natural_strides(y), 0);
                  },
                  words + "; shape constant"};
+
+  // Tile: one copy over (repeat, dim) pairs for each repeated dim, (dim) for the others.
+  t["Tile"] = {[](const graph::Graph& g, const graph::Op& op) {
+                 auto w = check_words(g, op);
+                 if (!w.empty()) return w;
+                 if (!g.is_constant(op.inputs[1])) return std::string("repeats must be a constant");
+                 std::size_t dims = 0;
+                 for (auto r : const_ints(g, op, 1)) dims += r > 1 ? 2 : 1;
+                 if (dims > 6) return std::string("more than 6 dims and repeated dims together have no Vulkan shader");
+                 return std::string();
+               },
+               [](op_builder& b) {
+                 const auto& g = b.graph();
+                 const auto& op = b.op();
+                 Shape x = shape_of(g, op.inputs[0]), y = shape_of(g, op.outputs[0]);
+                 const auto reps = const_ints(g, op, 1);
+                 const auto xs = natural_strides(x), ys = natural_strides(y);
+                 Shape dims;
+                 std::vector<int64_t> in, out;
+                 for (std::size_t i = 0; i < x.size(); ++i) {
+                   if (reps[i] > 1) {
+                     dims.push_back(reps[i]);
+                     in.push_back(0);
+                     out.push_back(x[i] * ys[i]);
+                   }
+                   dims.push_back(x[i]);
+                   in.push_back(xs[i]);
+                   out.push_back(ys[i]);
+                 }
+                 copy(b, b.input(0), b.output(0), dims, in, 0, out, 0);
+               },
+               words + "; repeats constant; the rank plus the number of repeated dims at most 6"};
+
+  // DepthToSpace and SpaceToDepth: one 6-D copy over [N, C, H, block, W, block].
+  op_rule space_depth{
+      [](const graph::Graph& g, const graph::Op& op) {
+        auto w = check_words(g, op);
+        if (!w.empty()) return w;
+        if (shape_of(g, op.inputs[0]).size() != 4) return std::string("only 4-D inputs have a Vulkan shader");
+        return std::string();
+      },
+      [](op_builder& b) {
+        const auto& g = b.graph();
+        const auto& op = b.op();
+        Shape x = shape_of(g, op.inputs[0]), y = shape_of(g, op.outputs[0]);
+        const int64_t bs = op.attr_int("blocksize", 1);
+        const auto xs = natural_strides(x), ys = natural_strides(y);
+        if (op.type == "DepthToSpace") {
+          const int64_t c = y[1];
+          const bool crd = op.attr_string("mode", "DCR") == "CRD";
+          // y[n, c, h*bs + i, w*bs + j] = x[n, DCR: (i*bs + j)*C' + c, CRD: c*bs*bs + i*bs + j, h, w]
+          copy(b, b.input(0), b.output(0), Shape{y[0], c, x[2], bs, x[3], bs},
+               {xs[0], crd ? bs * bs * xs[1] : xs[1], xs[2], crd ? bs * xs[1] : bs * c * xs[1], xs[3], crd ? xs[1] : c * xs[1]},
+               0, {ys[0], ys[1], bs * ys[2], ys[2], bs * ys[3], ys[3]}, 0);
+        } else {
+          const int64_t c = x[1];
+          // y[n, (i*bs + j)*C + c, h, w] = x[n, c, h*bs + i, w*bs + j]
+          copy(b, b.input(0), b.output(0), Shape{x[0], c, y[2], bs, y[3], bs},
+               {xs[0], xs[1], bs * xs[2], xs[2], bs * xs[3], xs[3]}, 0,
+               {ys[0], ys[1], ys[2], bs * c * ys[1], ys[3], c * ys[1]}, 0);
+        }
+      },
+      words + "; 4-D"};
+  t["DepthToSpace"] = space_depth;
+  t["SpaceToDepth"] = space_depth;
 }
 
 } // namespace troupe::kernels::vulkan
