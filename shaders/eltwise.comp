@@ -80,7 +80,26 @@ float power(float x, float y) {
   return pow(x, y);
 }
 
+float softplus(float x) { return x > 20.0 ? x : log(1.0 + exp(x)); }
+
 float apply(float x, float y, float z) {
+  // Unary codes 8..19 and 35..39: the ones that are not fused activations.
+  if (OP == 8) return tan(x);
+  // asin and acos through atan2: lavapipe's asin is off by 1.6e-4 relative near +-0.9.
+  if (OP == 9) return atan(x, sqrt(max(0.0, 1.0 - x * x)));
+  if (OP == 10) return atan(sqrt(max(0.0, 1.0 - x * x)), x);
+  if (OP == 11) return atan(x);
+  if (OP == 12) return sinh(x);
+  if (OP == 13) return cosh(x);
+  if (OP == 14) return asinh(x);
+  if (OP == 15) return acosh(x);
+  if (OP == 16) return atanh(x);
+  if (OP == 17) return x / (1.0 + abs(x));                                       // Softsign
+  if (OP == 18) return P1 * (x > 0.0 ? x : P0 * (exp(x) - 1.0));                 // Selu (alpha, gamma)
+  if (OP == 19) return x > P0 ? x : 0.0;                                         // ThresholdedRelu
+  if (OP == 35) return max(0.0, x) + min(0.0, P0 * (exp(x / P0) - 1.0));         // Celu
+  if (OP == 36) return x * tanh(clamp(softplus(x), -15.0, 15.0));                // Mish
+  if (OP == 37) return x < -P1 ? x + P0 : (x > P1 ? x - P0 : 0.0);               // Shrink (bias, lambd)
   if (OP < 20) return act_fn(OP, x, P0, P1);     // the activation codes double as unary ops
   if (OP == 20) return sqrt(x);
   if (OP == 21) return exp(x);

@@ -238,6 +238,13 @@ BOOST_AUTO_TEST_CASE(unary_ops) {
   check_against_reference(unary("LeakyRelu", {{"alpha", 0.2f}}), -3, 3);
   check_against_reference(unary("Clip", {{"min", -0.5f}, {"max", 0.7f}}), -3, 3); // opset < 11 style
   for (const char* t : {"Sqrt", "Log", "Reciprocal"}) check_against_reference(unary(t), 0.1f, 3);
+  for (const char* t : {"Tan", "Atan", "Sinh", "Cosh", "Asinh", "Softsign", "Selu", "ThresholdedRelu", "Celu", "Mish", "Shrink"})
+    check_against_reference(unary(t), -1.4f, 1.4f);
+  for (const char* t : {"Asin", "Acos", "Atanh"}) check_against_reference(unary(t), -0.9f, 0.9f);
+  check_against_reference(unary("Acosh"), 1.1f, 3);
+  check_against_reference(unary("Selu", {{"alpha", 2.0f}, {"gamma", 3.0f}}), -3, 3);
+  check_against_reference(unary("Shrink", {{"bias", 0.3f}, {"lambd", 0.8f}}), -3, 3);
+  check_against_reference(unary("Celu", {{"alpha", 2.0f}}), -3, 3);
 }
 
 BOOST_AUTO_TEST_CASE(clip_with_constant_bounds) {

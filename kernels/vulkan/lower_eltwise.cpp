@@ -81,7 +81,8 @@ std::string check_rank(const graph::Graph& g, const graph::Op& op) {
   return "";
 }
 
-void add_unary(rule_table& t, const std::string& name, int code, float def0 = 0, const char* attr0 = nullptr) {
+void add_unary(rule_table& t, const std::string& name, int code, float def0 = 0, const char* attr0 = nullptr,
+               float def1 = 0, const char* attr1 = nullptr) {
   t[name] = {[](const graph::Graph& g, const graph::Op& op) {
                if (op.input_count() != 1) return std::string("expects exactly 1 input");
                auto w = need_f32(g, op, 1);
@@ -89,9 +90,10 @@ void add_unary(rule_table& t, const std::string& name, int code, float def0 = 0,
                if (w.empty()) w = check_activation(op);
                return w;
              },
-             [code, def0, attr0](op_builder& b) {
-               float p0 = attr0 ? b.op().attr_float(attr0, def0) : def0;
-               emit(b, code, {{b.input(0), shape_of(b.graph(), b.op().inputs[0])}}, p0, 0);
+             [code, def0, attr0, def1, attr1](op_builder& b) {
+               const float p0 = attr0 ? b.op().attr_float(attr0, def0) : def0;
+               const float p1 = attr1 ? b.op().attr_float(attr1, def1) : def1;
+               emit(b, code, {{b.input(0), shape_of(b.graph(), b.op().inputs[0])}}, p0, p1);
              },
              "one f32 input, rank <= 6"};
 }
@@ -119,6 +121,21 @@ void add_eltwise_rules(rule_table& t) {
   add_unary(t, "Cos", 32);
   add_unary(t, "Sign", 33);
   add_unary(t, "Round", 34);
+  add_unary(t, "Tan", 8);
+  add_unary(t, "Asin", 9);
+  add_unary(t, "Acos", 10);
+  add_unary(t, "Atan", 11);
+  add_unary(t, "Sinh", 12);
+  add_unary(t, "Cosh", 13);
+  add_unary(t, "Asinh", 14);
+  add_unary(t, "Acosh", 15);
+  add_unary(t, "Atanh", 16);
+  add_unary(t, "Softsign", 17);
+  add_unary(t, "Selu", 18, 1.67326319217681884765625f, "alpha", 1.05070102214813232421875f, "gamma");
+  add_unary(t, "ThresholdedRelu", 19, 1.0f, "alpha");
+  add_unary(t, "Celu", 35, 1.0f, "alpha");
+  add_unary(t, "Mish", 36);
+  add_unary(t, "Shrink", 37, 0.0f, "bias", 0.5f, "lambd");
 
   t["HardSigmoid"] = {[](const graph::Graph& g, const graph::Op& op) {
                         auto w = need_f32(g, op, 1);
