@@ -762,6 +762,23 @@ BOOST_AUTO_TEST_CASE(movement_ops) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(layer_normalization) {
+  for (int64_t axis : {-1, 1}) {
+    graph_builder b;
+    auto x = b.input("x", {2, 3, 7});
+    const Shape norm = axis == -1 ? Shape{7} : Shape{3, 7};
+    b.op("LayerNormalization", {x, b.random_constant("scale", norm), b.random_constant("bias", norm)}, {{2, 3, 7}},
+         {{"axis", axis}, {"epsilon", 1e-3f}});
+    b.outputs_of_last();
+    check_against_reference(b.g, -5, 5);
+  }
+  graph_builder b; // no bias; Mean and InvStdDev outputs
+  auto x = b.input("x", {4, 9});
+  b.op("LayerNormalization", {x, b.random_constant("scale", {9})}, {{4, 9}, {4, 1}, {4, 1}});
+  b.outputs_of_last();
+  check_against_reference(b.g, -5, 5);
+}
+
 BOOST_AUTO_TEST_CASE(softmax_and_reduce) {
   {
     graph_builder b;

@@ -1,4 +1,5 @@
-/// Softmax/LogSoftmax (shaders/softmax.comp) and the Reduce* family (shaders/reduce.comp).
+/// Softmax/LogSoftmax (shaders/softmax.comp), LayerNormalization (shaders/layer_norm.comp)
+/// and the Reduce* family (shaders/reduce.comp).
 #include "kernels/vulkan/lowering.hpp"
 
 namespace troupe::kernels::vulkan {
@@ -61,9 +62,49 @@ void reduce(op_builder& b, int mode) {
   b.dispatch("reduce", std::move(s), {b.input(0), b.output(0)}, static_cast<uint64_t>(out));
 }
 
+/// LayerNormalization: rows of the dims from `axis` on; scale and bias (inputs 1, 2) hold one
+/// value per element of a row (the shape rule checks they broadcast; here they must match).
+std::string layer_norm_check(const graph::Graph& g, const graph::Op& op) {
+  auto w = check_f32(g, op);
+  if (!w.empty()) return w;
+  for (std::size_t i = 1; i < op.outputs.size(); ++i)
+    if (op.outputs[i] != graph::no_value && g.value(op.outputs[i]).type != element_type::f32)
+      return std::string("the Mean and InvStdDev outputs must be float32");
+  const Shape x = shape_of(g, op.inputs[0]);
+  int64_t axis = op.attr_int("axis", -1);
+  if (axis < 0) axis += static_cast<int64_t>(x.size());
+  const int64_t norm = shape_size(Shape(x.begin() + axis, x.end()));
+  for (std::size_t i = 1; i < 3 && i < op.inputs.size(); ++i)
+    if (op.inputs[i] != graph::no_value) {
+      if (g.value(op.inputs[i]).type != element_type::f32) return std::string("scale and bias must be float32");
+      if (shape_size(shape_of(g, op.inputs[i])) != norm) return std::string("scale and bias must hold one value per normalized element");
+    }
+  if (op.attr_int("stash_type", 1) != 1) return std::string("stash_type other than float32 has no Vulkan shader");
+  return "";
+}
+
+void layer_norm(op_builder& b) {
+  const auto& g = b.graph();
+  const auto& op = b.op();
+  const Shape x = shape_of(g, op.inputs[0]);
+  int64_t axis = op.attr_int("axis", -1);
+  if (axis < 0) axis += static_cast<int64_t>(x.size());
+  const int64_t norm = shape_size(Shape(x.begin() + axis, x.end())), rows = shape_size(x) / std::max<int64_t>(norm, 1);
+  const bool bias = op.inputs.size() > 2 && op.inputs[2] != graph::no_value;
+  auto has = [&](std::size_t i) { return op.outputs.size() > i && op.outputs[i] != graph::no_value; };
+  spec_map s{{0, static_cast<uint32_t>(rows)}, {1, static_cast<uint32_t>(norm)},
+             {2, float_bits(op.attr_float("epsilon", 1e-5f))}, {3, bias ? 1u : 0u}, {4, has(1) ? 1u : 0u}, {5, has(2) ? 1u : 0u}};
+  b.dispatch("layer_norm", std::move(s),
+             {b.input(0), b.input(1), bias ? b.input(2) : b.input(1), b.output(0), has(1) ? b.output(1) : b.output(0),
+              has(2) ? b.output(2) : b.output(0)},
+             static_cast<uint64_t>(rows));
+}
+
 } // namespace
 
 void add_reduce_rules(rule_table& t) {
+  t["LayerNormalization"] = {layer_norm_check, layer_norm,
+                             "f32, rank <= 6; scale and bias f32 with one value per normalized element"};
   t["Softmax"] = {check_f32, [](op_builder& b) { softmax(b, false); }, "f32, rank <= 6"};
   t["LogSoftmax"] = {check_f32, [](op_builder& b) { softmax(b, true); }, "f32, rank <= 6"};
   const std::pair<const char*, int> modes[] = {{"ReduceMean", 0}, {"ReduceSum", 1},  {"ReduceMax", 2},
