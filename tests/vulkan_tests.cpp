@@ -132,6 +132,12 @@ void check_against_reference(const graph::Graph& g, float lo = -1, float hi = 1,
   BOOST_TEST_REQUIRE(got.size() == want.size());
   for (std::size_t o = 0; o < got.size(); ++o) {
     BOOST_TEST_REQUIRE((got[o].get_shape() == want[o].get_shape()));
+    BOOST_TEST_REQUIRE((got[o].get_element_type() == want[o].get_element_type()));
+    if (got[o].get_element_type() != element_type::f32) { // integer outputs (indices): exactly equal
+      BOOST_TEST(std::memcmp(got[o].data(), want[o].data(), got[o].get_byte_size()) == 0,
+                 g.ops.front().type << " output " << o << " differs from the reference");
+      continue;
+    }
     double worst = 0;
     int64_t at = -1;
     for (int64_t i = 0; i < got[o].get_size(); ++i) {
@@ -777,6 +783,55 @@ BOOST_AUTO_TEST_CASE(layer_normalization) {
   b.op("LayerNormalization", {x, b.random_constant("scale", {9})}, {{4, 9}, {4, 1}, {4, 1}});
   b.outputs_of_last();
   check_against_reference(b.g, -5, 5);
+}
+
+BOOST_AUTO_TEST_CASE(arg_reduce_hardmax_and_trilu) {
+  for (const char* type : {"ArgMax", "ArgMin"})
+    for (int64_t keep : {0, 1})
+      for (int64_t last : {0, 1}) {
+        graph_builder b;
+        auto x = b.input("x", {2, 5, 3});
+        auto& op = b.op(type, {x}, {{keep ? Shape{2, 1, 3} : Shape{2, 3}}},
+                        {{"axis", int64_t(1)}, {"keepdims", keep}, {"select_last_index", last}});
+        b.g.value(op.outputs[0]).type = element_type::i64;
+        b.outputs_of_last();
+        check_against_reference(b.g, -2, 2);
+      }
+  for (int64_t axis : {-1, 0}) {
+    graph_builder b;
+    auto x = b.input("x", {4, 6});
+    b.op("Hardmax", {x}, {{4, 6}}, {{"axis", axis}});
+    b.outputs_of_last();
+    check_against_reference(b.g, -2, 2);
+  }
+  for (int64_t upper : {0, 1})
+    for (int64_t k : {-2, 0, 3}) {
+      graph_builder b;
+      auto x = b.input("x", {2, 4, 5});
+      b.op("Trilu", {x, b.ints("k", {k})}, {{2, 4, 5}}, {{"upper", upper}});
+      b.outputs_of_last();
+      check_against_reference(b.g);
+    }
+  { // an int64 matrix: the word-moving variant
+    graph_builder b;
+    // k a run-time input too: read from its buffer, clamped as the host clamps a constant.
+    auto& op = b.op("Trilu", {b.input("m", {6, 2}, element_type::i64), b.input("k", {}, element_type::i64)}, {{6, 2}},
+                    {{"upper", int64_t(0)}});
+    b.g.value(op.outputs[0]).type = element_type::i64;
+    b.outputs_of_last();
+    Tensor m(element_type::i64, {6, 2});
+    for (int64_t i = 0; i < 12; ++i) m.data<int64_t>()[i] = (i - 6) * 1000000007LL;
+    auto exe = gpu().compile(b.g, {});
+    for (int64_t kv : {int64_t(-1), int64_t(0), int64_t(2), int64_t(-4), int64_t(-5000000000LL), int64_t(5000000000LL),
+                       int64_t(-4294967296LL + 5)}) {
+      Tensor k(element_type::i64, Shape{});
+      k.data<int64_t>()[0] = kv;
+      std::vector<Tensor> got;
+      exe->run({m, k}, got);
+      const auto want = reference_run(b.g, {m, k});
+      BOOST_TEST(std::memcmp(got.at(0).data(), want.at(0).data(), want.at(0).get_byte_size()) == 0, "k = " << kv);
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(softmax_and_reduce) {

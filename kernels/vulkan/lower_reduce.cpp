@@ -1,5 +1,6 @@
-/// Softmax/LogSoftmax (shaders/softmax.comp), LayerNormalization (shaders/layer_norm.comp)
-/// and the Reduce* family (shaders/reduce.comp).
+/// Softmax/LogSoftmax (shaders/softmax.comp), LayerNormalization (shaders/layer_norm.comp),
+/// ArgMax/ArgMin/Hardmax (shaders/arg_reduce.comp), Trilu (shaders/trilu.comp) and the Reduce*
+/// family (shaders/reduce.comp).
 #include "kernels/vulkan/lowering.hpp"
 
 namespace troupe::kernels::vulkan {
@@ -100,9 +101,66 @@ void layer_norm(op_builder& b) {
              static_cast<uint64_t>(rows));
 }
 
+/// [OUTER, AXIS, INNER] around `axis` of x (before opset 13, Hardmax coerces to 2-D at it).
+std::array<int64_t, 3> around(const Shape& x, int64_t axis, bool coerce) {
+  std::array<int64_t, 3> r{1, 1, 1};
+  if (axis < 0) axis += static_cast<int64_t>(x.size());
+  for (int64_t i = 0; i < static_cast<int64_t>(x.size()); ++i)
+    r[i < axis ? 0 : (i == axis || coerce) ? 1 : 2] *= x[static_cast<std::size_t>(i)];
+  return r;
+}
+
+void arg_reduce(op_builder& b) {
+  const auto& g = b.graph();
+  const auto& op = b.op();
+  const bool hardmax = op.type == "Hardmax";
+  const bool coerce = hardmax && g.opset < 13;
+  const auto d = around(shape_of(g, op.inputs[0]), op.attr_int("axis", hardmax ? (coerce ? 1 : -1) : 0), coerce);
+  spec_map s{{0, static_cast<uint32_t>(d[0])}, {1, static_cast<uint32_t>(d[1])}, {2, static_cast<uint32_t>(d[2])},
+             {3, op.type == "ArgMin" ? 1u : 0u}, {4, op.attr_int("select_last_index", 0) != 0 ? 1u : 0u}};
+  b.dispatch(hardmax ? "hardmax" : "arg_reduce", std::move(s), {b.input(0), b.output(0)}, static_cast<uint64_t>(d[0] * d[2]));
+}
+
+std::string trilu_check(const graph::Graph& g, const graph::Op& op) {
+  const auto t = g.value(op.inputs[0]).type;
+  if (t != element_type::f32 && element_size(t) != 4 && element_size(t) != 8)
+    return "element type " + to_string(t) + " has no Vulkan shader (f32, or 32- and 64-bit types)";
+  if (shape_of(g, op.inputs[0]).size() > 6) return std::string("rank above 6 has no Vulkan shader");
+  if (shape_of(g, op.inputs[0]).size() < 2) return std::string("the input must have rank 2 or more");
+  if (op.inputs.size() > 1 && op.inputs[1] != graph::no_value && !g.is_constant(op.inputs[1]) &&
+      g.value(op.inputs[1]).type != element_type::i64)
+    return std::string("k must be int64");
+  return "";
+}
+
+void trilu(op_builder& b) {
+  const auto& g = b.graph();
+  const auto& op = b.op();
+  const Shape x = shape_of(g, op.inputs[0]);
+  int64_t k = 0;
+  const bool given = op.inputs.size() > 1 && op.inputs[1] != graph::no_value;
+  const bool k_buffer = given && !g.is_constant(op.inputs[1]);
+  if (given && !k_buffer) k = const_ints(g, op, 1).at(0);
+  // Clamped so that it fits the shader's int and still keeps or drops every element.
+  k = std::clamp<int64_t>(k, -(x[x.size() - 2] + 1), x.back() + 1);
+  const auto t = g.value(op.inputs[0]).type;
+  const uint64_t per = t == element_type::f32 ? 1 : element_size(t) / 4; // 32-bit words per element
+  spec_map s{{0, static_cast<uint32_t>(shape_size(x) * static_cast<int64_t>(per))}, {1, static_cast<uint32_t>(x[x.size() - 2])},
+             {2, static_cast<uint32_t>(x.back())}, {3, static_cast<uint32_t>(static_cast<int32_t>(k))},
+             {4, op.attr_int("upper", 1) != 0 ? 1u : 0u}};
+  if (t != element_type::f32) s[5] = static_cast<uint32_t>(per);
+  s[6] = k_buffer ? 1u : 0u;
+  b.dispatch(t == element_type::f32 ? "trilu" : "trilu_words", std::move(s),
+             {b.input(0), b.output(0), k_buffer ? b.input(1) : b.input(0)}, static_cast<uint64_t>(shape_size(x)) * per);
+}
+
 } // namespace
 
 void add_reduce_rules(rule_table& t) {
+  t["ArgMax"] = {check_f32, arg_reduce, "f32 input, rank <= 6; int64 indices"};
+  t["ArgMin"] = {check_f32, arg_reduce, "f32 input, rank <= 6; int64 indices"};
+  t["Hardmax"] = {check_f32, arg_reduce, "f32, rank <= 6"};
+  t["Trilu"] = {trilu_check, trilu, "f32 or any 32- or 64-bit type, rank 2 to 6; k int64"};
   t["LayerNormalization"] = {layer_norm_check, layer_norm,
                              "f32, rank <= 6; scale and bias f32 with one value per normalized element"};
   t["Softmax"] = {check_f32, [](op_builder& b) { softmax(b, false); }, "f32, rank <= 6"};

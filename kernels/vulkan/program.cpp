@@ -163,8 +163,9 @@ public:
     dispatch_rec d;
     d.op = op_index_;
     d.shader = shader;
-    // The copy shader moves words of any 32-bit type: only float tensors are narrowed.
-    if (p_.f16 && (shader != "copy" || p_.narrowed(p_.g.value(op().outputs.at(0))))) {
+    // The copy and trilu_words shaders move words of any type: only float tensors are narrowed.
+    const bool words = shader == "copy" || shader == "trilu_words";
+    if (p_.f16 && (!words || p_.narrowed(p_.g.value(op().outputs.at(0))))) {
       d.shader += p_.f16_math && p_.ctx->has_shader(shader + "_f16math") ? "_f16math" : "_f16";
     }
     d.bindings = static_cast<uint32_t>(args.size());
