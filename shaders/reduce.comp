@@ -1,6 +1,6 @@
 #version 450
-// ReduceMean/Sum/Max/Min/Prod/L2/SumSquare over any set of up to 6 dims (bit RMASK: bit d =
-// dim d reduced, dim 0 outermost). One output element per invocation.
+// ReduceMean/Sum/Max/Min/Prod/L2/SumSquare/L1/LogSum/LogSumExp over any set of up to 6 dims
+// (bit RMASK: bit d = dim d reduced, dim 0 outermost). One output element per invocation.
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 
@@ -13,7 +13,7 @@ layout(constant_id = 5) const uint D4 = 1;
 layout(constant_id = 6) const uint D5 = 1;
 layout(constant_id = 7) const uint RMASK = 0;
 layout(constant_id = 8) const uint RCOUNT = 1;  // product of the reduced dims
-layout(constant_id = 9) const int MODE = 0;     // 0 mean 1 sum 2 max 3 min 4 prod 5 l2 6 sumsquare 7 l1
+layout(constant_id = 9) const int MODE = 0;     // 0 mean 1 sum 2 max 3 min 4 prod 5 l2 6 sumsquare 7 l1 8 logsum 9 logsumexp
 
 layout(set = 0, binding = 0) readonly buffer I { SFLOAT x[]; };
 layout(set = 0, binding = 1) writeonly buffer O { SFLOAT y[]; };
@@ -21,6 +21,19 @@ layout(set = 0, binding = 1) writeonly buffer O { SFLOAT y[]; };
 const uint S5 = 1, S4 = D5, S3 = D4 * S4, S2 = D3 * S3, S1 = D2 * S2, S0 = D1 * S1;
 
 bool red(uint d) { return (RMASK & (1u << d)) != 0u; }
+
+/// The input offset of the k-th reduced element of the output element at `base`.
+uint offset(uint base, uint k) {
+  uint q = k;
+  uint off = base;
+  if (red(5)) { off += (q % D5) * S5; q /= D5; }
+  if (red(4)) { off += (q % D4) * S4; q /= D4; }
+  if (red(3)) { off += (q % D3) * S3; q /= D3; }
+  if (red(2)) { off += (q % D2) * S2; q /= D2; }
+  if (red(1)) { off += (q % D1) * S1; q /= D1; }
+  if (red(0)) { off += q * S0; }
+  return off;
+}
 
 void main() {
   uint id = linear_id();
@@ -35,24 +48,23 @@ void main() {
   if (!red(1)) { base += (r % D1) * S1; r /= D1; }
   if (!red(0)) { base += r * S0; }
   float acc = MODE == 2 ? -3.402823466e38 : (MODE == 3 ? 3.402823466e38 : (MODE == 4 ? 1.0 : 0.0));
+  // LogSumExp: the largest element first, so that exp never overflows.
+  float top = -3.402823466e38;
+  if (MODE == 9)
+    for (uint k = 0; k < RCOUNT; ++k) top = max(top, float(x[offset(base, k)]));
   for (uint k = 0; k < RCOUNT; ++k) {
-    uint q = k;
-    uint off = base;
-    if (red(5)) { off += (q % D5) * S5; q /= D5; }
-    if (red(4)) { off += (q % D4) * S4; q /= D4; }
-    if (red(3)) { off += (q % D3) * S3; q /= D3; }
-    if (red(2)) { off += (q % D2) * S2; q /= D2; }
-    if (red(1)) { off += (q % D1) * S1; q /= D1; }
-    if (red(0)) { off += q * S0; }
-    float v = x[off];
+    float v = float(x[offset(base, k)]);
     if (MODE == 2) acc = max(acc, v);
     else if (MODE == 3) acc = min(acc, v);
     else if (MODE == 4) acc *= v;
     else if (MODE == 5 || MODE == 6) acc += v * v;
     else if (MODE == 7) acc += abs(v);
+    else if (MODE == 9) acc += exp(v - top);
     else acc += v;
   }
   if (MODE == 0) acc /= float(RCOUNT);
   if (MODE == 5) acc = sqrt(acc);
+  if (MODE == 8) acc = log(acc);
+  if (MODE == 9) acc = RCOUNT == 0u ? log(0.0) : log(acc) + top;
   y[id] = SFLOAT(acc);
 }

@@ -10,17 +10,17 @@ layout(constant_id = 1) const uint N = 1;
 layout(constant_id = 2) const uint M = 1;
 layout(constant_id = 3) const int K = 0;
 layout(constant_id = 4) const bool UPPER = true;
-layout(constant_id = 6) const bool K_BUFFER = false; // k from binding 2 (an int64: its low word)
+layout(constant_id = 6) const bool K_BUFFER = false; // k from binding 1 (an int64: two words)
 
 #ifdef WORDS
 layout(constant_id = 5) const uint PER = 1; // words per element
 layout(set = 0, binding = 0) readonly buffer I { uint x[]; };
-layout(set = 0, binding = 1) writeonly buffer O { uint y[]; };
+layout(set = 0, binding = 2) writeonly buffer O { uint y[]; };
 #else
 layout(set = 0, binding = 0) readonly buffer I { SFLOAT x[]; };
-layout(set = 0, binding = 1) writeonly buffer O { SFLOAT y[]; };
+layout(set = 0, binding = 2) writeonly buffer O { SFLOAT y[]; };
 #endif
-layout(set = 0, binding = 2) readonly buffer KB { int kb[]; };
+layout(set = 0, binding = 1) readonly buffer KB { int kb[]; };
 
 void main() {
   uint id = linear_id();

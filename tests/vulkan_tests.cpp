@@ -856,17 +856,19 @@ BOOST_AUTO_TEST_CASE(softmax_and_reduce) {
     b.outputs_of_last();
     check_against_reference(b.g, -5, 5);
   }
-  for (const char* t : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceL2"}) {
+  for (const char* t : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceL2", "ReduceL1", "ReduceProd",
+                        "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"}) {
+    const float lo = std::string(t) == "ReduceLogSum" ? 0.1f : -1.0f; // a log of a positive sum
     graph_builder b;
     auto x = b.input("x", {2, 3, 4, 5});
     b.op(t, {x}, {{2, 1, 4, 1}}, {{"axes", std::vector<int64_t>{1, 3}}, {"keepdims", int64_t(1)}});
     b.outputs_of_last();
-    check_against_reference(b.g);
+    check_against_reference(b.g, lo, 1);
     graph_builder c;
     auto y = c.input("x", {2, 3, 4, 5});
     c.op(t, {y}, {{2, 3, 4}}, {{"axes", std::vector<int64_t>{-1}}, {"keepdims", int64_t(0)}});
     c.outputs_of_last();
-    check_against_reference(c.g);
+    check_against_reference(c.g, lo, 1);
   }
 }
 

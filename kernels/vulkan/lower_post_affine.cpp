@@ -87,8 +87,8 @@ public:
   buffer_ref output(std::size_t i) override { return i == 0 ? buffer_ref{buffer_ref::kind::value, y_} : inner_.output(i); }
   buffer_ref constant(std::vector<float> data) override { return inner_.constant(std::move(data)); }
   void dispatch(const std::string& shader, spec_map spec, std::vector<buffer_ref> args, uint64_t invocations,
-                uint32_t slices) override {
-    inner_.dispatch(shader, std::move(spec), std::move(args), invocations, slices);
+                uint32_t slices, uint32_t written) override {
+    inner_.dispatch(shader, std::move(spec), std::move(args), invocations, slices, written);
   }
   void alias_output() override { throw Exception(graph::describe(op_) + ": an affine chain cannot alias its output"); }
 

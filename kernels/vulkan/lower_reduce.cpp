@@ -98,7 +98,7 @@ void layer_norm(op_builder& b) {
   b.dispatch("layer_norm", std::move(s),
              {b.input(0), b.input(1), bias ? b.input(2) : b.input(1), b.output(0), has(1) ? b.output(1) : b.output(0),
               has(2) ? b.output(2) : b.output(0)},
-             static_cast<uint64_t>(rows));
+             static_cast<uint64_t>(rows), 1, 3);
 }
 
 /// [OUTER, AXIS, INNER] around `axis` of x (before opset 13, Hardmax coerces to 2-D at it).
@@ -151,7 +151,7 @@ void trilu(op_builder& b) {
   if (t != element_type::f32) s[5] = static_cast<uint32_t>(per);
   s[6] = k_buffer ? 1u : 0u;
   b.dispatch(t == element_type::f32 ? "trilu" : "trilu_words", std::move(s),
-             {b.input(0), b.output(0), k_buffer ? b.input(1) : b.input(0)}, static_cast<uint64_t>(shape_size(x)) * per);
+             {b.input(0), k_buffer ? b.input(1) : b.input(0), b.output(0)}, static_cast<uint64_t>(shape_size(x)) * per);
 }
 
 } // namespace
@@ -167,7 +167,8 @@ void add_reduce_rules(rule_table& t) {
   t["LogSoftmax"] = {check_f32, [](op_builder& b) { softmax(b, true); }, "f32, rank <= 6"};
   const std::pair<const char*, int> modes[] = {{"ReduceMean", 0}, {"ReduceSum", 1},  {"ReduceMax", 2},
                                                 {"ReduceMin", 3},  {"ReduceProd", 4}, {"ReduceL2", 5},
-                                                {"ReduceSumSquare", 6}, {"ReduceL1", 7}};
+                                                {"ReduceSumSquare", 6}, {"ReduceL1", 7}, {"ReduceLogSum", 8},
+                                                {"ReduceLogSumExp", 9}};
   for (auto [name, mode] : modes)
     t[name] = {[](const graph::Graph& g, const graph::Op& op) {
                  auto w = check_f32(g, op);

@@ -41,9 +41,10 @@ public:
   /// Uploads host data once (e.g. reordered weights) and binds it.
   virtual buffer_ref constant(std::vector<float> data) = 0;
   /// `invocations` threads of `shader` (times `slices` along gl_WorkGroupID.z), with `args`
-  /// bound to bindings 0..n-1.
+  /// bound to bindings 0..n-1, of which the last `written` are what the shader writes (the
+  /// command buffer puts a barrier before the next dispatch that binds one of them).
   virtual void dispatch(const std::string& shader, spec_map spec, std::vector<buffer_ref> args,
-                        uint64_t invocations, uint32_t slices = 1) = 0;
+                        uint64_t invocations, uint32_t slices = 1, uint32_t written = 1) = 0;
   /// Marks output 0 as sharing input 0's buffer (Reshape and friends): no dispatch.
   virtual void alias_output() = 0;
 };

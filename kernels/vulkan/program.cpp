@@ -24,6 +24,7 @@ struct dispatch_rec {
   uint32_t bindings = 0;
   uint32_t texel_mask = 0; ///< bindings that are storage texel buffers
   std::vector<buffer_ref> args;
+  uint32_t written = 1; ///< the last `written` args are the shader's outputs
   uint32_t gx = 1, gy = 1, gz = 1;
 };
 
@@ -159,9 +160,10 @@ public:
     return {buffer_ref::kind::constant, static_cast<int>(p_.constants.size() - 1)};
   }
   void dispatch(const std::string& shader, spec_map spec, std::vector<buffer_ref> args, uint64_t invocations,
-                uint32_t slices) override {
+                uint32_t slices, uint32_t written) override {
     dispatch_rec d;
     d.op = op_index_;
+    d.written = std::max<uint32_t>(1, std::min<uint32_t>(written, static_cast<uint32_t>(args.size())));
     d.shader = shader;
     // The copy and trilu_words shaders move words of any type: only float tensors are narrowed.
     const bool words = shader == "copy" || shader == "trilu_words";
@@ -353,8 +355,9 @@ void vk_executable::record() {
       int root = p_->root[static_cast<std::size_t>(d.args[a].id)];
       if (dirty.count(root)) need = true;
     }
-    // The last binding is the output of every shader.
-    writes.push_back(p_->root[static_cast<std::size_t>(d.args.back().id)]);
+    // The last `written` bindings are the shader's outputs.
+    for (std::size_t a = d.args.size() - d.written; a < d.args.size(); ++a)
+      if (d.args[a].k == buffer_ref::kind::value) writes.push_back(p_->root[static_cast<std::size_t>(d.args[a].id)]);
     if (need) {
       barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
               VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
