@@ -283,6 +283,21 @@ BOOST_AUTO_TEST_CASE(binary_ops_with_broadcasting) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(variadic_max_min_sum_mean) {
+  for (const char* t : {"Max", "Min", "Sum", "Mean"}) {
+    for (std::size_t n : {1, 2, 3, 4}) {
+      graph_builder b;
+      std::vector<graph::ValueId> in;
+      const Shape shapes[] = {{2, 3, 4}, {3, 1}, {4}, {2, 3, 4}};
+      const char* names[] = {"x0", "x1", "x2", "x3"};
+      for (std::size_t i = 0; i < n; ++i) in.push_back(b.input(names[i], n == 1 ? Shape{2, 3, 4} : shapes[i]));
+      b.op(t, in, {{2, 3, 4}});
+      b.outputs_of_last();
+      check_against_reference(b.g);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(fused_activation_on_add) {
   graph_builder b;
   auto x = b.input("x", {2, 8});

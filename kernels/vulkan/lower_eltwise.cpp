@@ -186,9 +186,40 @@ void add_eltwise_rules(rule_table& t) {
   binary("Mul", 42);
   binary("Div", 43);
   binary("Pow", 44);
-  binary("Max", 45);
-  binary("Min", 46);
   binary("PRelu", 47);
+
+  // Max, Min, Sum, Mean of one input or more: a chain of binary dispatches into the output
+  // (each reads the partial result in place), then Mean's 1/n.
+  auto variadic = [&t](const std::string& name, int code) {
+    t[name] = {[](const graph::Graph& g, const graph::Op& op) {
+                 if (op.input_count() < 1) return std::string("expects 1 input or more");
+                 for (auto v : op.inputs)
+                   if (v == graph::no_value) return std::string("an omitted input has no Vulkan shader");
+                 auto w = need_f32(g, op, op.inputs.size());
+                 if (w.empty()) w = check_rank(g, op);
+                 if (w.empty() && op.has_attr("activation")) w = "a fused activation on a variadic op has no Vulkan shader";
+                 return w;
+               },
+               [code](op_builder& b) {
+                 const auto& g = b.graph();
+                 const auto& op = b.op();
+                 const Shape out = shape_of(g, op.outputs[0]);
+                 auto in = [&](std::size_t i) { return std::pair{b.input(i), shape_of(g, op.inputs[i])}; };
+                 const std::size_t n = op.inputs.size();
+                 if (n == 1) {
+                   emit(b, 45, {in(0), in(0)}, 0, 0); // max(x, x) = x
+                   return;
+                 }
+                 emit(b, code, {in(0), in(1)}, 0, 0);
+                 for (std::size_t i = 2; i < n; ++i) emit(b, code, {{b.output(0), out}, in(i)}, 0, 0);
+                 if (op.type == "Mean") emit(b, 42, {{b.output(0), out}, {b.constant({1.0f / static_cast<float>(n)}), Shape{}}}, 0, 0);
+               },
+               "one or more f32 inputs (numpy broadcasting), rank <= 6"};
+  };
+  variadic("Max", 45);
+  variadic("Min", 46);
+  variadic("Sum", 40);
+  variadic("Mean", 40);
 
   // Inference-mode BatchNormalization: y = x * s[c] + t[c], s = gamma/sqrt(var+eps), t = beta - mean*s.
   t["BatchNormalization"] = {
