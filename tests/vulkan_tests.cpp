@@ -283,6 +283,52 @@ BOOST_AUTO_TEST_CASE(binary_ops_with_broadcasting) {
   }
 }
 
+/// Runs `g` on the GPU and the reference with the given inputs; every output must be equal
+/// (bit for bit: gathers move values, they do not compute).
+void check_exact(const graph::Graph& g, const std::vector<Tensor>& inputs) {
+  for (const auto& op : g.ops) {
+    auto s = gpu().query(g, op);
+    BOOST_TEST_REQUIRE(s.supported, s.reason);
+  }
+  std::vector<Tensor> got;
+  gpu().compile(g, {})->run(inputs, got);
+  const auto want = reference_run(g, inputs);
+  BOOST_TEST_REQUIRE(got.size() == want.size());
+  for (std::size_t o = 0; o < got.size(); ++o) {
+    BOOST_TEST_REQUIRE((got[o].get_shape() == want[o].get_shape()));
+    BOOST_TEST(std::memcmp(got[o].data(), want[o].data(), want[o].get_byte_size()) == 0, g.ops.front().type << " output " << o);
+  }
+}
+
+template <class T>
+Tensor ints_of(Shape s, std::vector<int64_t> v) {
+  Tensor t(sizeof(T) == 8 ? element_type::i64 : element_type::i32, std::move(s));
+  for (std::size_t i = 0; i < v.size(); ++i) t.data<T>()[i] = static_cast<T>(v[i]);
+  return t;
+}
+
+BOOST_AUTO_TEST_CASE(gather_and_gather_elements) {
+  const auto data = random_tensor({3, 5, 4}, 7, -1, 1);
+  for (int64_t axis : {0, 1, -1}) {
+    graph_builder b;
+    const int64_t len = data.get_shape()[static_cast<std::size_t>(axis < 0 ? axis + 3 : axis)];
+    Shape y = data.get_shape();
+    y.erase(y.begin() + (axis < 0 ? axis + 3 : axis));
+    y.insert(y.begin() + (axis < 0 ? axis + 3 : axis), {2, 2});
+    b.op("Gather", {b.input("x", {3, 5, 4}), b.input("i", {2, 2}, element_type::i64)}, {y}, {{"axis", axis}});
+    b.outputs_of_last();
+    check_exact(b.g, {data, ints_of<int64_t>({2, 2}, {0, len - 1, -1, 1})});
+  }
+  for (int64_t axis : {0, 1}) {
+    graph_builder b;
+    b.op("GatherElements", {b.input("x", {3, 5, 4}), b.input("i", {3, 2, 4}, element_type::i32)}, {{3, 2, 4}}, {{"axis", axis}});
+    b.outputs_of_last();
+    std::vector<int64_t> idx(24);
+    for (std::size_t k = 0; k < idx.size(); ++k) idx[k] = static_cast<int64_t>(k * 7 % 3) - (k % 5 == 0 ? 1 : 0);
+    check_exact(b.g, {data, ints_of<int32_t>({3, 2, 4}, idx)});
+  }
+}
+
 BOOST_AUTO_TEST_CASE(variadic_max_min_sum_mean) {
   for (const char* t : {"Max", "Min", "Sum", "Mean"}) {
     for (std::size_t n : {1, 2, 3, 4}) {

@@ -252,6 +252,45 @@ void add_movement_rules(rule_table& t) {
       words + "; 4-D"};
   t["DepthToSpace"] = space_depth;
   t["SpaceToDepth"] = space_depth;
+
+  // Gather and GatherElements (shaders/gather.comp): f32 data, int32 or int64 indices.
+  op_rule gather{[](const graph::Graph& g, const graph::Op& op) {
+                   if (g.value(op.inputs[0]).type != element_type::f32) return std::string("the shader gathers float32 data only");
+                   const auto it = g.value(op.inputs[1]).type;
+                   if (it != element_type::i64 && it != element_type::i32) return std::string("indices must be int32 or int64");
+                   if (g.is_constant(op.inputs[1]) && it == element_type::i64)
+                     return std::string("constant int64 indices are not uploaded (a constant is folded or stays on the CPU)");
+                   if (shape_of(g, op.inputs[0]).size() > 6 || shape_of(g, op.outputs[0]).size() > 6)
+                     return std::string("rank above 6 has no Vulkan shader");
+                   return std::string();
+                 },
+                 [](op_builder& b) {
+                   const auto& g = b.graph();
+                   const auto& op = b.op();
+                   const Shape x = shape_of(g, op.inputs[0]), idx = shape_of(g, op.inputs[1]), y = shape_of(g, op.outputs[0]);
+                   const auto axis = static_cast<std::size_t>(norm_axis(op.attr_int("axis", 0), x.size()));
+                   spec_map s{{0, static_cast<uint32_t>(shape_size(y))},
+                              {1, g.value(op.inputs[1]).type == element_type::i64 ? 2u : 1u},
+                              {2, static_cast<uint32_t>(x[axis])}};
+                   if (op.type == "Gather") {
+                     s[3] = static_cast<uint32_t>(shape_size(Shape(x.begin() + static_cast<std::ptrdiff_t>(axis) + 1, x.end())));
+                     s[4] = static_cast<uint32_t>(shape_size(idx));
+                     b.dispatch("gather", std::move(s), {b.input(0), b.input(1), b.output(0)}, static_cast<uint64_t>(shape_size(y)));
+                     return;
+                   }
+                   const std::size_t pad = 6 - y.size();
+                   const auto xs = natural_strides(x);
+                   s[3] = static_cast<uint32_t>(pad + axis);
+                   for (std::size_t i = 0; i < 6; ++i) {
+                     s[static_cast<uint32_t>(4 + i)] = i >= pad ? static_cast<uint32_t>(y[i - pad]) : 1u;
+                     s[static_cast<uint32_t>(10 + i)] = i >= pad ? static_cast<uint32_t>(xs[i - pad]) : 0u;
+                   }
+                   b.dispatch("gather_elements", std::move(s), {b.input(0), b.input(1), b.output(0)},
+                              static_cast<uint64_t>(shape_size(y)));
+                 },
+                 "f32 data, int32 or int64 indices (not constant int64), rank <= 6; an index out of range gives 0"};
+  t["Gather"] = gather;
+  t["GatherElements"] = gather;
 }
 
 } // namespace troupe::kernels::vulkan
