@@ -11,6 +11,7 @@
 #include "tests/support/tensor_compare.hpp"
 #include "tests/support/test_data.hpp"
 
+#include <algorithm>
 #include <iostream>
 
 using namespace troupe;
@@ -77,3 +78,41 @@ BOOST_AUTO_TEST_CASE(det320_gpu, *utf::precondition(tests::gpu_present()) * test
 BOOST_AUTO_TEST_CASE(cls_bf16, *utf::precondition(cpu_has_bf16()) * tests::needs_case(cls)) { report_bf16(cls); }
 BOOST_AUTO_TEST_CASE(rec_bf16, *utf::precondition(cpu_has_bf16()) * tests::needs_case(rec)) { report_bf16(rec); }
 BOOST_AUTO_TEST_CASE(det320_bf16, *utf::precondition(cpu_has_bf16()) * tests::needs_case(det320)) { report_bf16(det320); }
+
+/// A batch of 0 (no text boxes found: an empty recognizer batch) on every device: cls and det
+/// run and give empty outputs of the right shape; rec is refused when compiled, naming the
+/// Reshape whose -1 cannot be worked out from 0 elements (as onnxruntime and numpy refuse it).
+BOOST_AUTO_TEST_CASE(a_batch_of_zero_on_every_device, *tests::needs_model_of(cls) * tests::needs_model_of(det320) *
+                                                          tests::needs_model_of(rec)) {
+  Core core;
+  std::vector<std::string> devices{"CPU", "REFERENCE"};
+  const auto all = core.available_devices();
+  if (std::find(all.begin(), all.end(), "GPU.0") != all.end())
+    for (const char* d : {"GPU", "MULTI:GPU,CPU", "HETERO:GPU,CPU"}) devices.push_back(d);
+  struct empty_case {
+    const model_case* c;
+    Shape in, out;
+  };
+  for (const auto& e : {empty_case{&cls, {0, 3, 48, 192}, {0, 2}}, empty_case{&det320, {0, 3, 320, 320}, {0, 1, 320, 320}}})
+    for (const auto& d : devices) {
+      auto model = core.read_model(tests::ppocr_model(e.c->model).path.string());
+      model.reshape(PartialShape(e.in));
+      auto req = core.compile_model(model, d).create_infer_request();
+      req.set_input_tensor(Tensor(element_type::f32, e.in));
+      req.infer();
+      const auto y = req.get_output_tensor();
+      BOOST_TEST((y.get_shape() == e.out), e.c->model << " on " << d << ": output " << to_string(y.get_shape()));
+    }
+  for (const auto& d : devices) {
+    auto model = core.read_model(tests::ppocr_model(rec.model).path.string());
+    try {
+      model.reshape(PartialShape(Shape{0, 3, 48, 320}));
+      core.compile_model(model, d);
+      BOOST_ERROR("rec at batch 0 compiled on " << d);
+    } catch (const Exception& e) {
+      const std::string m = e.what();
+      BOOST_TEST(m.find("Reshape node") != std::string::npos, m);
+      BOOST_TEST(m.find("cannot reshape [0,") != std::string::npos, m);
+    }
+  }
+}
