@@ -1,6 +1,7 @@
 #include "graph/selection.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <numeric>
 
@@ -10,17 +11,34 @@ namespace troupe::graph {
 
 namespace {
 
-double element(const Tensor& t, int64_t i) {
+/// long double: exact for every int64 (a double merges values above 2^53).
+long double element(const Tensor& t, int64_t i) {
   switch (t.get_element_type()) {
   case element_type::f32: return t.data<float>()[i];
   case element_type::f64: return t.data<double>()[i];
-  case element_type::i64: return static_cast<double>(t.data<int64_t>()[i]);
+  case element_type::i64: return static_cast<long double>(t.data<int64_t>()[i]);
   case element_type::i32: return t.data<int32_t>()[i];
   case element_type::i8: return t.data<int8_t>()[i];
   case element_type::u8: return t.data<uint8_t>()[i];
   default: throw Exception("Unique and NonMaxSuppression take f32, f64, i64, i32, i8 or u8, not " + to_string(t.get_element_type()));
   }
 }
+
+/// Orders slices lexicographically with every NaN equal to every other and above all numbers
+/// (np.unique's equal_nan): a strict weak order even with NaNs.
+struct slice_less {
+  bool operator()(const std::vector<long double>& a, const std::vector<long double>& b) const {
+    for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+      const bool na = std::isnan(a[i]), nb = std::isnan(b[i]);
+      if (na || nb) {
+        if (na != nb) return nb; // a number before a NaN
+        continue;
+      }
+      if (a[i] != b[i]) return a[i] < b[i];
+    }
+    return a.size() < b.size();
+  }
+};
 
 } // namespace
 
@@ -34,14 +52,14 @@ unique_result unique_slices(const Tensor& x, std::optional<int64_t> axis, bool s
     for (std::size_t d = a + 1; d < s.size(); ++d) inner *= s[d];
   }
   // Slice i: the elements at (o * len + i) * inner + k, for every o and k.
-  std::vector<std::vector<double>> slice(static_cast<std::size_t>(len));
+  std::vector<std::vector<long double>> slice(static_cast<std::size_t>(len));
   for (int64_t i = 0; i < len; ++i) {
     auto& v = slice[static_cast<std::size_t>(i)];
     v.reserve(static_cast<std::size_t>(outer * inner));
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t k = 0; k < inner; ++k) v.push_back(element(x, (o * len + i) * inner + k));
   }
-  std::map<std::vector<double>, int64_t> first_of; // slice -> its first index
+  std::map<std::vector<long double>, int64_t, slice_less> first_of; // slice -> its first index
   std::vector<int64_t> order;                       // first indices, in first-occurrence order
   for (int64_t i = 0; i < len; ++i)
     if (first_of.emplace(slice[static_cast<std::size_t>(i)], i).second) order.push_back(i);
@@ -93,7 +111,9 @@ std::vector<std::array<int64_t, 3>> non_max_suppression(const Tensor& boxes, con
     for (int64_t c = 0; c < classes; ++c) {
       std::vector<int64_t> cand;
       for (int64_t i = 0; i < n; ++i)
-        if (!score_threshold || element(scores, (b * classes + c) * n + i) > *score_threshold) cand.push_back(i);
+        if (const long double s = element(scores, (b * classes + c) * n + i);
+            !std::isnan(s) && (!score_threshold || s > *score_threshold)) // a NaN score cannot be ranked
+          cand.push_back(i);
       std::stable_sort(cand.begin(), cand.end(), [&](int64_t p, int64_t q) {
         return element(scores, (b * classes + c) * n + p) > element(scores, (b * classes + c) * n + q);
       });

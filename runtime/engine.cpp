@@ -159,7 +159,11 @@ void engine::use_tls(const std::string& cert, const std::string& key, const std:
   if (same()) return;
   const bool unset = have.openssl_certificate.empty() && have.openssl_key.empty() && have.openssl_cafile.empty() &&
                      have.openssl_capath.empty() && have.openssl_passphrase.empty();
-  if (!owned || !unset)
+  if (!owned)
+    throw Exception("TLS: this Core runs on an application's own actor system, which must be configured with these "
+                    "files itself (cfg.openssl_certificate '" + cert + "', openssl_key '" + key + "', openssl_cafile '" +
+                    ca + "') before it is created");
+  if (!unset)
     throw Exception("TLS: this Core already uses certificate '" + have.openssl_certificate + "', key '" +
                     have.openssl_key + "' and CA '" + have.openssl_cafile + "', not '" + cert + "', '" + key +
                     "' and '" + ca + "' (CAF keeps one TLS identity per actor system: use one per Core)");

@@ -86,6 +86,7 @@ float apply(float x, float y, float z) {
   // Unary codes 8..19 and 35..39: the ones that are not fused activations.
   if (OP == 8) return tan(x);
   // asin and acos through atan2: lavapipe's asin is off by 1.6e-4 relative near +-0.9.
+  if ((OP == 9 || OP == 10) && abs(x) > 1.0) return uintBitsToFloat(0x7fc00000u); // NaN, as asin/acos
   if (OP == 9) return atan(x, sqrt(max(0.0, 1.0 - x * x)));
   if (OP == 10) return atan(sqrt(max(0.0, 1.0 - x * x)), x);
   if (OP == 11) return atan(x);

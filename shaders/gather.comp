@@ -43,10 +43,11 @@ int index_at(uint k) {
 void main() {
   uint id = linear_id();
   if (id >= TOTAL) return;
+#ifdef ELEMENTS
   int k = index_at(id);
-#ifndef ELEMENTS
+#else
   uint i = id % INNER, j = (id / INNER) % NIDX, o = id / (INNER * NIDX);
-  k = index_at(j);
+  int k = index_at(j);
 #endif
   if (k < 0) k += int(LEN);
   if (k < 0 || k >= int(LEN)) {

@@ -260,6 +260,33 @@ BOOST_AUTO_TEST_CASE(a_bidirectional_lstms_backward_half_is_a_forward_lstm_over_
       BOOST_TEST(std::abs(both[0].data<float>()[(t * 2 + 1) * 2 + k] - fwd[0].data<float>()[(2 - t) * 2 + k]) < 1e-6f);
 }
 
+BOOST_AUTO_TEST_CASE(recurrent_inputs_of_the_wrong_size_and_unique_corner_values_are_handled) {
+  // A bidirectional LSTM given one direction's weights: named, not read past.
+  auto op = make_op("LSTM");
+  op.attrs["hidden_size"] = int64_t{2};
+  op.attrs["direction"] = std::string("bidirectional");
+  std::vector<Tensor> out{Tensor(element_type::f32, {3, 2, 1, 2}), Tensor(element_type::f32, {2, 1, 2})};
+  try {
+    ref::evaluate(op, {make_f32({3, 1, 2}, std::vector<float>(6, 0.5f)), make_f32({1, 8, 2}, std::vector<float>(16, 0.1f)),
+                       make_f32({1, 8, 2}, std::vector<float>(16, 0.1f))},
+                  out);
+    BOOST_ERROR("no error for one direction's weights in a bidirectional LSTM");
+  } catch (const Exception& e) {
+    const std::string m = e.what();
+    BOOST_TEST(m.find("W has 16 values, not 32") != std::string::npos, m);
+  }
+  // Unique keeps int64 values above 2^53 apart, and takes NaNs as one value, last.
+  auto unique = make_op("Unique");
+  std::vector<Tensor> u{Tensor(element_type::i64, {2})};
+  ref::evaluate(unique, {make_i64({3}, {9007199254740993LL, 9007199254740992LL, 9007199254740993LL})}, u);
+  BOOST_TEST(u[0].data<int64_t>()[0] == 9007199254740992LL);
+  BOOST_TEST(u[0].data<int64_t>()[1] == 9007199254740993LL);
+  std::vector<Tensor> f{Tensor(element_type::f32, {2})};
+  ref::evaluate(unique, {make_f32({3}, {std::nanf(""), 1.0f, std::nanf("")})}, f);
+  BOOST_TEST(f[0].data<float>()[0] == 1.0f);
+  BOOST_TEST(std::isnan(f[0].data<float>()[1]));
+}
+
 BOOST_AUTO_TEST_CASE(cast_round_trips_half_and_saturates) {
   auto op = make_op("Cast");
   op.attrs["to"] = int64_t{10};

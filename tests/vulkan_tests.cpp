@@ -805,6 +805,13 @@ BOOST_AUTO_TEST_CASE(movement_ops) {
     b.outputs_of_last();
     check_against_reference(b.g);
   }
+  { // a repeat of 0: an empty output, nothing written
+    graph_builder b;
+    auto x = b.input("x", {64, 64});
+    b.op("Tile", {x, b.ints("rep", {0, 1})}, {{0, 64}});
+    b.outputs_of_last();
+    check_against_reference(b.g);
+  }
   for (const char* mode : {"DCR", "CRD"}) {
     graph_builder b;
     auto x = b.input("x", {2, 8, 2, 3});

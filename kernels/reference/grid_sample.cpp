@@ -57,8 +57,10 @@ void grid_sample_kernel(const context& ctx, const std::vector<Tensor>& in, std::
   const int64_t n = xs[0], c = xs[1], h = xs[2], w = xs[3], ho = gs[1], wo = gs[2];
   const auto xv = to_doubles(x), gv = to_doubles(grid);
   std::vector<double> yv(static_cast<std::size_t>(n * c * ho * wo));
-  auto pixel = [&](int64_t b, int64_t ch, int64_t iy, int64_t ix) {
-    if (iy < 0 || iy >= h || ix < 0 || ix >= w) return 0.0;
+  // Coordinates stay doubles until they are known to be inside (a NaN or huge one reads 0).
+  auto pixel = [&](int64_t b, int64_t ch, double fy, double fx) {
+    if (!(fy >= 0 && fy < static_cast<double>(h) && fx >= 0 && fx < static_cast<double>(w))) return 0.0;
+    const auto iy = static_cast<int64_t>(fy), ix = static_cast<int64_t>(fx);
     return xv[static_cast<std::size_t>(((b * c + ch) * h + iy) * w + ix)];
   };
   for (int64_t b = 0; b < n; ++b)
@@ -75,18 +77,16 @@ void grid_sample_kernel(const context& ctx, const std::vector<Tensor>& in, std::
             for (int j = 0; j < 4; ++j)
               for (int i = 0; i < 4; ++i) {
                 const double tx = pad_coordinate(fx - 1 + i, w, p, align), ty = pad_coordinate(fy - 1 + j, h, p, align);
-                v += wy[static_cast<std::size_t>(j)] * wx[static_cast<std::size_t>(i)] *
-                     pixel(b, ch, static_cast<int64_t>(ty), static_cast<int64_t>(tx));
+                v += wy[static_cast<std::size_t>(j)] * wx[static_cast<std::size_t>(i)] * pixel(b, ch, ty, tx);
               }
           } else {
             const double sx = pad_coordinate(ux, w, p, align), sy = pad_coordinate(uy, h, p, align);
             if (mode == "nearest") {
-              v = pixel(b, ch, static_cast<int64_t>(std::nearbyint(sy)), static_cast<int64_t>(std::nearbyint(sx)));
+              v = pixel(b, ch, std::nearbyint(sy), std::nearbyint(sx));
             } else {
               const double x0 = std::floor(sx), y0 = std::floor(sy), tx = sx - x0, ty = sy - y0;
-              const auto ix = static_cast<int64_t>(x0), iy = static_cast<int64_t>(y0);
-              v = pixel(b, ch, iy, ix) * (1 - tx) * (1 - ty) + pixel(b, ch, iy, ix + 1) * tx * (1 - ty) +
-                  pixel(b, ch, iy + 1, ix) * (1 - tx) * ty + pixel(b, ch, iy + 1, ix + 1) * tx * ty;
+              v = pixel(b, ch, y0, x0) * (1 - tx) * (1 - ty) + pixel(b, ch, y0, x0 + 1) * tx * (1 - ty) +
+                  pixel(b, ch, y0 + 1, x0) * (1 - tx) * ty + pixel(b, ch, y0 + 1, x0 + 1) * tx * ty;
             }
           }
           yv[static_cast<std::size_t>(((b * c + ch) * ho + oy) * wo + ox)] = v;

@@ -128,6 +128,8 @@ void conv_integer_kernel(const context& ctx, const std::vector<Tensor>& in, std:
 void requantize(const context& ctx, const std::vector<double>& acc, const Tensor& a_scale, const Tensor& b_scale,
                 const Tensor& y_scale, const std::vector<Tensor>& in, std::size_t y_zp, Tensor& y, int64_t channel_dim) {
   const auto as = to_doubles(a_scale), bs = to_doubles(b_scale), ys = to_doubles(y_scale);
+  if (as.size() != 1 || ys.size() != 1 || (has_input(in, y_zp) && in[y_zp].get_size() != 1))
+    fail(ctx, "only the second operand's scale and zero point may be per channel; the first's and the output's must be scalars");
   std::vector<double> factor;
   for (double b : bs) factor.push_back(static_cast<float>(static_cast<float>(as.at(0)) * static_cast<float>(b)) / static_cast<float>(ys.at(0)));
   const per_axis f(ctx, factor, y.get_shape(), channel_dim);

@@ -78,6 +78,22 @@ void recurrent_kernel(const context& ctx, const std::vector<Tensor>& in, std::ve
   const auto h0 = has_input(in, 5) ? to_doubles(in[5]) : std::vector<double>(static_cast<std::size_t>(dirs * batch * hid), 0.0);
   const auto c0 = type == "LSTM" && has_input(in, 6) ? to_doubles(in[6]) : std::vector<double>(static_cast<std::size_t>(dirs * batch * hid), 0.0);
   const auto peep = type == "LSTM" && has_input(in, 7) ? to_doubles(in[7]) : std::vector<double>(static_cast<std::size_t>(dirs * 3 * hid), 0.0);
+  // Every input's size against X's and R's (a model from a client must not read past them).
+  auto expect = [&](const char* what, std::size_t got, int64_t want) {
+    if (static_cast<int64_t>(got) != want)
+      fail(ctx, std::string(what) + " has " + std::to_string(got) + " values, not " + std::to_string(want) + " (" +
+                    std::to_string(dirs) + " directions, " + std::to_string(gates) + " gates, hidden " + std::to_string(hid) +
+                    ", input " + std::to_string(isz) + ", batch " + std::to_string(batch) + ")");
+  };
+  if (ctx.op.has_attr("hidden_size") && ctx.op.attr_int("hidden_size", 0) != hid)
+    fail(ctx, "hidden_size " + std::to_string(ctx.op.attr_int("hidden_size", 0)) + " differs from R's last dim " + std::to_string(hid));
+  expect("W", w.size(), dirs * gates * hid * isz);
+  expect("R", r.size(), dirs * gates * hid * hid);
+  expect("B", bias.size(), dirs * 2 * gates * hid);
+  expect("sequence_lens", lens.size(), batch);
+  expect("initial_h", h0.size(), dirs * batch * hid);
+  expect("initial_c", c0.size(), dirs * batch * hid);
+  expect("P", peep.size(), dirs * 3 * hid);
   const bool clipping = ctx.op.has_attr("clip");
   const double clip = ctx.op.attr_float("clip", 0);
   const bool before_reset = ctx.op.attr_int("linear_before_reset", 0) != 0, coupled = ctx.op.attr_int("input_forget", 0) != 0;

@@ -202,6 +202,7 @@ void add_movement_rules(rule_table& t) {
                  const auto& g = b.graph();
                  const auto& op = b.op();
                  Shape x = shape_of(g, op.inputs[0]), y = shape_of(g, op.outputs[0]);
+                 if (shape_size(y) == 0) return; // a repeat of 0: nothing to write
                  const auto reps = const_ints(g, op, 1);
                  const auto xs = natural_strides(x), ys = natural_strides(y);
                  Shape dims;

@@ -111,6 +111,7 @@ struct worker_process {
     int out[2];
     BOOST_REQUIRE(pipe(out) == 0);
     pid = fork();
+    BOOST_REQUIRE(pid >= 0);
     if (pid == 0) {
       dup2(out[1], 1);
       close(out[0]);
@@ -155,11 +156,13 @@ struct worker_process {
     }
   }
   void kill9() {
-    if (pid > 0) ::kill(pid, SIGKILL);
+    if (pid <= 0) return; // never kill(-1) or waitpid(-1): that reaches every process and child
+    ::kill(pid, SIGKILL);
     waitpid(pid, nullptr, 0);
     pid = -1;
   }
   int terminate() {
+    BOOST_REQUIRE(pid > 0);
     ::kill(pid, SIGTERM);
     int status = 0;
     waitpid(pid, &status, 0);
