@@ -31,17 +31,10 @@ using tests::expect_error;
 namespace {
 
 std::string add_relu_model() { return tests::add_relu_model("multi"); }
-using tests::filled;
 
 /// Runs `n` requests at once; checks each result; returns how many each device served.
 std::map<std::string, uint64_t> run_many(CompiledModel& cm, int n) {
-  std::vector<InferRequest> reqs;
-  for (int r = 0; r < n; ++r) {
-    reqs.push_back(cm.create_infer_request());
-    reqs.back().set_tensor("a", filled(static_cast<float>(r)));
-    reqs.back().set_tensor("b", filled(1));
-    reqs.back().start_async();
-  }
+  auto reqs = tests::start_requests(cm, n);
   for (int r = 0; r < n; ++r) {
     reqs[r].wait();
     auto y = reqs[r].get_tensor("y");
@@ -50,17 +43,7 @@ std::map<std::string, uint64_t> run_many(CompiledModel& cm, int n) {
       BOOST_TEST(y.data<float>()[i] == expect, "request " << r << " element " << i);
     }
   }
-  std::map<std::string, uint64_t> served;
-  std::string text = cm.get_property("REQUESTS_SERVED").as_string();
-  for (std::size_t at = 0; at < text.size();) {
-    auto comma = text.find(',', at);
-    if (comma == std::string::npos) comma = text.size();
-    const auto item = text.substr(at, comma - at);
-    const auto colon = item.rfind(':');
-    served[item.substr(0, colon)] = std::stoull(item.substr(colon + 1));
-    at = comma + 1;
-  }
-  return served;
+  return tests::served_counts(cm);
 }
 
 } // namespace

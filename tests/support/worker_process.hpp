@@ -30,13 +30,7 @@ struct outcome {
   std::vector<std::string> errors;
 };
 inline outcome run_many(CompiledModel& cm, int n) {
-  std::vector<InferRequest> reqs;
-  for (int r = 0; r < n; ++r) {
-    reqs.push_back(cm.create_infer_request());
-    reqs.back().set_tensor("a", filled(static_cast<float>(r)));
-    reqs.back().set_tensor("b", filled(1));
-    reqs.back().start_async();
-  }
+  auto reqs = start_requests(cm, n);
   outcome o;
   for (int r = 0; r < n; ++r) {
     try {
@@ -176,9 +170,9 @@ struct worker_process {
 
 /// How many requests `device` completed for `cm` (REQUESTS_SERVED: "DEV:N,DEV:N").
 inline uint64_t served_by(CompiledModel& cm, const std::string& device) {
-  const auto all = cm.get_property("REQUESTS_SERVED").as_string();
-  const auto at = all.find(device + ":");
-  return at == std::string::npos ? 0 : std::stoull(all.substr(at + device.size() + 1));
+  const auto served = served_counts(cm);
+  const auto it = served.find(device);
+  return it == served.end() ? 0 : it->second;
 }
 
 /// Waits, without a clock, until `cm` serves from exactly `devices` (a state that never comes
