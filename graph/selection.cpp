@@ -42,15 +42,20 @@ struct slice_less {
 
 } // namespace
 
-unique_result unique_slices(const Tensor& x, std::optional<int64_t> axis, bool sorted) {
+axis_view::axis_view(const Tensor& x, std::optional<int64_t> axis) {
   const Shape& s = x.get_shape();
-  int64_t outer = 1, len = shape_size(s), inner = 1;
-  if (axis) {
-    const auto a = static_cast<std::size_t>(*axis);
-    len = s[a];
-    for (std::size_t d = 0; d < a; ++d) outer *= s[d];
-    for (std::size_t d = a + 1; d < s.size(); ++d) inner *= s[d];
+  if (!axis) {
+    len = shape_size(s);
+    return;
   }
+  const auto a = static_cast<std::size_t>(*axis);
+  len = s[a];
+  for (std::size_t d = 0; d < a; ++d) outer *= s[d];
+  for (std::size_t d = a + 1; d < s.size(); ++d) inner *= s[d];
+}
+
+unique_result unique_slices(const Tensor& x, std::optional<int64_t> axis, bool sorted) {
+  const auto [outer, len, inner] = axis_view(x, axis);
   // Slice i: the elements at (o * len + i) * inner + k, for every o and k.
   std::vector<std::vector<long double>> slice(static_cast<std::size_t>(len));
   for (int64_t i = 0; i < len; ++i) {

@@ -12,6 +12,12 @@
 
 namespace troupe::graph {
 
+/// x seen as [outer, len, inner] around `axis` (none: its elements, flattened, as [1, size, 1]).
+struct axis_view {
+  int64_t outer = 1, len = 1, inner = 1;
+  axis_view(const Tensor& x, std::optional<int64_t> axis);
+};
+
 /// Unique along `axis` (nullopt: over the flattened tensor): the distinct slices in output
 /// order (sorted ascending, lexicographically for slices, or in order of first occurrence),
 /// each as the index of its first occurrence; `inverse[i]` is the output position of slice i;

@@ -17,50 +17,40 @@ void check_size(const context& ctx, const Tensor& y, int64_t elements, const std
     fail(ctx, what + " has " + std::to_string(y.get_size()) + " elements, the inputs make " + std::to_string(elements));
 }
 
-void compress_kernel(const context& ctx, const std::vector<Tensor>& in, std::vector<Tensor>& out) {
-  const Tensor& x = input(ctx, in, 0);
-  const Tensor& cond = input(ctx, in, 1);
-  Tensor& y = output(ctx, out, 0);
-  const Shape& s = x.get_shape();
-  const bool has_axis = ctx.op.has_attr("axis");
-  const auto axis = has_axis ? static_cast<std::size_t>(norm_axis(ctx, ctx.op.attr_int("axis", 0), static_cast<int64_t>(s.size()))) : 0;
-  const int64_t len = has_axis ? s[axis] : x.get_size();
-  const int64_t outer = has_axis ? dims_product(s, 0, axis) : 1, inner = has_axis ? dims_product(s, axis + 1, s.size()) : 1;
-  std::vector<int64_t> picked;
-  for (int64_t i = 0; i < std::min<int64_t>(len, cond.get_size()); ++i)
-    if (cond.data<bool>()[i]) picked.push_back(i);
-  const auto es = element_size(x.get_element_type());
-  check_size(ctx, y, outer * static_cast<int64_t>(picked.size()) * inner, "the output");
-  auto* dst = static_cast<uint8_t*>(y.data());
+/// The slices `picked` (in that order) of x along v's axis into `y`, checked to hold exactly them.
+void take_slices(const context& ctx, const Tensor& x, const graph::axis_view& v, const std::vector<int64_t>& picked, Tensor& y,
+                 const std::string& what) {
+  check_size(ctx, y, v.outer * static_cast<int64_t>(picked.size()) * v.inner, what);
+  const auto block = static_cast<std::size_t>(v.inner) * element_size(x.get_element_type());
   const auto* src = static_cast<const uint8_t*>(x.data());
-  const auto block = static_cast<std::size_t>(inner) * es;
-  for (int64_t o = 0; o < outer; ++o)
+  auto* dst = static_cast<uint8_t*>(y.data());
+  for (int64_t o = 0; o < v.outer; ++o)
     for (int64_t i : picked) {
-      if (block) std::memcpy(dst, src + static_cast<std::size_t>(o * len + i) * block, block);
+      if (block) std::memcpy(dst, src + static_cast<std::size_t>(o * v.len + i) * block, block);
       dst += block;
     }
 }
 
+std::optional<int64_t> axis_of(const context& ctx, const Tensor& x) {
+  if (!ctx.op.has_attr("axis")) return std::nullopt;
+  return norm_axis(ctx, ctx.op.attr_int("axis", 0), static_cast<int64_t>(x.get_shape().size()));
+}
+
+void compress_kernel(const context& ctx, const std::vector<Tensor>& in, std::vector<Tensor>& out) {
+  const Tensor& x = input(ctx, in, 0);
+  const Tensor& cond = input(ctx, in, 1);
+  const graph::axis_view v(x, axis_of(ctx, x));
+  std::vector<int64_t> picked;
+  for (int64_t i = 0; i < std::min<int64_t>(v.len, cond.get_size()); ++i)
+    if (cond.data<bool>()[i]) picked.push_back(i);
+  take_slices(ctx, x, v, picked, output(ctx, out, 0), "the output");
+}
+
 void unique_kernel(const context& ctx, const std::vector<Tensor>& in, std::vector<Tensor>& out) {
   const Tensor& x = input(ctx, in, 0);
-  const Shape& s = x.get_shape();
-  std::optional<int64_t> axis;
-  if (ctx.op.has_attr("axis")) axis = norm_axis(ctx, ctx.op.attr_int("axis", 0), static_cast<int64_t>(s.size()));
+  const auto axis = axis_of(ctx, x);
   const auto r = graph::unique_slices(x, axis, ctx.op.attr_int("sorted", 1) != 0);
-  const auto n = static_cast<int64_t>(r.first.size());
-  Tensor& y = output(ctx, out, 0);
-  const auto a = axis ? static_cast<std::size_t>(*axis) : 0;
-  const int64_t len = axis ? s[a] : x.get_size();
-  const int64_t outer = axis ? dims_product(s, 0, a) : 1, inner = axis ? dims_product(s, a + 1, s.size()) : 1;
-  check_size(ctx, y, outer * n * inner, "output Y");
-  const auto es = element_size(x.get_element_type());
-  const auto block = static_cast<std::size_t>(inner) * es;
-  auto* dst = static_cast<uint8_t*>(y.data());
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t i : r.first) {
-      if (block) std::memcpy(dst, static_cast<const uint8_t*>(x.data()) + static_cast<std::size_t>(o * len + i) * block, block);
-      dst += block;
-    }
+  take_slices(ctx, x, graph::axis_view(x, axis), r.first, output(ctx, out, 0), "output Y");
   const std::vector<int64_t>* rest[] = {&r.first, &r.inverse, &r.counts};
   for (std::size_t k = 1; k < 4; ++k)
     if (has_output(out, k)) {
