@@ -13,19 +13,20 @@ std::string check_f32(const graph::Graph& g, const graph::Op& op) {
   return "";
 }
 
+/// [OUTER, AXIS, INNER] around `axis` of x; with `coerce`, every dim from `axis` on counts as
+/// AXIS (Softmax and Hardmax before opset 13; LayerNormalization's normalized dims).
+std::array<int64_t, 3> around(const Shape& x, int64_t axis, bool coerce) {
+  std::array<int64_t, 3> r{1, 1, 1};
+  if (axis < 0) axis += static_cast<int64_t>(x.size());
+  for (int64_t i = 0; i < static_cast<int64_t>(x.size()); ++i)
+    r[i < axis ? 0 : (i == axis || coerce) ? 1 : 2] *= x[static_cast<std::size_t>(i)];
+  return r;
+}
+
 void softmax(op_builder& b, bool log) {
   const auto& g = b.graph();
   const auto& op = b.op();
-  Shape x = shape_of(g, op.inputs[0]);
-  auto r = static_cast<int64_t>(x.size());
-  int64_t axis = op.attr_int("axis", g.opset < 13 ? 1 : -1);
-  if (axis < 0) axis += r;
-  int64_t outer = 1, mid = 1, inner = 1;
-  for (int64_t i = 0; i < r; ++i) {
-    if (i < axis) outer *= x[static_cast<std::size_t>(i)];
-    else if (i == axis || g.opset < 13) mid *= x[static_cast<std::size_t>(i)]; // before 13: coerced to 2-D
-    else inner *= x[static_cast<std::size_t>(i)];
-  }
+  const auto [outer, mid, inner] = around(shape_of(g, op.inputs[0]), op.attr_int("axis", g.opset < 13 ? 1 : -1), g.opset < 13);
   spec_map s{{0, static_cast<uint32_t>(outer)}, {1, static_cast<uint32_t>(mid)}, {2, static_cast<uint32_t>(inner)},
              {3, log ? 1u : 0u}};
   b.dispatch("softmax", std::move(s), {b.input(0), b.output(0)}, static_cast<uint64_t>(outer * inner));
@@ -71,10 +72,7 @@ std::string layer_norm_check(const graph::Graph& g, const graph::Op& op) {
   for (std::size_t i = 1; i < op.outputs.size(); ++i)
     if (op.outputs[i] != graph::no_value && g.value(op.outputs[i]).type != element_type::f32)
       return std::string("the Mean and InvStdDev outputs must be float32");
-  const Shape x = shape_of(g, op.inputs[0]);
-  int64_t axis = op.attr_int("axis", -1);
-  if (axis < 0) axis += static_cast<int64_t>(x.size());
-  const int64_t norm = shape_size(Shape(x.begin() + axis, x.end()));
+  const int64_t norm = around(shape_of(g, op.inputs[0]), op.attr_int("axis", -1), true)[1];
   for (std::size_t i = 1; i < 3 && i < op.inputs.size(); ++i)
     if (op.inputs[i] != graph::no_value) {
       if (g.value(op.inputs[i]).type != element_type::f32) return std::string("scale and bias must be float32");
@@ -87,10 +85,7 @@ std::string layer_norm_check(const graph::Graph& g, const graph::Op& op) {
 void layer_norm(op_builder& b) {
   const auto& g = b.graph();
   const auto& op = b.op();
-  const Shape x = shape_of(g, op.inputs[0]);
-  int64_t axis = op.attr_int("axis", -1);
-  if (axis < 0) axis += static_cast<int64_t>(x.size());
-  const int64_t norm = shape_size(Shape(x.begin() + axis, x.end())), rows = shape_size(x) / std::max<int64_t>(norm, 1);
+  const auto [rows, norm, one] = around(shape_of(g, op.inputs[0]), op.attr_int("axis", -1), true);
   const bool bias = op.inputs.size() > 2 && op.inputs[2] != graph::no_value;
   auto has = [&](std::size_t i) { return op.outputs.size() > i && op.outputs[i] != graph::no_value; };
   spec_map s{{0, static_cast<uint32_t>(rows)}, {1, static_cast<uint32_t>(norm)},
@@ -99,15 +94,6 @@ void layer_norm(op_builder& b) {
              {b.input(0), b.input(1), bias ? b.input(2) : b.input(1), b.output(0), has(1) ? b.output(1) : b.output(0),
               has(2) ? b.output(2) : b.output(0)},
              static_cast<uint64_t>(rows), 1, 3);
-}
-
-/// [OUTER, AXIS, INNER] around `axis` of x (before opset 13, Hardmax coerces to 2-D at it).
-std::array<int64_t, 3> around(const Shape& x, int64_t axis, bool coerce) {
-  std::array<int64_t, 3> r{1, 1, 1};
-  if (axis < 0) axis += static_cast<int64_t>(x.size());
-  for (int64_t i = 0; i < static_cast<int64_t>(x.size()); ++i)
-    r[i < axis ? 0 : (i == axis || coerce) ? 1 : 2] *= x[static_cast<std::size_t>(i)];
-  return r;
 }
 
 void arg_reduce(op_builder& b) {
