@@ -117,15 +117,15 @@ struct f16_checks {
   }
 };
 
-/// Compiles on the GPU, runs, and compares every output with the reference.
-void check_against_reference(const graph::Graph& g, float lo = -1, float hi = 1, float tol = 1e-4f) {
-  tol = std::max(tol, check_tol_floor);
+/// Compiles `g` on the GPU, runs it on `inputs`, and compares every output with the
+/// reference: integer outputs (and every output when `exact`) byte for byte, float ones
+/// within `tol` relative.
+void compare_with_reference(const graph::Graph& g, const std::vector<Tensor>& inputs, float tol, bool exact) {
   for (const auto& op : g.ops) {
     auto s = gpu().query(g, op);
     BOOST_TEST_REQUIRE(s.supported, s.reason);
   }
   auto exe = gpu().compile(g, check_cfg);
-  auto inputs = random_inputs(g, lo, hi);
   std::vector<Tensor> got;
   exe->run(inputs, got);
   auto want = reference_run(g, inputs);
@@ -133,7 +133,7 @@ void check_against_reference(const graph::Graph& g, float lo = -1, float hi = 1,
   for (std::size_t o = 0; o < got.size(); ++o) {
     BOOST_TEST_REQUIRE((got[o].get_shape() == want[o].get_shape()));
     BOOST_TEST_REQUIRE((got[o].get_element_type() == want[o].get_element_type()));
-    if (got[o].get_element_type() != element_type::f32) { // integer outputs (indices): exactly equal
+    if (exact || got[o].get_element_type() != element_type::f32) { // integer outputs (indices): exactly equal
       BOOST_TEST(std::memcmp(got[o].data(), want[o].data(), got[o].get_byte_size()) == 0,
                  g.ops.front().type << " output " << o << " differs from the reference");
       continue;
@@ -149,6 +149,11 @@ void check_against_reference(const graph::Graph& g, float lo = -1, float hi = 1,
                                                  << " (gpu " << (at >= 0 ? got[o].data<float>()[at] : 0.f) << ", ref "
                                                  << (at >= 0 ? want[o].data<float>()[at] : 0.f) << ")");
   }
+}
+
+/// Compiles on the GPU, runs on random inputs in [lo, hi], and compares every output with the reference.
+void check_against_reference(const graph::Graph& g, float lo = -1, float hi = 1, float tol = 1e-4f) {
+  compare_with_reference(g, random_inputs(g, lo, hi), std::max(tol, check_tol_floor), false);
 }
 
 graph::Graph unary(const std::string& type, std::map<std::string, graph::AttributeValue> attrs = {}) {
@@ -285,20 +290,7 @@ BOOST_AUTO_TEST_CASE(binary_ops_with_broadcasting) {
 
 /// Runs `g` on the GPU and the reference with the given inputs; every output must be equal
 /// (bit for bit: gathers move values, they do not compute).
-void check_exact(const graph::Graph& g, const std::vector<Tensor>& inputs) {
-  for (const auto& op : g.ops) {
-    auto s = gpu().query(g, op);
-    BOOST_TEST_REQUIRE(s.supported, s.reason);
-  }
-  std::vector<Tensor> got;
-  gpu().compile(g, {})->run(inputs, got);
-  const auto want = reference_run(g, inputs);
-  BOOST_TEST_REQUIRE(got.size() == want.size());
-  for (std::size_t o = 0; o < got.size(); ++o) {
-    BOOST_TEST_REQUIRE((got[o].get_shape() == want[o].get_shape()));
-    BOOST_TEST(std::memcmp(got[o].data(), want[o].data(), want[o].get_byte_size()) == 0, g.ops.front().type << " output " << o);
-  }
-}
+void check_exact(const graph::Graph& g, const std::vector<Tensor>& inputs) { compare_with_reference(g, inputs, 0, true); }
 
 template <class T>
 Tensor ints_of(Shape s, std::vector<int64_t> v) {
