@@ -67,6 +67,9 @@ std::size_t byte_limit(const AnyMap& options, const std::string& name, std::size
   return std::stoull(text);
 }
 
+/// What a TLS connect that fails in its handshake, or never answers, most likely means.
+constexpr const char* tls_hint = " (over TLS: is the worker using TLS, and does each side trust the other's certificate?)";
+
 /// Connects to the node actor published at `a` (over TLS with `tls`), giving up after
 /// `timeout` (an unreachable host must not hang the caller for the system's TCP timeout).
 caf::actor connect_node(caf::actor_system& sys, const node_address& a, bool tls, std::chrono::milliseconds timeout) {
@@ -84,7 +87,7 @@ caf::actor connect_node(caf::actor_system& sys, const node_address& a, bool tls,
   }).detach();
   if (result.wait_for(timeout) != std::future_status::ready)
     throw Exception("node " + a.text() + ": no connection within " + std::to_string(timeout.count()) + " ms" +
-                    (tls ? " (over TLS: is the worker using TLS, and does each side trust the other's certificate?)" : ""));
+                    (tls ? tls_hint : ""));
   auto node = result.get();
   if (!node) {
     // Connected, then dropped in the handshake: TLS on one side only, or a certificate refused.
@@ -95,7 +98,7 @@ caf::actor connect_node(caf::actor_system& sys, const node_address& a, bool tls,
                            (tls && e == caf::sec::cannot_connect_to_node && e.context().empty());
     throw Exception("node " + a.text() + ": cannot connect: " + sys.render(node.error()) +
                     (!handshake ? ""
-                     : tls      ? " (over TLS: is the worker using TLS, and does each side trust the other's certificate?)"
+                     : tls      ? tls_hint
                                 : " (a worker started with -tls-cert refuses clients without TLS)"));
   }
   return *node;

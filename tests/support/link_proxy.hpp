@@ -67,6 +67,8 @@ private:
     std::string bytes;
   };
   using clock = std::chrono::steady_clock;
+  /// Whether chunks wait in a lane for a writer thread (a delay or losses), or go straight on.
+  static bool holds(std::chrono::milliseconds delay, double loss_percent) { return delay.count() > 0 || loss_percent > 0; }
   /// One direction of one connection: chunks read, each sent once its time has come.
   struct lane {
     std::mutex m;
@@ -79,12 +81,13 @@ private:
                         std::shared_ptr<record> rec) {
     char buf[16384];
     uint64_t draw = 0x9e3779b97f4a7c15ull ^ static_cast<uint64_t>(from); // xorshift: one seeded stream per lane
+    const bool held = holds(delay, loss_percent); // else sent here at once
     for (ssize_t n; (n = read(from, buf, sizeof buf)) > 0;) {
       {
         std::lock_guard lock(rec->m);
         rec->bytes.append(buf, static_cast<std::size_t>(n));
       }
-      if (delay.count() == 0 && loss_percent == 0) {
+      if (!held) {
         // MSG_NOSIGNAL: a peer that has gone must not raise SIGPIPE, which ends the test process.
         if (send(to, buf, static_cast<std::size_t>(n), MSG_NOSIGNAL) != n) break;
         continue;
@@ -103,7 +106,7 @@ private:
       l->ended = true;
       l->cv.notify_one();
     }
-    if (delay.count() == 0 && loss_percent == 0) {
+    if (!held) {
       shutdown(from, SHUT_RDWR);
       shutdown(to, SHUT_RDWR);
     }
@@ -142,7 +145,7 @@ private:
       for (auto [from, to] : {std::pair{client, server}, std::pair{server, client}}) {
         auto l = std::make_shared<lane>();
         std::thread([=, d = delay_, p = loss_percent_, rec = record_] { read_side(from, to, d, p, l, rec); (void)closer; }).detach();
-        if (delay_.count() > 0 || loss_percent_ > 0) std::thread([=] { write_side(from, to, l); (void)closer; }).detach();
+        if (holds(delay_, loss_percent_)) std::thread([=] { write_side(from, to, l); (void)closer; }).detach();
       }
     }
   }

@@ -68,6 +68,9 @@ inline double link_loss_percent() {
   return p && *p ? std::atof(p) : 0.0;
 }
 
+/// Whether workers are reached through a link_proxy (a delay or losses asked).
+inline bool behind_proxy() { return link_delay().count() > 0 || link_loss_percent() > 0; }
+
 /// The delaying proxies, by the address clients use: a worker restarted at that address
 /// listens again where the first one did, behind the same proxy.
 inline std::map<std::string, std::shared_ptr<link_proxy>>& delaying_proxies() {
@@ -90,7 +93,7 @@ struct worker_process {
   }
   void start(const std::string& extra, std::string listen, const std::string& env) {
     std::shared_ptr<link_proxy> proxy;
-    if (link_delay().count() > 0 || link_loss_percent() > 0) {
+    if (behind_proxy()) {
       auto& proxies = delaying_proxies();
       if (auto it = proxies.find(listen); it != proxies.end()) {
         proxy = it->second;
@@ -131,7 +134,7 @@ struct worker_process {
       BOOST_FAIL("worker said: " << line);
     }
     address = line.substr(head.size(), line.find(',') - head.size());
-    if (link_delay().count() > 0 || link_loss_percent() > 0) {
+    if (behind_proxy()) {
       if (!proxy) {
         proxy = std::make_shared<link_proxy>(address, link_delay(), link_loss_percent());
         delaying_proxies()[proxy->address()] = proxy;
