@@ -310,7 +310,9 @@ std::optional<std::vector<int64_t>> sizes_input(const infer_ctx& c, std::size_t 
 }
 
 std::vector<value_info> resize(const infer_ctx& c) {
-  if (c.g.opset < 11) {
+  // Resize-10 is (X, scales); a Resize of today's four inputs (one made by preprocessing in a
+  // model of an older opset) is read as today's, as the kernels read it.
+  if (c.g.opset < 11 && c.op.input_count() <= 2) {
     if (!c.has(1)) c.fail("needs a scales input at opset " + std::to_string(c.g.opset));
     return resize_like(c, c.const_floats(1), std::vector<int64_t>{});
   }

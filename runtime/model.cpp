@@ -25,6 +25,14 @@ std::string port_list(const std::vector<Port>& ports) {
   return r.empty() ? "(none)" : r;
 }
 
+void rederive_shapes(graph::Graph& g) {
+  std::vector<bool> is_input(g.values.size(), false);
+  for (auto id : g.inputs) is_input[static_cast<std::size_t>(id)] = true;
+  for (std::size_t i = 0; i < g.values.size(); ++i)
+    if (!is_input[i] && !g.values[i].constant) g.values[i].shape = PartialShape::unknown_rank();
+  graph::infer_shapes(g);
+}
+
 std::vector<Port> graph_inputs(const graph::Graph& g) { return ports_of(g, g.inputs); }
 std::vector<Port> graph_outputs(const graph::Graph& g) { return ports_of(g, g.outputs); }
 
@@ -70,13 +78,7 @@ void Model::reshape(const std::map<std::string, PartialShape>& shapes) {
     // As ov::Model::reshape, a new shape may change the rank; shape inference checks the consumers.
     v.shape = shape;
   }
-  // Re-derive every other value from the inputs.
-  for (std::size_t i = 0; i < g.values.size(); ++i) {
-    bool is_input = false;
-    for (auto id : g.inputs) is_input = is_input || static_cast<std::size_t>(id) == i;
-    if (!is_input && !g.values[i].constant) g.values[i].shape = PartialShape::unknown_rank();
-  }
-  graph::infer_shapes(g);
+  rederive_shapes(g);
   impl_->graph = std::move(g);
 }
 

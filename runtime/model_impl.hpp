@@ -15,6 +15,9 @@ struct Model::Impl {
 std::vector<Port> graph_inputs(const graph::Graph& g);
 std::vector<Port> graph_outputs(const graph::Graph& g);
 
+/// Every value's shape again from the graph inputs' (after they or the ops changed).
+void rederive_shapes(graph::Graph& g);
+
 /// "'a', 'b'" (or "(none)"): the port names an error message offers instead of a wrong one.
 std::string port_list(const std::vector<Port>& ports);
 
