@@ -8,10 +8,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <random>
 
 #include <unistd.h>
 
 #include <troupe/exception.hpp>
+#include <troupe/float16.hpp>
 
 #include "tests/support/random_tensor.hpp"
 #include "kernels/reference/kernels.hpp"
@@ -297,6 +299,63 @@ Tensor ints_of(Shape s, std::vector<int64_t> v) {
   Tensor t(sizeof(T) == 8 ? element_type::i64 : element_type::i32, std::move(s));
   for (std::size_t i = 0; i < v.size(); ++i) t.data<T>()[i] = static_cast<T>(v[i]);
   return t;
+}
+
+/// A tensor of `t` whose values every cast to `to` keeps well defined: integers in range of
+/// both types, floats on a 1/8 grid (exact in f16) inside the integer range.
+Tensor cast_input(element_type t, element_type to, const Shape& s, unsigned seed) {
+  std::mt19937 rng(seed);
+  const bool unsigned_to = to == element_type::u8 || to == element_type::u32 || to == element_type::boolean;
+  const bool unsigned_from = t == element_type::u8 || t == element_type::u32 || t == element_type::boolean;
+  const int lo = (unsigned_to && (t == element_type::f32 || t == element_type::f16)) || unsigned_from ? 0 : -120;
+  const int hi = t == element_type::boolean ? 2 : t == element_type::u8 ? 250 : 120;
+  std::uniform_int_distribution<int> d(lo * 8, hi * 8 - 1);
+  Tensor x(t, s);
+  for (int64_t i = 0; i < x.get_size(); ++i) {
+    const int v = d(rng);
+    switch (t) {
+    case element_type::f32: x.data<float>()[i] = static_cast<float>(v) / 8; break;
+    case element_type::f16: x.data<uint16_t>()[i] = float_to_half_bits(static_cast<float>(v) / 8); break;
+    case element_type::i32: x.data<int32_t>()[i] = v / 8 * 1000003; break; // narrower types keep the low bits
+    case element_type::u32: x.data<uint32_t>()[i] = static_cast<uint32_t>(v / 8) * 1000003u; break;
+    case element_type::i64: x.data<int64_t>()[i] = int64_t{v / 8} * 1000000007LL; break;
+    case element_type::u8: x.data<uint8_t>()[i] = static_cast<uint8_t>(v / 8); break;
+    case element_type::i8: x.data<int8_t>()[i] = static_cast<int8_t>(v / 8); break;
+    case element_type::boolean: x.data<bool>()[i] = v / 8 != 0; break;
+    default: BOOST_FAIL("no input for " << to_string(t));
+    }
+  }
+  return x;
+}
+
+/// Cast between every pair of the GPU's types, on odd and empty shapes, byte for byte
+/// against the reference; in f16 storage too.
+BOOST_AUTO_TEST_CASE(cast_between_types, *boost::unit_test::precondition(tests::gpu_present())) {
+  const std::vector<element_type> types{element_type::f32, element_type::f16, element_type::i32, element_type::u32,
+                                        element_type::i64, element_type::u8,  element_type::i8,  element_type::boolean};
+  unsigned seed = 1;
+  auto check = [&](element_type from, element_type to, const Shape& s) {
+    graph::Graph g;
+    auto x = g.add_input("x", from, PartialShape(s));
+    graph::Op op;
+    op.type = "Cast";
+    op.name = "cast";
+    op.inputs = {x};
+    op.attrs["to"] = static_cast<int64_t>(to);
+    op.outputs = {g.add_value({"y", to, PartialShape(s), std::nullopt})};
+    g.ops.push_back(op);
+    g.outputs = {op.outputs[0]};
+    BOOST_TEST_CONTEXT(to_string(from) << " to " << to_string(to) << " " << to_string(s)) {
+      // Exact: every value here converts without rounding (f16 storage rounds only f32 data, on a 1/8 grid).
+      compare_with_reference(g, {cast_input(from, to, s, seed++)}, 0, true);
+    }
+  };
+  for (auto from : types)
+    for (auto to : types)
+      for (const Shape& s : {Shape{3, 5, 7}, Shape{0, 3}, Shape{1}}) check(from, to, s);
+  f16_checks f16;
+  for (auto from : {element_type::u8, element_type::f32, element_type::i8}) // values within half range
+    for (auto to : {element_type::f32, element_type::i32, element_type::u8}) check(from, to, {2, 9});
 }
 
 BOOST_AUTO_TEST_CASE(gather_and_gather_elements) {

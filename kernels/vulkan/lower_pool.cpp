@@ -74,7 +74,11 @@ void add_pool_rules(rule_table& t) {
         if (nm != "round_prefer_floor" && nm != "round_prefer_ceil" && nm != "floor" && nm != "ceil")
           return "nearest_mode '" + nm + "' has no Vulkan shader";
         if (op.attr_int("antialias", 0) != 0) return std::string("antialias has no Vulkan shader");
-        if (op.has_attr("axes")) return std::string("the axes attribute has no Vulkan shader");
+        if (op.has_attr("axes")) { // only H and W (preprocessing's resize names them)
+          auto axes = op.attr_ints("axes");
+          for (auto& a : axes) a = a < 0 ? a + 4 : a;
+          if (axes != std::vector<int64_t>{2, 3}) return std::string("axes other than [2, 3] have no Vulkan shader");
+        }
         bool legacy = op.input_count() == 2; // Resize-10: (X, scales), asymmetric + floor
         std::size_t scales_at = legacy ? 1 : 2;
         if (scales_at < op.inputs.size() && op.inputs[scales_at] != graph::no_value && !g.is_constant(op.inputs[scales_at]))
@@ -93,9 +97,9 @@ void add_pool_rules(rule_table& t) {
         bool sizes = op.inputs.size() > 3 && op.inputs[3] != graph::no_value;
         if (!sizes && scales_at < op.inputs.size() && op.inputs[scales_at] != graph::no_value) {
           auto sc = const_floats(g, op, scales_at);
-          if (sc.size() == 4) {
-            sh = sc[2];
-            sw = sc[3];
+          if (sc.size() == 4 || (sc.size() == 2 && op.has_attr("axes"))) {
+            sh = sc[sc.size() - 2];
+            sw = sc[sc.size() - 1];
             lh = float(x[2]) * sh; // ONNX transforms with the unrounded output length
             lw = float(x[3]) * sw;
           }
@@ -123,7 +127,7 @@ void add_pool_rules(rule_table& t) {
       },
       "f32 4-D NCHW input, H and W resized (not N or C); mode nearest or linear; coordinate_transformation_mode "
       "half_pixel, asymmetric, align_corners, pytorch_half_pixel or tf_half_pixel_for_nearest; nearest_mode "
-      "round_prefer_floor, round_prefer_ceil, floor or ceil; no antialias, no axes attribute; scales constant"};
+      "round_prefer_floor, round_prefer_ceil, floor or ceil; no antialias; axes, if given, [2, 3]; scales constant"};
 }
 
 } // namespace troupe::kernels::vulkan

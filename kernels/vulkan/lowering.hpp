@@ -104,6 +104,7 @@ void add_matmul_rules(rule_table& t);
 void add_pool_rules(rule_table& t);
 void add_movement_rules(rule_table& t);
 void add_reduce_rules(rule_table& t);
+void add_cast_rules(rule_table& t);
 /// MatMul -> [scale] -> Softmax(last axis) -> MatMul as one dispatch (lower_attention.cpp): wraps
 /// the MatMul, Softmax, Mul, Div and Transpose rules already in `t`, so it is added last.
 void add_attention_rules(rule_table& t);

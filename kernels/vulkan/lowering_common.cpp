@@ -15,6 +15,7 @@ const std::map<std::string, op_rule>& op_rules() {
     add_pool_rules(r);
     add_movement_rules(r);
     add_reduce_rules(r);
+    add_cast_rules(r);
     add_attention_rules(r);
     add_post_affine_rules(r);
     return r;

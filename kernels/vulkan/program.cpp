@@ -52,8 +52,9 @@ struct program {
   bool narrowed(const graph::Value& v) const { return f16 && v.type == element_type::f32; }
 };
 
+/// Whole 32-bit words: shaders read and write u8, i8, bool and f16 tensors a word at a time.
 VkDeviceSize value_bytes(const program& p, const graph::Value& v) {
-  return static_cast<VkDeviceSize>(shape_size(v.shape.to_shape())) * p.stored_size(v.type);
+  return (static_cast<VkDeviceSize>(shape_size(v.shape.to_shape())) * p.stored_size(v.type) + 3) / 4 * 4;
 }
 
 /// f32 <-> f16 at the model boundary and for uploaded constants.
