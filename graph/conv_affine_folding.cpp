@@ -12,26 +12,6 @@ namespace troupe::graph {
 
 namespace {
 
-/// Per-output-channel values of constant `c` broadcast against a conv output of rank `rank`
-/// with `channels` channels, or empty when c varies along another dim or would widen the output.
-std::vector<float> per_channel(const Graph& g, ValueId c, std::size_t rank, int64_t channels) {
-  if (!g.is_constant(c)) return {};
-  const Tensor& t = *g.value(c).constant;
-  if (t.get_element_type() != element_type::f32) return {};
-  const Shape& s = t.get_shape();
-  if (s.size() > rank) return {};
-  bool along_channels = false;
-  for (std::size_t j = 0; j < s.size(); ++j) {
-    std::size_t out_dim = j + (rank - s.size());
-    if (s[j] == 1) continue;
-    if (out_dim != 1 || s[j] != channels) return {};
-    along_channels = true;
-  }
-  std::vector<float> v(static_cast<std::size_t>(channels));
-  for (int64_t k = 0; k < channels; ++k) v[static_cast<std::size_t>(k)] = t.data<float>()[along_channels ? k : 0];
-  return v;
-}
-
 /// Folds ops[index] (an element-wise op) into the Conv that produces its other operand and
 /// returns that Conv's index; -1 when the pattern does not apply.
 int fold_one(Graph& g, std::size_t index, const std::vector<int>& producers, const std::vector<int>& uses) {
@@ -58,7 +38,7 @@ int fold_one(Graph& g, std::size_t index, const std::vector<int>& producers, con
       bias = &*g.value(conv.inputs[2]).constant;
       if (bias->get_element_type() != element_type::f32 || bias->get_size() != channels) continue;
     }
-    auto k = per_channel(g, c, ws.size(), channels);
+    auto k = detail::per_channel(g, c, ws.size(), channels);
     if (k.empty()) continue;
     if (e.type == "Div" && std::find(k.begin(), k.end(), 0.0f) != k.end()) continue; // keep x / 0 as it is
 

@@ -57,4 +57,22 @@ bool is_float_or_unknown(element_type t) {
          t == element_type::bf16 || t == element_type::f64;
 }
 
+std::vector<float> per_channel(const Graph& g, ValueId c, std::size_t rank, int64_t channels) {
+  if (!g.is_constant(c)) return {};
+  const Tensor& t = *g.value(c).constant;
+  if (t.get_element_type() != element_type::f32) return {};
+  const Shape& s = t.get_shape();
+  if (s.size() > rank) return {};
+  bool along_channels = false;
+  for (std::size_t j = 0; j < s.size(); ++j) {
+    std::size_t out_dim = j + (rank - s.size());
+    if (s[j] == 1) continue;
+    if (out_dim != 1 || s[j] != channels) return {};
+    along_channels = true;
+  }
+  std::vector<float> v(static_cast<std::size_t>(channels));
+  for (int64_t k = 0; k < channels; ++k) v[static_cast<std::size_t>(k)] = t.data<float>()[along_channels ? k : 0];
+  return v;
+}
+
 } // namespace troupe::graph::detail

@@ -30,6 +30,11 @@ void absorb(Op& into, const Op& gone);
 /// Drops the ops marked in `removed` (keeping order), then prunes unreferenced values.
 void remove_ops(Graph& g, const std::vector<bool>& removed);
 
+/// Per-channel values of constant `c` (f32) broadcast against a tensor of rank `rank` whose
+/// dimension 1 has `channels` channels: a scalar or a [channels, 1, ...] shape; empty when c
+/// varies along another dimension or would widen the tensor.
+std::vector<float> per_channel(const Graph& g, ValueId c, std::size_t rank, int64_t channels);
+
 /// True for element types an activation can run on (or not yet inferred).
 bool is_float_or_unknown(element_type t);
 

@@ -14,6 +14,12 @@ void fold_batch_norm(Graph& g);
 /// chains (conv * s + t) fold one after the other.
 void fold_conv_affine(Graph& g);
 
+/// Mul / Div of a Conv's input by a constant that is uniform over each input channel (a scalar
+/// or [IC, 1, 1]), when nothing else reads the product, fold into the Conv's weights:
+/// conv(x * s, W) = conv(x, W * s) per input channel, exact with zero padding too. A
+/// preprocessing scale (PrePostProcessor's scale()) costs nothing then.
+void fold_conv_input_scale(Graph& g);
+
 /// Relu, Sigmoid, Tanh, HardSigmoid, HardSwish, Clip (constant bounds), LeakyRelu fold into the
 /// preceding Conv/ConvTranspose/MatMul/Gemm/Add when it has no other reader: the producer gets
 /// attrs "activation" (op type) and "activation_params" (floats: alpha, beta / min, max).

@@ -657,6 +657,54 @@ BOOST_AUTO_TEST_CASE(conv_affine_that_does_not_fold_is_kept) {
   BOOST_TEST(conv_then("Add", false, per_channel, true) == 2u);  // the conv output has another reader
 }
 
+BOOST_AUTO_TEST_CASE(an_input_scale_folds_into_the_conv_weights_exactly_with_padding) {
+  // (x / [3 per channel]) into a padded grouped conv (2 groups of 2 input channels), and
+  // s * x into a dense one: each Conv alone, equal to the unfolded graph on the border too.
+  for (bool grouped : {true, false}) {
+    builder b;
+    auto x = b.input("x", {1, 4, 5, 6});
+    std::vector<float> wv(grouped ? 4 * 2 * 3 * 3 : 4 * 4 * 3 * 3);
+    for (std::size_t i = 0; i < wv.size(); ++i) wv[i] = std::cos(0.3f * float(i));
+    auto w = b.floats(wv, grouped ? Shape{4, 2, 3, 3} : Shape{4, 4, 3, 3});
+    auto scale = b.floats({2, -4, 0.5f, 8}, {4, 1, 1});
+    auto& e = grouped ? b.op("Div", {x, scale}) : b.op("Mul", {scale, x});
+    std::map<std::string, AttributeValue> attrs{{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+    if (grouped) attrs["group"] = int64_t{2};
+    auto& conv = b.op("Conv", {e.outputs[0], w, b.floats({0.1f, 0.2f, 0.3f, 0.4f}, {4})}, attrs);
+    b.g.outputs.push_back(conv.outputs[0]);
+    Graph original = b.g;
+    fold_conv_input_scale(b.g);
+    BOOST_TEST_REQUIRE(b.g.ops.size() == 1u);
+    BOOST_TEST(b.g.ops[0].type == "Conv");
+    BOOST_TEST(b.g.ops[0].rt_info.at("fused_from").find(original.ops[0].name) != std::string::npos);
+    Tensor in(element_type::f32, {1, 4, 5, 6});
+    for (int64_t i = 0; i < in.get_size(); ++i) in.data<float>()[i] = std::sin(0.7f * float(i));
+    auto want = run_reference(original, {in}), got = run_reference(b.g, {in});
+    BOOST_TEST_REQUIRE(got[0].get_size() == want[0].get_size());
+    for (int64_t i = 0; i < want[0].get_size(); ++i)
+      BOOST_TEST(got[0].data<float>()[i] == want[0].data<float>()[i], boost::test_tools::tolerance(1e-5f));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(an_input_scale_that_does_not_fold_is_kept) {
+  auto scale_then_conv = [](const std::string& type, bool const_first, const Shape& xs, bool product_is_output) {
+    builder b;
+    auto x = b.input("x", xs);
+    auto k = b.floats({2, 3}, {2, 1, 1});
+    auto& e = b.op(type, const_first ? std::vector<ValueId>{k, x} : std::vector<ValueId>{x, k});
+    auto& conv = b.op("Conv", {e.outputs[0], b.floats({1, 2, 3, 4}, {2, 2, 1, 1})});
+    b.g.outputs.push_back(conv.outputs[0]);
+    if (product_is_output) b.g.outputs.push_back(b.g.ops[0].outputs[0]);
+    fold_conv_input_scale(b.g);
+    return b.g.ops.size();
+  };
+  BOOST_TEST(scale_then_conv("Div", false, {1, 2, 3, 4}, false) == 1u); // the control: this one folds
+  BOOST_TEST(scale_then_conv("Div", true, {1, 2, 3, 4}, false) == 2u);  // k / x
+  BOOST_TEST(scale_then_conv("Mul", false, {1, 1, 3, 4}, false) == 2u); // the scale widens x's channels
+  BOOST_TEST(scale_then_conv("Sub", false, {1, 2, 3, 4}, false) == 2u); // a shift is no scale
+  BOOST_TEST(scale_then_conv("Mul", false, {1, 2, 3, 4}, true) == 2u);  // the product has another reader
+}
+
 BOOST_AUTO_TEST_CASE(passes_never_merge_ops_of_different_affinities) {
   // conv -> BatchNormalization -> * c -> Relu, each pass applicable; an affinity on one op
   // keeps it apart, and what is merged records where it went.
