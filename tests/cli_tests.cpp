@@ -416,6 +416,29 @@ BOOST_AUTO_TEST_CASE(bench_issue_line_writes_the_json_report,
   BOOST_TEST(has(r.err, "-shape x["), r.err);
 }
 
+/// -ip u8 with -mean_values / -scale_values: steps of the model (PrePostProcessor), as
+/// benchmark_app applies them; what does not fit is named.
+BOOST_AUTO_TEST_CASE(bench_u8_input_with_mean_and_scale_in_the_model,
+                     *troupe::tests::needs_models({"ch_ppocr_mobile_v2.0_cls_static"})) {
+  const auto m = troupe::tests::data_path("models/ch_ppocr_mobile_v2.0_cls_static.onnx").string();
+  auto r = run("bench -m " + m + " -niter 20 -ip u8 -mean_values [127.5,127.5,127.5] -scale_values [127.5,127.5,127.5] -pc");
+  BOOST_TEST(r.code == 0, r.out << r.err);
+  BOOST_TEST(has(r.out, "Input 'x': fed as u8, converted, mean subtracted, divided by the scale in the model"), r.out);
+  BOOST_TEST(has(r.out, "x (node: x) : u8 / [N,C,H,W] / [1,3,48,192]"), r.out);
+  BOOST_TEST(has(r.out, "x/preprocess/0_convert_element_type"), r.out); // the step runs on the device, profiled
+  BOOST_TEST(!has(r.out, "converted to the compiled model's type by the tool"), r.out);
+
+  r = run("bench -m " + m + " -niter 2 -mean_values [1,2]");
+  BOOST_TEST(r.code == 1, r.out);
+  BOOST_TEST(has(r.err, "input 'x', step mean: 2 values for 3 channels"), r.err);
+  r = run("bench -m " + m + " -niter 2 -scale_values y[1,2,3]");
+  BOOST_TEST(r.code == 1, r.out);
+  BOOST_TEST(has(r.err, "-scale_values: the model has no input 'y'; it has 'x'"), r.err);
+  r = run("bench -m " + m + " -niter 2 -mean_values [1,two,3]");
+  BOOST_TEST(r.code == 2, r.out);
+  BOOST_TEST(has(r.err, "-mean_values takes numbers, got 'two'"), r.err);
+}
+
 BOOST_AUTO_TEST_CASE(bench_csv_reports_sync_and_async) {
   auto m = two_output_model();
   const auto t = temp_dir();

@@ -16,10 +16,6 @@ const std::vector<std::pair<std::string, std::string>>& refused() {
       {"-extensions", "troupe has no extension (custom op library) mechanism"},
       {"-c", "troupe has no GPU custom kernel (clDNN config) mechanism"},
       {"-use_device_mem", "troupe's API has no remote (device memory) tensors"},
-      {"-mean_values", "troupe's runtime has no pre-processing step to fuse mean values into; apply them to "
-                       "the input data"},
-      {"-scale_values", "troupe's runtime has no pre-processing step to fuse scale values into; apply them to "
-                        "the input data"},
   };
   return r;
 }
@@ -57,8 +53,8 @@ const std::vector<flag_spec>& bench_flags() {
       {"-ip", "an element type (u8, f16, f32, i64, ...)"},
       {"-op", "an element type (u8, f16, f32, i64, ...)"},
       {"-iop", "NAME:TYPE entries separated by ',', e.g. \"x:f16, y:f32\""},
-      {"-mean_values", "values per channel"},
-      {"-scale_values", "values per channel"},
+      {"-mean_values", "values per channel: [v1,v2,v3] or NAME[v1,v2,v3],..."},
+      {"-scale_values", "values per channel: [v1,v2,v3] or NAME[v1,v2,v3],..."},
       {"-nthreads", "an integer >= 0"},
       {"-pin", "YES or NO"},
       {"-extensions", "a library"},
@@ -152,6 +148,8 @@ bench_options parse_bench_options(int argc, char** argv) {
   o.ip = a.get("-ip");
   o.op = a.get("-op");
   o.iop = a.get("-iop");
+  o.mean_values = a.get("-mean_values");
+  o.scale_values = a.get("-scale_values");
   if (a.has("-ip")) parse_io_type("-ip", o.ip);
   if (a.has("-op")) parse_io_type("-op", o.op);
   if (a.has("-iop")) parse_iop(o.iop);

@@ -30,6 +30,7 @@ struct bench_options {
   bool nthreads_given = false;
   std::string infer_precision; ///< "bf16" or "CPU:bf16,GPU:f16"
   std::string ip, op, iop;
+  std::string mean_values, scale_values; ///< -mean_values / -scale_values text, "" when not given
   bool inference_only = true;
   bool inference_only_given = false;
   bool no_warmup = false;

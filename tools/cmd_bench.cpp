@@ -14,6 +14,7 @@
 #include "tools/commands.hpp"
 #include "tools/exec_graph.hpp"
 #include "tools/file_io.hpp"
+#include "tools/bench_preprocess.hpp"
 #include "tools/input_data.hpp"
 #include "tools/latency_stats.hpp"
 #include "tools/log.hpp"
@@ -108,6 +109,8 @@ int bench(const bench_options& o_in, std::optional<statistics_report>& stats) {
     setup = resolve_inputs(ports, o.shapes, !compile_only);
   };
   if (o.load_from_file) {
+    if (!o.mean_values.empty() || !o.scale_values.empty())
+      throw usage_error("-mean_values and -scale_values change the model; -load_from_file compiles the file as it is");
     next_step();
     info("Skipping the step for loading model from file");
     next_step();
@@ -158,10 +161,15 @@ int bench(const bench_options& o_in, std::optional<statistics_report>& stats) {
     in_ports = model->inputs();
     out_ports = model->outputs();
     types = resolve_io_types(o.ip, o.op, o.iop, in_ports, out_ports);
+    // As benchmark_app: input types, mean and scale become steps of the model.
+    if (add_bench_preprocessing(*model, setup, types.inputs, o.mean_values, o.scale_values)) {
+      in_ports = model->inputs();
+      types = resolve_io_types(o.ip, o.op, o.iop, in_ports, out_ports);
+    }
   }
   for (const auto& [name, t] : types.inputs)
-    info("Input '%s': data is made or read as %s and converted to the model's type by the tool, once, before the "
-         "measurement (troupe's runtime has no pre-processing, so unlike OpenVINO the conversion is not measured)",
+    info("Input '%s': data is made or read as %s and converted to the compiled model's type by the tool, once, "
+         "before the measurement (-load_from_file: the file is compiled as it is)",
          name.c_str(), to_string(t).c_str());
   for (const auto& [name, t] : types.outputs)
     warn("Output '%s': bench measures it in the model's own type; -op/-iop %s would be a host conversion after "

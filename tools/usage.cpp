@@ -59,9 +59,12 @@ const char* bench_text =
     "                            (a CPU compiles each time; see LOADED_FROM_CACHE in step 8).\n"
     "\n"
     "Preprocessing options:\n"
-    "    -ip <type>              Element type of all inputs' data (u8, f16, f32, i64, ...): made or read in that type\n"
-    "                            and converted by the tool to the model's type once, before measuring (troupe's\n"
-    "                            runtime has no pre-processing, so unlike OpenVINO the conversion is not timed).\n"
+    "    -ip <type>              Element type of all inputs' data (u8, f16, f32, i64, ...): the model takes that\n"
+    "                            type and converts it on the device (PrePostProcessor), inside the measurement,\n"
+    "                            as OpenVINO does (with -load_from_file the tool converts once, before measuring).\n"
+    "    -mean_values [R,G,B]    Subtracted per channel in the model (needs the layout's C: -layout or the\n"
+    "                            one guessed from the rank); NAME[...],NAME[...] per input.\n"
+    "    -scale_values [R,G,B]   Divided per channel in the model, after the mean.\n"
     "    -op <type>              Element type of all outputs: bench measures the model's own types and says so;\n"
     "                            troupe run converts its outputs.\n"
     "    -iop \"x:f16, y:f32\"     -ip/-op per input or output, over -ip/-op.\n"
@@ -84,7 +87,7 @@ const char* bench_text =
     "    -dump_config <path>     Write the device properties set, as JSON: {\"CPU\": {\"NUM_STREAMS\": \"2\", ...}}.\n"
     "    -load_config <path>     Read device properties from such a file; the command line wins over it.\n"
     "\n"
-    "Not supported (an error says why): -pin, -extensions, -c, -use_device_mem, -mean_values, -scale_values.\n"
+    "Not supported (an error says why): -pin, -extensions, -c, -use_device_mem.\n"
     "Flags also read as --flag and -flag=value; switches as -flag=true / -flag=false.\n";
 
 const char* run_text =
