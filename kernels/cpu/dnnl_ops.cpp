@@ -629,13 +629,30 @@ bool build_reduce(plan_builder& b, const Op& op) {
   return true;
 }
 
+/// Cast from u8, i8 or i32 to f32 as one oneDNN reorder (vectorized) instead of the reference
+/// loop: a u8 frame's conversion (PrePostProcessor) is one pass. Float to integer stays on the
+/// reference kernel: ONNX truncates there, oneDNN rounds and saturates.
+bool build_cast(plan_builder& b, const Op& op) {
+  const auto X = op.inputs[0], Y = op.outputs[0];
+  const auto from = b.val(X).type;
+  if (b.val(Y).type != element_type::f32 ||
+      (from != element_type::u8 && from != element_type::i8 && from != element_type::i32))
+    return false;
+  if (!b.val(X).shape.is_static() || shape_size(b.shape(X)) == 0) return false;
+  const auto src = b.plain(X), dst = b.plain(Y);
+  dnnl::reorder::primitive_desc pd(b.p.eng, src, b.p.eng, dst, plan_builder::base_attr());
+  std::vector<binding> args{{DNNL_ARG_SRC, b.input(X, src), src}, {DNNL_ARG_DST, b.output(Y, dst), dst}};
+  b.add_dnnl(op, pd, dnnl::reorder(pd), std::move(args));
+  return true;
+}
+
 const std::set<std::string>& dnnl_types() {
   static const std::set<std::string> s{
       "Conv", "ConvTranspose", "MatMul", "Gemm", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
       "Relu", "LeakyRelu", "Elu", "Sigmoid", "Tanh", "Exp", "Log", "Abs", "Sqrt", "Softplus", "HardSwish", "Neg",
       "Reciprocal", "HardSigmoid", "Clip", "Pow", "Add", "Sub", "Mul", "Div", "Max", "Min", "Softmax", "LogSoftmax",
       "Concat", "BatchNormalization", "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
-      "ReduceL2", "ReduceSumSquare", "Resize"};
+      "ReduceL2", "ReduceSumSquare", "Resize", "Cast"};
   return s;
 }
 
@@ -657,6 +674,7 @@ bool build_dnnl_op(plan_builder& b, const Op& op) {
   if (t == "Concat") return build_concat(b, op);
   if (t == "BatchNormalization") return build_batch_norm(b, op);
   if (t == "Resize") return build_resize(b, op);
+  if (t == "Cast") return build_cast(b, op);
   if (t.rfind("Reduce", 0) == 0) return build_reduce(b, op);
   return build_eltwise(b, op);
 }
