@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 
 #include <troupe/exception.hpp>
@@ -16,13 +17,21 @@ cpu_executable::cpu_executable(std::shared_ptr<const plan> p) : plan_(std::move(
   storage_.resize(bufs.size());
   views_.resize(bufs.size());
   input_mems_.resize(plan_->inputs.size());
+  // Not zeroed: every step writes what it reads later. A sanitizer build fills it with NaN
+  // bytes, so that a kernel relying on zeroed memory shows up as wrong results there.
+  arena_.reset(static_cast<std::byte*>(std::aligned_alloc(64, (plan_->arena_bytes + 63) / 64 * 64 + 64)));
+  if (!arena_) throw Exception("CPU: cannot allocate " + std::to_string(plan_->arena_bytes) + " bytes of buffers");
+#if defined(__SANITIZE_ADDRESS__)
+  std::memset(arena_.get(), 0xff, plan_->arena_bytes);
+#endif
   for (std::size_t i = 0; i < bufs.size(); ++i) {
     const auto& b = bufs[i];
     if (b.constant) {
       storage_[i] = *b.constant;
       views_[i] = *b.constant;
     } else if (b.graph_input < 0) {
-      storage_[i] = Tensor(element_type::u8, Shape{static_cast<int64_t>(std::max<std::size_t>(b.bytes, 1))});
+      if (b.offset >= 0) storage_[i] = Tensor(element_type::u8, Shape{static_cast<int64_t>(b.bytes)}, arena_.get() + b.offset);
+      else storage_[i] = Tensor(element_type::u8, Shape{1}); // an empty buffer: somewhere valid to point at
       views_[i] = Tensor(b.type, b.shape, storage_[i].data());
     }
   }

@@ -1,6 +1,8 @@
 #pragma once
 /// Runs a CPU plan. Each clone owns its intermediate buffers, oneDNN stream and memory
 /// objects; the plan (primitives, reordered weights) is shared.
+#include <cstdlib>
+#include <memory>
 #include <unordered_map>
 
 #include "kernels/cpu/plan.hpp"
@@ -20,7 +22,11 @@ private:
 
   std::shared_ptr<const plan> plan_;
   dnnl::stream stream_;
-  std::vector<Tensor> storage_; ///< per buffer; graph inputs are bound per run
+  struct free_arena {
+    void operator()(std::byte* p) const { std::free(p); }
+  };
+  std::unique_ptr<std::byte, free_arena> arena_; ///< every intermediate buffer (plan_->arena_bytes)
+  std::vector<Tensor> storage_; ///< per buffer (views into arena_, constants); graph inputs are bound per run
   std::vector<Tensor> views_;   ///< per buffer: typed plain view for reference kernels
   std::vector<std::unordered_map<int, dnnl::memory>> args_; ///< per step
   std::vector<std::vector<dnnl::memory>> input_mems_;       ///< per graph input: memories to rebind

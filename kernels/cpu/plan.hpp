@@ -20,6 +20,7 @@ struct buffer_info {
   std::optional<Tensor> constant; ///< storage shared by all clones (weights, initializers)
   int graph_input = -1;           ///< storage is the caller's input tensor of this index
   element_type type = element_type::u8; ///< logical plain type and shape, for reference views
+  std::ptrdiff_t offset = -1;     ///< in the clone's arena (memory_plan.hpp); -1: not in it
   Shape shape;
 };
 
@@ -50,6 +51,7 @@ struct step {
 struct plan {
   dnnl::engine eng;
   std::vector<buffer_info> buffers;
+  std::size_t arena_bytes = 0; ///< one allocation per clone holding every intermediate buffer
   std::vector<step> steps;
   std::vector<int> outputs; ///< plain buffers holding the graph outputs
   std::vector<int> inputs;  ///< buffers of the graph inputs

@@ -2,6 +2,7 @@
 
 #include <omp.h>
 
+#include "kernels/cpu/memory_plan.hpp"
 #include "kernels/cpu/native_ops.hpp"
 
 #include <algorithm>
@@ -286,6 +287,7 @@ std::shared_ptr<const plan> build_plan(const graph::Graph& g, int num_threads, e
       p->outputs.push_back(dyn ? -1 : b.input_plain(v));
     }
     p->buffers[b.scratch_buf_].bytes = b.scratch_bytes_;
+    plan_memory(*p);
   } catch (const dnnl::error& e) {
     omp_set_num_threads(saved);
     throw Exception(std::string("CPU compile of '") + g.source + "': oneDNN: " + e.what());
