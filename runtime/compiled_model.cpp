@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <map>
+#include <ostream>
 
 namespace troupe {
 
@@ -91,6 +92,21 @@ Any CompiledModel::get_property(const std::string& name) const {
   throw Exception("the compiled model has no property '" + name + "'; its properties: " + by_device["all"] + " (and " +
                   by_device["GPU.N"] + " on a GPU, " + by_device["HETERO"] + " on HETERO, " + by_device["MULTI"] +
                   " on MULTI)");
+}
+
+void CompiledModel::export_model(std::ostream& stream) const {
+  need(impl_);
+  if (!impl_->exportable) {
+    const bool one_device = !impl_->split && !impl_->multi;
+    throw Exception("export_model: the model compiled for " + impl_->device + " cannot be exported: " +
+                    (one_device ? std::string("its inputs have dynamic shapes (it compiles per shape at run time); "
+                                              "reshape the model to static shapes before compile_model")
+                                : std::string("only a model compiled for one device can (HETERO, MULTI and AUTO "
+                                              "compile each device's part; export those by device)")));
+  }
+  const std::string bytes = encode_blob(*impl_->exportable);
+  stream.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!stream) throw Exception("export_model: writing the stream failed");
 }
 
 void CompiledModel::set_property(const AnyMap& properties) {

@@ -11,6 +11,7 @@
 #include <troupe/compiled_model.hpp>
 
 #include "runtime/callback_runner.hpp"
+#include "runtime/compiled_blob.hpp"
 #include "runtime/device_properties.hpp"
 #include "runtime/engine.hpp"
 
@@ -27,6 +28,9 @@ struct CompiledModel::Impl {
   std::vector<Port> outputs;
   resolved_config config;
   bool loaded_from_cache = false; ///< LOADED_FROM_CACHE
+  /// One device, static shapes: what export_model writes (null for HETERO, MULTI and models
+  /// compiled per shape at run time).
+  std::shared_ptr<const compiled_blob> exportable;
   /// HETERO: the devices its subgraphs run on (priority order), how many subgraphs, and the
   /// requests that keep every stage busy. Shared with the runner, which updates it when a
   /// model with dynamic inputs is split anew for a set of shapes. Null for a single device.

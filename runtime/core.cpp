@@ -1,15 +1,21 @@
 #include <troupe/core.hpp>
 #include <troupe/exception.hpp>
+#include <troupe/version.hpp>
 
 #include <algorithm>
+#include <istream>
+#include <iterator>
 #include <mutex>
 #include <set>
 
 #include "actors/subgraph_actor.hpp"
 #include "graph/onnx_reader.hpp"
 #include "graph/passes.hpp"
+#include "graph/wire.hpp"
 #include "graph/shape_inference.hpp"
 #include "runtime/compile_pipeline.hpp"
+#include "runtime/compiled_blob.hpp"
+#include "runtime/model_cache.hpp"
 #include "runtime/core_impl.hpp"
 #include "runtime/nodes.hpp"
 #include "runtime/multi.hpp"
@@ -60,29 +66,58 @@ CompiledModel Core::compile_model(const Model& model, const std::string& device,
 
 std::shared_ptr<CompiledModel::Impl> Core::Impl::compile_single(const Model& model, const std::string& device,
                                                                const AnyMap& properties) {
-  auto* impl_ = this;
-  auto [name, entry] = impl_->find(device);
-  const AnyMap merged = impl_->with_call(device, entry, properties);
+  return compile_single_graph(model.impl()->graph, model.get_friendly_name(), device, properties, false);
+}
+
+std::shared_ptr<CompiledModel::Impl> Core::Impl::compile_single_graph(const graph::Graph& src,
+                                                                     const std::string& model_name,
+                                                                     const std::string& device,
+                                                                     const AnyMap& properties, bool optimized) {
+  auto [name, entry] = find(device);
+  const AnyMap merged = with_call(device, entry, properties);
   auto cm = std::make_shared<CompiledModel::Impl>();
-  cm->eng = impl_->eng;
+  cm->eng = eng;
   cm->device = name;
   cm->config = resolve_config(merged, *entry.dev);
-  const graph::Graph& src = model.impl()->graph;
   cm->inputs = graph_inputs(src);
   cm->outputs = graph_outputs(src);
 
   actors::subgraph_spec spec;
   spec.streams = static_cast<std::size_t>(cm->config.streams);
-  spec.pool = impl_->pool_for(name);
+  spec.pool = pool_for(name);
   bool all_static = true;
   for (const auto& p : cm->inputs) all_static = all_static && p.get_partial_shape().is_static();
   auto dev = Impl::as_configured(name, entry, cm->config);
   auto cfg = cm->config.compile;
   if (all_static) {
+    // What export_model writes and CACHE_DIR keeps: the optimized graph and what it is for.
+    auto blob = std::make_shared<compiled_blob>();
+    blob->troupe_version = version();
+    blob->device = name;
+    const auto info = entry.dev->info();
+    blob->device_name = info.count("FULL_DEVICE_NAME") ? info.at("FULL_DEVICE_NAME") : name;
+    blob->settings = compile_settings(cfg);
+    blob->model_name = model_name;
+    const bool use_cache = !optimized && !cfg.cache_dir.empty();
+    bool hit = false;
+    if (use_cache) {
+      blob->key = cache_key(graph::encode_graph(src), *blob);
+      if (auto cached = cache_load(cfg.cache_dir, *blob)) {
+        blob->graph = std::move(cached->graph);
+        hit = true;
+      }
+    }
+    if (!hit) {
+      blob->graph = src;
+      if (!optimized) optimize_graph(blob->graph);
+    }
+    check_support(blob->graph, *dev);
     auto prog = std::make_shared<actors::program>();
-    prog->prototype = compile_graph(src, *dev, cfg);
+    prog->prototype = dev->compile(blob->graph, cfg);
     prog->profiling = cfg.profiling;
-    cm->loaded_from_cache = prog->prototype->loaded_from_cache();
+    if (use_cache && !hit) cache_store(cfg.cache_dir, *blob);
+    cm->loaded_from_cache = hit || prog->prototype->loaded_from_cache();
+    cm->exportable = std::move(blob);
     spec.fixed = std::move(prog);
   } else {
     // Dynamic inputs: one program per distinct set of concrete input shapes, on first use.
@@ -94,8 +129,26 @@ std::shared_ptr<CompiledModel::Impl> Core::Impl::compile_single(const Model& mod
       return std::shared_ptr<const actors::program>(std::move(prog));
     };
   }
-  cm->runner = std::make_unique<actors::subgraph>(*impl_->eng->system, std::move(spec));
+  cm->runner = std::make_unique<actors::subgraph>(*eng->system, std::move(spec));
   return cm;
+}
+
+CompiledModel Core::import_model(std::istream& stream, const std::string& device, const AnyMap& properties) {
+  engine::thread_release done{*impl_->eng};
+  const std::string bytes((std::istreambuf_iterator<char>(stream)), std::istreambuf_iterator<char>());
+  if (stream.bad()) throw Exception("import_model: reading the stream failed");
+  auto blob = decode_blob(bytes, "import_model");
+  if (blob.troupe_version != version())
+    throw Exception("import_model: the model was exported by troupe " + blob.troupe_version + ", this is troupe " +
+                    version() + "; export it again with this version");
+  if (is_hetero(device) || is_multi_or_auto(device))
+    throw Exception("import_model: device '" + device + "': an exported model is for one device (it was exported from " +
+                    blob.device + ")");
+  const auto name = impl_->find(device).name;
+  if (name != blob.device)
+    throw Exception("import_model: the model was exported from " + blob.device + ", not " + name +
+                    "; import it on " + blob.device + " or compile the model for " + name);
+  return CompiledModel(impl_->compile_single_graph(blob.graph, blob.model_name, device, properties, true));
 }
 
 /// Per op of the model (friendly name): the device it runs on (absent when none can) and why.

@@ -299,6 +299,10 @@ struct Core::Impl {
   /// A single device's compiled model (core.cpp).
   std::shared_ptr<CompiledModel::Impl> compile_single(const Model& model, const std::string& device,
                                                       const AnyMap& properties);
+  /// The same from a graph: `optimized` (an imported model) skips the graph passes and CACHE_DIR.
+  std::shared_ptr<CompiledModel::Impl> compile_single_graph(const graph::Graph& src, const std::string& model_name,
+                                                            const std::string& device, const AnyMap& properties,
+                                                            bool optimized);
 
   found find(const std::string& device) {
     if (device == "BATCH" || device.rfind("BATCH:", 0) == 0)

@@ -143,15 +143,19 @@ const std::vector<property_spec>& property_table() {
        "find the op a device gets wrong. When not set, it comes from the environment: "
        "TROUPE_EXCLUDED_OPS=\"GPU:Conv,Resize;CPU:Softmax\" (GPU meaning GPU.0)."},
       {"CACHE_DIR", true, on_gpu, "a folder (created if missing); empty = no cache", "", false,
-       "The device's Vulkan pipeline cache is read from and written to a file in this folder, named "
-       "for the driver build and device model, so a later compile skips the driver's SPIR-V to machine "
-       "code step. A missing, damaged or foreign file is ignored and replaced. The compiled model's "
+       "A model with static input shapes compiled a second time (same model, device and settings) "
+       "takes its optimized graph from a file in this folder instead of running the graph passes "
+       "again (docs/cache.md); the device's Vulkan pipeline cache is kept there too, named for the "
+       "driver build and device model, so a later compile skips the driver's SPIR-V to machine code "
+       "step. A damaged or stale file is ignored with a warning and replaced. The compiled model's "
        "LOADED_FROM_CACHE says whether a file was used. Core::set_property({{\"CACHE_DIR\", d}}) sets it "
        "for every device."},
       {"CACHE_DIR", true, on_cpu | on_reference, "a folder (created if missing); empty = no cache", "", false,
-       "Accepted so one CACHE_DIR serves every device (OpenVINO's rule for a device that cannot cache), "
-       "but nothing is cached here: the model is compiled each time (oneDNN 2.6 keeps its JIT code in "
-       "memory only), and LOADED_FROM_CACHE stays NO."},
+       "A model with static input shapes compiled a second time (same model, device and settings) "
+       "takes its optimized graph from a file in this folder instead of running the graph passes "
+       "again (docs/cache.md); a damaged or stale file is ignored with a warning and replaced. oneDNN "
+       "2.6 keeps its JIT code in memory only: the CPU's primitives are created again. "
+       "LOADED_FROM_CACHE says whether a file was used."},
   };
   return t;
 }
@@ -205,8 +209,8 @@ const std::vector<compiled_property_spec>& compiled_model_property_table() {
       {"HETERO_NUMBER_OF_SUBMODELS", "HETERO",
        "How many subgraphs HETERO split the model into (each compiled on its own device)."},
       {"LOADED_FROM_CACHE", "all",
-       "YES when compiling used a pipeline cache file from CACHE_DIR (a GPU only; a model with dynamic "
-       "inputs compiles at its first inference and answers NO)."},
+       "YES when compiling used a compiled model from CACHE_DIR (or, on a GPU, its pipeline cache file); a "
+       "model with dynamic inputs compiles at its first inference and answers NO."},
   };
   return t;
 }

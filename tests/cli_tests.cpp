@@ -571,12 +571,40 @@ BOOST_AUTO_TEST_CASE(bench_config_dump_and_load_round_trip) {
 BOOST_AUTO_TEST_CASE(bench_cache_dir_is_the_cores_cache_dir) {
   auto m = two_output_model();
   const auto t = temp_dir();
-  // benchmark_app's -cache_dir: the Core's CACHE_DIR, created when missing; the CPU compiles
-  // each time (it has nothing to cache), and step 8 says so.
+  // benchmark_app's -cache_dir: the Core's CACHE_DIR, created when missing; the first compile
+  // writes the entry, the second loads it, and step 8 says which.
   auto r = run("bench -m " + m + " -shape a[1,8],b[1,8] -niter 1 -cache_dir " + t + "/cache/sub");
   BOOST_TEST(r.code == 0, r.out);
   BOOST_TEST(std::filesystem::is_directory(t + "/cache/sub"));
   BOOST_TEST(has(r.out, "LOADED_FROM_CACHE: NO"), r.out);
+  r = run("bench -m " + m + " -shape a[1,8],b[1,8] -niter 1 -cache_dir " + t + "/cache/sub");
+  BOOST_TEST(r.code == 0, r.out);
+  BOOST_TEST(has(r.out, "LOADED_FROM_CACHE: YES"), r.out);
+  // Processes sharing one folder: eight at once, none fails, none reads half an entry, and no
+  // temporary file is left behind.
+  const auto shared = t + "/cache/shared";
+  std::ostringstream many;
+  many << "(";
+  for (int i = 0; i < 8; ++i)
+    many << "(" << troupe_bin() << " bench -m " << m << " -shape a[1,8],b[1,8] -niter 1 -cache_dir " << shared << " > "
+         << t << "/p" << i << ".txt 2>&1; echo $? > " << t << "/p" << i << ".rc) & ";
+  many << "wait)";
+  BOOST_TEST(std::system(many.str().c_str()) == 0);
+  for (int i = 0; i < 8; ++i) {
+    const auto out = slurp(t + "/p" + std::to_string(i) + ".txt");
+    BOOST_TEST(slurp(t + "/p" + std::to_string(i) + ".rc") == "0\n", out);
+    BOOST_TEST(has(out, "LOADED_FROM_CACHE: "), out);
+    BOOST_TEST(!has(out, "warning"), out);
+    BOOST_TEST(!has(out, "[ ERROR ]"), out);
+  }
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(shared)) {
+    ++files;
+    BOOST_TEST(e.path().extension() == ".troupe", e.path());
+  }
+  BOOST_TEST(files == 1);
+  r = run("bench -m " + m + " -shape a[1,8],b[1,8] -niter 1 -cache_dir " + shared);
+  BOOST_TEST(has(r.out, "LOADED_FROM_CACHE: YES"), r.out);
   r = run("bench -m " + m + " -shape a[1,8],b[1,8] -niter 1 -cache_dir /dev/null");
   BOOST_TEST(r.code == 1, r.out);
   BOOST_TEST(has(r.err, "CACHE_DIR"), r.err);

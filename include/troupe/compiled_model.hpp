@@ -1,5 +1,6 @@
 #pragma once
 #include <troupe/export.hpp>
+#include <iosfwd>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,6 +30,11 @@ public:
   /// DEVICE_PRIORITIES, taking effect from the next request dispatched. Anything else, and a
   /// device that was not in the compiled list, is an error naming it.
   void set_property(const AnyMap& properties);
+
+  /// Writes the compiled model (its optimized graph, for the device it was compiled for) for
+  /// Core::import_model. One device and static shapes only: HETERO, MULTI, AUTO and a model
+  /// with dynamic inputs are an error saying so.
+  void export_model(std::ostream& stream) const;
 
   const std::shared_ptr<Impl>& impl() const { return impl_; }
 

@@ -1,5 +1,6 @@
 #pragma once
 #include <troupe/export.hpp>
+#include <iosfwd>
 #include <map>
 #include <memory>
 #include <string>
@@ -30,6 +31,10 @@ public:
   Model read_model(const std::string& path) const;
   CompiledModel compile_model(const Model& model, const std::string& device, const AnyMap& properties = {});
   CompiledModel compile_model(const std::string& path, const std::string& device, const AnyMap& properties = {});
+  /// A model written by CompiledModel::export_model, compiled for `device` (the device it was
+  /// exported from) without the graph passes. A stream that is not an exported model, is
+  /// damaged or comes from another troupe version is an error saying which.
+  CompiledModel import_model(std::istream& stream, const std::string& device, const AnyMap& properties = {});
   /// Friendly name of each op the device supports -> device name.
   std::map<std::string, std::string> query_model(const Model& model, const std::string& device,
                                                  const AnyMap& properties = {}) const;

@@ -1,0 +1,114 @@
+#include "runtime/model_cache.hpp"
+
+#include <troupe/exception.hpp>
+#include <troupe/version.hpp>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <random>
+#include <sstream>
+
+#include <unistd.h>
+
+namespace troupe {
+
+namespace {
+
+uint64_t rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+uint64_t fmix(uint64_t k) { // MurmurHash3's finalizer: every input bit moves every output bit
+  k ^= k >> 33;
+  k *= 0xff51afd7ed558ccdull;
+  k ^= k >> 33;
+  k *= 0xc4ceb9fe1a85ec53ull;
+  return k ^ (k >> 33);
+}
+
+std::string hex(const std::array<uint64_t, 2>& k) {
+  char buf[33];
+  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(k[0]),
+                static_cast<unsigned long long>(k[1]));
+  return buf;
+}
+
+std::filesystem::path entry_path(const std::string& dir, const std::array<uint64_t, 2>& key) {
+  return std::filesystem::path(dir) / (hex(key) + ".troupe");
+}
+
+} // namespace
+
+std::array<uint64_t, 2> hash128(std::string_view bytes) {
+  uint64_t h1 = 0x9e3779b97f4a7c15ull, h2 = 0x6a09e667f3bcc909ull;
+  const std::size_t words = bytes.size() / 8;
+  for (std::size_t i = 0; i < words; ++i) {
+    uint64_t w;
+    std::memcpy(&w, bytes.data() + 8 * i, 8);
+    h1 = rotl(h1 ^ (w * 0x87c37b91114253d5ull), 31) * 0x4cf5ad432745937full;
+    h2 = rotl(h2 ^ (w * 0x52dce729da3ed7b5ull), 29) * 0x38495ab5ull + h1;
+  }
+  uint64_t tail = 0;
+  if (bytes.size() > 8 * words) std::memcpy(&tail, bytes.data() + 8 * words, bytes.size() - 8 * words);
+  h1 = fmix(h1 ^ tail ^ bytes.size());
+  h2 = fmix(h2 ^ rotl(tail, 17) ^ h1);
+  return {h1, h2};
+}
+
+std::string compile_settings(const kernels::compile_config& cfg) {
+  return "precision=" + to_string(cfg.inference_precision) + ";f16_arithmetic=" + (cfg.f16_arithmetic ? "1" : "0");
+}
+
+std::array<uint64_t, 2> cache_key(std::string_view model_bytes, const compiled_blob& target) {
+  const auto m = hash128(model_bytes);
+  std::string what = std::string(version()) + '\n' + target.device + '\n' + target.device_name + '\n' + target.settings;
+  what.append(reinterpret_cast<const char*>(m.data()), sizeof m);
+  return hash128(what);
+}
+
+void library_warning(const std::string& text) { std::fprintf(stderr, "troupe: warning: %s\n", text.c_str()); }
+
+std::optional<compiled_blob> cache_load(const std::string& dir, const compiled_blob& target) {
+  const auto path = entry_path(dir, target.key);
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return std::nullopt; // not cached yet
+  const std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const std::string what = "CACHE_DIR entry " + path.string();
+  try {
+    auto b = decode_blob(bytes, what);
+    std::string stale;
+    if (b.troupe_version != version()) stale = "written by troupe " + b.troupe_version + ", this is " + version();
+    else if (b.device != target.device || b.device_name != target.device_name)
+      stale = "compiled for " + b.device + " (" + b.device_name + "), not " + target.device + " (" + target.device_name + ")";
+    else if (b.settings != target.settings) stale = "compiled with " + b.settings + ", not " + target.settings;
+    else if (b.key != target.key) stale = "holds another model";
+    if (stale.empty()) return b;
+    library_warning(what + " is stale (" + stale + "); compiling again");
+  } catch (const Exception& e) {
+    library_warning(std::string(e.what()) + "; compiling again");
+  }
+  return std::nullopt;
+}
+
+void cache_store(const std::string& dir, const compiled_blob& b) {
+  const auto path = entry_path(dir, b.key);
+  // A name of its own per writer, then one rename: readers see the old entry or the new one.
+  std::random_device rd;
+  const auto tmp = path.string() + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(rd());
+  try {
+    const std::string bytes = encode_blob(b);
+    {
+      std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+      f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+      f.close();
+      if (!f) throw Exception("cannot write " + tmp + ": " + std::strerror(errno));
+    }
+    std::filesystem::rename(tmp, path);
+  } catch (const std::exception& e) {
+    std::error_code ec;
+    std::filesystem::remove(tmp, ec);
+    library_warning("CACHE_DIR " + dir + ": the compiled model was not kept (" + e.what() + ")");
+  }
+}
+
+} // namespace troupe
