@@ -7,7 +7,9 @@ pkgs=(cmake ninja-build g++ clang libclang-rt-14-dev
       libvulkan-dev mesa-vulkan-drivers glslang-tools glslang-dev spirv-tools
       python3 python3-onnx python3-numpy pkg-config
       iproute2   # ip and tc: remote_tests across network namespaces (tests/netns_remote.sh)
-      libssl-dev openssl) # TLS to worker nodes; remote_tests make their certificates with openssl
+      libssl-dev openssl # TLS to worker nodes; remote_tests make their certificates with openssl
+      libpng-dev libjpeg-dev # troupe_ocr reads PNG and JPEG images
+      libfreetype-dev fonts-dejavu-core fonts-wqy-microhei) # its tests render text in Latin and Chinese fonts
 command -v node >/dev/null && command -v npm >/dev/null || pkgs+=(nodejs npm)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
