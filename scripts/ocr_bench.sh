@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# troupe_ocr against @gutenye/ocr-node (PaddleOCR's models on onnxruntime-node) on the same
+# rendered images, interleaved in one run: per-image latency (each image RUNS times in a row,
+# one at a time), stream throughput (every image ROUNDS times in flight), and exact text
+# against what was rendered. Usage: scripts/ocr_bench.sh [DEVICE] (default CPU). RUNS=5 ROUNDS=4.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+device=${1:-CPU}
+runs=${RUNS:-5}
+rounds=${ROUNDS:-4}
+bash "$root/scripts/install_deps.sh"
+bash "$root/scripts/build.sh" >/dev/null
+bash "$root/scripts/fetch_test_data.sh"
+bin=$root/build/bin
+ref=$root/data/ocr-node
+if ! cmp -s "$root/scripts/reference/ocr-node/package.json" "$ref/package.json" || [ ! -d "$ref/node_modules/@gutenye/ocr-node" ]; then
+  mkdir -p "$ref"
+  cp "$root/scripts/reference/ocr-node/package.json" "$ref/package.json"
+  (cd "$ref" && ONNXRUNTIME_NODE_INSTALL_CUDA=skip npm install --no-audit --no-fund --no-package-lock --loglevel=error)
+fi
+cp "$root/scripts/reference/ocr-node/ocr_node.mjs" "$ref/ocr_node.mjs"
+
+out=$root/build/ocr_bench
+img=$out/images
+mkdir -p "$img"
+# name|font|pixels|degrees|lines (separated by ';')
+specs=(
+  "invoice|DejaVuSans.ttf|28|0|Invoice 2024-0042;Customer: ACME Corp;Amount due: 1250 EUR;Thank you"
+  "receipt|DejaVuSans.ttf|22|0|Coffee beans 2 x 7.50;Milk 1 liter 1.20;Bread 2.80;Apples 1 kg 3.10;Cheese 4.95;Total 27.05;Paid by card;Change 0.00"
+  "chinese|wqy-microhei.ttc|34|0|中文识别测试;北京欢迎你"
+  "line|DejaVuSans.ttf|20|0|The quick brown fox jumps over the lazy dog"
+  "tilted|DejaVuSans.ttf|30|8|Hello World;troupe reads text"
+  "upside|DejaVuSans.ttf|30|180|Hello World;troupe reads text"
+  "page|DejaVuSans.ttf|20|0|Chapter 3: Streams;A stream is a sequence of frames;that arrive one after another.;Each frame is decoded, converted;and handed to the detector.;Boxes go to the recognizer,;and lines come out in order.;Latency is the time per frame;throughput the frames per second.;Both are measured here."
+)
+images=()
+expected=$out/expected.json
+echo "{" > "$expected"
+first=1
+for s in "${specs[@]}"; do
+  IFS='|' read -r name font px deg text <<< "$s"
+  IFS=';' read -r -a lines <<< "$text"
+  "$bin/ocr_render" "$img/$name.png" "$font" "$px" "$deg" "${lines[@]}"
+  images+=("$img/$name.png")
+  [ $first = 1 ] || echo "," >> "$expected"
+  first=0
+  /usr/bin/python3 -c 'import json,sys; print(json.dumps(sys.argv[1]) + ": " + json.dumps(sys.argv[2:]), end="")' \
+    "$img/$name.png" "${lines[@]}" >> "$expected"
+done
+echo "}" >> "$expected"
+
+repeated=()
+for i in "${images[@]}"; do for ((r = 0; r < runs; ++r)); do repeated+=("$i"); done; done
+stream=()
+for ((r = 0; r < rounds; ++r)); do stream+=("${images[@]}"); done
+cd "$root"
+for round in 1 2; do
+  echo "=== round $round: latency"
+  "$bin/troupe_ocr" -d "$device" -hint latency --json "${repeated[@]}" > "$out/troupe_latency_$round.json"
+  node "$ref/ocr_node.mjs" latency "$runs" "${images[@]}" > "$out/node_latency_$round.json"
+  echo "=== round $round: stream"
+  "$bin/troupe_ocr" -d "$device" --stream --json "${stream[@]}" 2> "$out/troupe_stream_$round.txt" > /dev/null
+  cat "$out/troupe_stream_$round.txt"
+  (cd "$ref" && node ocr_node.mjs stream "$rounds" "${images[@]}") > "$out/node_stream_$round.json"
+  cat "$out/node_stream_$round.json"
+done
+/usr/bin/python3 "$root/scripts/ocr_bench_table.py" "$out" "$device" "$runs"
