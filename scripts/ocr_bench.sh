@@ -56,7 +56,7 @@ for ((r = 0; r < rounds; ++r)); do stream+=("${images[@]}"); done
 cd "$root"
 for round in 1 2; do
   echo "=== round $round: latency"
-  "$bin/troupe_ocr" -d "$device" -hint latency --json "${repeated[@]}" > "$out/troupe_latency_$round.json"
+  "$bin/troupe_ocr" -d "$device" --json "${repeated[@]}" > "$out/troupe_latency_$round.json"
   node "$ref/ocr_node.mjs" latency "$runs" "${images[@]}" > "$out/node_latency_$round.json"
   echo "=== round $round: stream"
   "$bin/troupe_ocr" -d "$device" --stream --json "${stream[@]}" 2> "$out/troupe_stream_$round.txt" > /dev/null

