@@ -2,6 +2,7 @@
 /// small hand-built graphs with random data.
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <thread>
 
@@ -439,6 +440,25 @@ BOOST_AUTO_TEST_CASE(reference_ops_in_between) {
   b.output(m);
   b.output(c);
   check(b.g);
+}
+
+BOOST_AUTO_TEST_CASE(transpose_is_a_onednn_reorder_equal_to_the_reference) {
+  // Every permutation of a rank-4 tensor with odd sizes, a rank-6 one, the default (reversed)
+  // perm, and size-1 dims: each one oneDNN reorder, equal to the reference.
+  std::vector<int64_t> perm{0, 1, 2, 3};
+  do {
+    builder b;
+    auto x = b.input({2, 3, 5, 7});
+    b.output(b.op("Transpose", {x}, {{"perm", perm}}));
+    BOOST_TEST_CONTEXT("perm " << perm[0] << perm[1] << perm[2] << perm[3]) { BOOST_TEST(used_onednn(check(b.g, 0), "Transpose")); }
+  } while (std::next_permutation(perm.begin(), perm.end()));
+  for (const auto& [shape, p] : std::vector<std::pair<Shape, ints>>{
+           {{2, 1, 3, 1, 4, 5}, {5, 3, 1, 0, 4, 2}}, {{3, 4, 5}, {}}, {{1, 9}, {1, 0}}}) {
+    builder b;
+    auto x = b.input(shape);
+    b.output(p.empty() ? b.op("Transpose", {x}) : b.op("Transpose", {x}, {{"perm", p}}));
+    BOOST_TEST(used_onednn(check(b.g, 0), "Transpose"));
+  }
 }
 
 BOOST_AUTO_TEST_CASE(hardsigmoid_1d) {

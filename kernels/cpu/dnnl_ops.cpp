@@ -629,6 +629,34 @@ bool build_reduce(plan_builder& b, const Op& op) {
   return true;
 }
 
+/// Transpose as one oneDNN reorder: the input's plain bytes seen through permuted strides,
+/// written row-major (vectorized, threaded) instead of the reference's index walk. PP-OCR rec's
+/// attention transposes, and a frame's NHWC -> NCHW step (PrePostProcessor).
+bool build_transpose(plan_builder& b, const Op& op) {
+  const auto X = op.inputs[0], Y = op.outputs[0];
+  const auto type = dnnl_type(b.val(X).type);
+  if (type == dt::undef || b.val(Y).type != b.val(X).type) return false;
+  const Shape xs = b.shape(X), ys = b.shape(Y);
+  const std::size_t r = xs.size();
+  if (r == 0 || r > 6 || ys.size() != r || shape_size(xs) == 0) return false;
+  auto perm = op.attr_ints("perm");
+  if (perm.empty())
+    for (std::size_t i = r; i-- > 0;) perm.push_back(static_cast<int64_t>(i));
+  if (perm.size() != r) return false;
+  std::vector<int64_t> stride(r, 1);
+  for (std::size_t i = r - 1; i-- > 0;) stride[i] = stride[i + 1] * xs[i + 1];
+  memory::dims dims(ys.begin(), ys.end()), strides(r);
+  for (std::size_t i = 0; i < r; ++i) {
+    if (perm[i] < 0 || perm[i] >= static_cast<int64_t>(r)) return false;
+    strides[i] = stride[static_cast<std::size_t>(perm[i])];
+  }
+  const memory::desc view(dims, type, strides), dst = b.plain(Y);
+  dnnl::reorder::primitive_desc pd(b.p.eng, view, b.p.eng, dst, plan_builder::base_attr());
+  std::vector<binding> args{{DNNL_ARG_FROM, b.input_plain(X), view}, {DNNL_ARG_TO, b.output(Y, dst), dst}};
+  b.add_dnnl(op, pd, dnnl::reorder(pd), std::move(args));
+  return true;
+}
+
 /// Cast from u8, i8 or i32 to f32 as one oneDNN reorder (vectorized) instead of the reference
 /// loop: a u8 frame's conversion (PrePostProcessor) is one pass. Float to integer stays on the
 /// reference kernel: ONNX truncates there, oneDNN rounds and saturates.
@@ -652,7 +680,7 @@ const std::set<std::string>& dnnl_types() {
       "Relu", "LeakyRelu", "Elu", "Sigmoid", "Tanh", "Exp", "Log", "Abs", "Sqrt", "Softplus", "HardSwish", "Neg",
       "Reciprocal", "HardSigmoid", "Clip", "Pow", "Add", "Sub", "Mul", "Div", "Max", "Min", "Softmax", "LogSoftmax",
       "Concat", "BatchNormalization", "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
-      "ReduceL2", "ReduceSumSquare", "Resize", "Cast"};
+      "ReduceL2", "ReduceSumSquare", "Resize", "Cast", "Transpose"};
   return s;
 }
 
@@ -675,6 +703,7 @@ bool build_dnnl_op(plan_builder& b, const Op& op) {
   if (t == "BatchNormalization") return build_batch_norm(b, op);
   if (t == "Resize") return build_resize(b, op);
   if (t == "Cast") return build_cast(b, op);
+  if (t == "Transpose") return build_transpose(b, op);
   if (t.rfind("Reduce", 0) == 0) return build_reduce(b, op);
   return build_eltwise(b, op);
 }
