@@ -159,7 +159,8 @@ void check_model(const troupe::Model& m, stage s, const std::string& path, const
 
 /// The model taking the image's bytes: u8 NHWC BGR in, then to f32, (x - mean) / scale,
 /// NCHW. No color conversion: PaddleOCR's models read BGR (cv2's order, which ocr-node
-/// also builds its planes in).
+/// also builds its planes in). As OpenVINO's, PrePostProcessor changes the model itself (every
+/// handle to it) and returns it.
 troupe::Model with_preprocessing(const troupe::Model& model, float mean, float scale) {
   pp::PrePostProcessor ppp(model);
   auto& in = ppp.input();
@@ -321,7 +322,11 @@ public:
       throw troupe::Exception(rec_path + " gives " + std::to_string(classes) + " classes but " + dict_path + " has " +
                               std::to_string(dict_.size()) + " entries with the space, which needs " +
                               std::to_string(dict_.size() + 1) + ": they do not belong together");
-    rec_model_ = core.compile_model(with_preprocessing(rec, 127.5f, 127.5f), o.device, crop_props);
+    const troupe::Model rec_u8 = with_preprocessing(rec, 127.5f, 127.5f); // (rec itself changed too)
+    rec_model_ = core.compile_model(rec_u8, o.device, crop_props);
+    // An image with one line would leave all cores but one idle under THROUGHPUT: its line goes
+    // to a LATENCY recognizer (compiled per shape on first use, like the other).
+    if (o.hint.empty() && !o.stream) rec_alone_model_ = core.compile_model(rec_u8, o.device, props);
 
     if (o.cls) {
       const std::string cls_path = data_file(o.cls_model, "data/models/ch_ppocr_mobile_v2.0_cls_infer.onnx");
@@ -339,6 +344,7 @@ public:
     };
     det_ = std::make_unique<request_pool>(det_model_, requests(det_model_), events_);
     rec_ = std::make_unique<request_pool>(rec_model_, requests(rec_model_), events_);
+    if (rec_alone_model_.impl()) rec_alone_ = std::make_unique<request_pool>(rec_alone_model_, 1, events_);
     if (o.cls) cls_ = std::make_unique<request_pool>(cls_model_, requests(cls_model_), events_);
     in_flight_ = o.stream ? 2 * requests(det_model_) + 2 : 1;
   }
@@ -451,7 +457,8 @@ private:
     } catch (const std::exception& e) {
       return crop_failed(j, j.path + ": " + e.what());
     }
-    rec_->submit(in, [this, &j, i](troupe::Tensor out, const std::string& error) {
+    request_pool& pool = rec_alone_ && j.crops.size() == 1 ? *rec_alone_ : *rec_;
+    pool.submit(in, [this, &j, i](troupe::Tensor out, const std::string& error) {
       if (!error.empty()) return crop_failed(j, j.path + ": recognizer: " + error);
       try {
         const troupe::Shape& s = out.get_shape();
@@ -488,9 +495,9 @@ private:
 
   const options& o_;
   std::vector<std::string> dict_;
-  troupe::CompiledModel det_model_, cls_model_, rec_model_;
+  troupe::CompiledModel det_model_, cls_model_, rec_model_, rec_alone_model_;
   event_queue events_;
-  std::unique_ptr<request_pool> det_, cls_, rec_;
+  std::unique_ptr<request_pool> det_, cls_, rec_, rec_alone_;
   std::deque<job> jobs_; ///< deque: the callbacks hold references to jobs
   std::vector<image_result> results_;
   std::size_t in_flight_ = 1;
