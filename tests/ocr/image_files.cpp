@@ -74,6 +74,14 @@ void jpeg_fail(j_common_ptr c) {
 }
 void jpeg_quiet(j_common_ptr) {}
 
+/// libjpeg's errors end in jpeg_fail (a message and a longjmp), its warnings nowhere.
+void quiet_errors(jpeg_state& st) {
+  st.cinfo.err = jpeg_std_error(&st.err);
+  st.err.error_exit = &jpeg_fail;
+  st.err.output_message = &jpeg_quiet;
+  st.cinfo.client_data = &st;
+}
+
 /// `cmyk_row` is null for `img`'s BGR pixels, else one row of 4-byte CMYK pixels used for every row.
 bool encode_jpeg(jpeg_state& st, std::FILE* f, const image& img, int quality, bool gray, std::uint8_t* cmyk_row,
                  bool adobe) {
@@ -119,10 +127,7 @@ void write_png_raw(const std::string& path, int width, int height, int color_typ
 void write_jpeg(const std::string& path, const image& img, int quality, bool gray) {
   file_ptr f = create(path);
   jpeg_state st;
-  st.cinfo.err = jpeg_std_error(&st.err);
-  st.err.error_exit = &jpeg_fail;
-  st.err.output_message = &jpeg_quiet;
-  st.cinfo.client_data = &st;
+  quiet_errors(st);
   if (!encode_jpeg(st, f.get(), img, quality, gray, nullptr, false))
     throw std::runtime_error(path + ": cannot write JPEG: " + st.message);
   if (std::fclose(f.release()) != 0) throw std::runtime_error(path + ": cannot write");
@@ -131,10 +136,7 @@ void write_jpeg(const std::string& path, const image& img, int quality, bool gra
 void write_jpeg_cmyk(const std::string& path, int w, int h, const std::uint8_t (&cmyk)[4], bool adobe) {
   file_ptr f = create(path);
   jpeg_state st;
-  st.cinfo.err = jpeg_std_error(&st.err);
-  st.err.error_exit = &jpeg_fail;
-  st.err.output_message = &jpeg_quiet;
-  st.cinfo.client_data = &st;
+  quiet_errors(st);
   std::vector<std::uint8_t> row;
   for (int x = 0; x < w; ++x) row.insert(row.end(), cmyk, cmyk + 4);
   const image size_only(w, h); // encode_jpeg reads only its size here
