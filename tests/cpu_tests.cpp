@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <thread>
 
 #include <troupe/exception.hpp>
@@ -459,6 +460,37 @@ BOOST_AUTO_TEST_CASE(transpose_is_a_onednn_reorder_equal_to_the_reference) {
     b.output(p.empty() ? b.op("Transpose", {x}) : b.op("Transpose", {x}, {{"perm", p}}));
     BOOST_TEST(used_onednn(check(b.g, 0), "Transpose"));
   }
+}
+
+BOOST_AUTO_TEST_CASE(outputs_are_written_in_place_and_kept_by_the_caller) {
+  // y = relu(conv(x)) is an output and also read by z = y + 1; y is named twice; x itself is an
+  // output. Each run hands back fresh tensors (written where the caller gets them): a tensor
+  // kept from one run is not touched by the next.
+  builder b;
+  auto x = b.input({1, 3, 5, 5});
+  auto y = b.op("Relu", {b.op("Conv", {x, b.weights({4, 3, 3, 3})}, {{"pads", ints{1, 1, 1, 1}}})});
+  auto z = b.op("Add", {y, b.weights({1})});
+  b.output(y);
+  b.output(z);
+  b.output(y);
+  b.output(x);
+  auto exe = kernels::cpu::make_cpu_device()->compile(b.g, {});
+  std::vector<Tensor> first, second;
+  const Tensor in1 = tests::random_tensor({1, 3, 5, 5}, 1), in2 = tests::random_tensor({1, 3, 5, 5}, 2);
+  exe->run({in1}, first);
+  std::vector<Tensor> kept;
+  for (const auto& t : first) kept.push_back(t.clone());
+  exe->run({in2}, second);
+  BOOST_TEST_REQUIRE(first.size() == 4u);
+  for (std::size_t k = 0; k < 4; ++k) {
+    BOOST_TEST(first[k].data() != second[k].data(), "output " << k << " is the same memory in two runs");
+    BOOST_TEST(std::memcmp(first[k].data(), kept[k].data(), kept[k].get_byte_size()) == 0, "output " << k << " changed");
+  }
+  BOOST_TEST(first[0].data() != first[2].data()); // the same value twice: two tensors
+  BOOST_TEST(std::memcmp(first[0].data(), first[2].data(), first[0].get_byte_size()) == 0);
+  BOOST_TEST(std::memcmp(first[3].data(), in1.data(), in1.get_byte_size()) == 0);
+  for (int64_t i = 0; i < first[1].get_size(); ++i)
+    BOOST_TEST(first[1].data<float>()[i] == first[0].data<float>()[i] + b.g.value(b.g.ops[2].inputs[1]).constant->data<float>()[0]);
 }
 
 BOOST_AUTO_TEST_CASE(hardsigmoid_1d) {

@@ -17,6 +17,7 @@ cpu_executable::cpu_executable(std::shared_ptr<const plan> p) : plan_(std::move(
   storage_.resize(bufs.size());
   views_.resize(bufs.size());
   input_mems_.resize(plan_->inputs.size());
+  output_mems_.resize(plan_->outputs.size());
   // Not zeroed: every step writes what it reads later. A sanitizer build fills it with NaN
   // bytes, so that a kernel relying on zeroed memory shows up as wrong results there.
   arena_.reset(static_cast<std::byte*>(std::aligned_alloc(64, (plan_->arena_bytes + 63) / 64 * 64 + 64)));
@@ -29,7 +30,7 @@ cpu_executable::cpu_executable(std::shared_ptr<const plan> p) : plan_(std::move(
     if (b.constant) {
       storage_[i] = *b.constant;
       views_[i] = *b.constant;
-    } else if (b.graph_input < 0) {
+    } else if (b.graph_input < 0 && b.graph_output < 0) {
       if (b.offset >= 0) storage_[i] = Tensor(element_type::u8, Shape{static_cast<int64_t>(b.bytes)}, arena_.get() + b.offset);
       else storage_[i] = Tensor(element_type::u8, Shape{1}); // an empty buffer: somewhere valid to point at
       views_[i] = Tensor(b.type, b.shape, storage_[i].data());
@@ -43,8 +44,10 @@ cpu_executable::cpu_executable(std::shared_ptr<const plan> p) : plan_(std::move(
   for (std::size_t s = 0; s < plan_->steps.size(); ++s)
     for (const auto& a : plan_->steps[s].args) {
       const auto& b = bufs[static_cast<std::size_t>(a.buf)];
-      dnnl::memory m(a.md, plan_->eng, b.graph_input >= 0 ? nullptr : storage_[a.buf].data());
+      const bool per_run = b.graph_input >= 0 || b.graph_output >= 0; // bound in run()
+      dnnl::memory m(a.md, plan_->eng, per_run ? nullptr : storage_[a.buf].data());
       if (b.graph_input >= 0) input_mems_[static_cast<std::size_t>(b.graph_input)].push_back(m);
+      if (b.graph_output >= 0) output_mems_[static_cast<std::size_t>(b.graph_output)].push_back(m);
       args_[s].emplace(a.arg, m);
     }
 }
@@ -79,6 +82,16 @@ void cpu_executable::run(const std::vector<Tensor>& inputs, std::vector<Tensor>&
                                                                        to_string(t.get_shape())));
     views_[static_cast<std::size_t>(p.inputs[k])] = t;
     for (auto& m : input_mems_[k]) m.set_data_handle(const_cast<void*>(t.data()));
+  }
+  // Outputs are written where the caller gets them: a fresh tensor per run, bound before the steps.
+  outputs.assign(p.outputs.size(), Tensor());
+  for (std::size_t k = 0; k < p.outputs.size(); ++k) {
+    if (p.outputs[k] < 0) continue;
+    const auto& b = p.buffers[static_cast<std::size_t>(p.outputs[k])];
+    if (b.graph_output != static_cast<int>(k)) continue;
+    outputs[k] = Tensor(b.type, b.shape);
+    views_[static_cast<std::size_t>(p.outputs[k])] = outputs[k];
+    for (auto& m : output_mems_[k]) m.set_data_handle(outputs[k].data());
   }
   // The thread count is a per-calling-thread OpenMP setting: each stream keeps its own.
   omp_set_num_threads(p.num_threads);
@@ -119,8 +132,8 @@ void cpu_executable::run(const std::vector<Tensor>& inputs, std::vector<Tensor>&
     }
   }
   stream_.wait();
-  outputs.resize(p.outputs.size());
   for (std::size_t i = 0; i < p.outputs.size(); ++i) {
+    if (!outputs[i].empty()) continue; // written in place
     int slot = p.output_slots[i];
     const Tensor& src = slot >= 0 ? dyn_[static_cast<std::size_t>(slot)] : views_[static_cast<std::size_t>(p.outputs[i])];
     if (src.empty()) throw Exception("CPU: graph output #" + std::to_string(i) + " was not computed");

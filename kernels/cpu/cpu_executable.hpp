@@ -30,6 +30,7 @@ private:
   std::vector<Tensor> views_;   ///< per buffer: typed plain view for reference kernels
   std::vector<std::unordered_map<int, dnnl::memory>> args_; ///< per step
   std::vector<std::vector<dnnl::memory>> input_mems_;       ///< per graph input: memories to rebind
+  std::vector<std::vector<dnnl::memory>> output_mems_;      ///< per graph output written in place: the same
   std::vector<op_profile> profile_;
   graph::Graph scratch_;     ///< run-time shapes for dynamic steps (a copy of plan_->graph)
   std::vector<Tensor> dyn_;  ///< per value id: this run's tensor of a dynamic-shaped value

@@ -44,7 +44,7 @@ void plan_memory(plan& p) {
   for (std::size_t i = 0; i < n; ++i) {
     auto& b = p.buffers[i];
     b.offset = -1;
-    if (b.constant || b.graph_input >= 0 || b.bytes == 0) continue;
+    if (b.constant || b.graph_input >= 0 || b.graph_output >= 0 || b.bytes == 0) continue;
     if (life[i].first == never) life[i] = {0, end}; // touched by no step: keep it for the whole run
     order.push_back(i);
   }

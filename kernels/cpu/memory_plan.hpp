@@ -8,8 +8,8 @@
 
 namespace troupe::kernels::cpu {
 
-/// Sets each arena buffer's offset and the plan's arena size. Constants, graph inputs and
-/// empty buffers stay outside the arena (offset -1).
+/// Sets each arena buffer's offset and the plan's arena size. Constants, graph inputs, graph
+/// outputs (written into the run's output tensors) and empty buffers stay outside (offset -1).
 void plan_memory(plan& p);
 
 } // namespace troupe::kernels::cpu

@@ -19,6 +19,7 @@ struct buffer_info {
   std::size_t bytes = 0;
   std::optional<Tensor> constant; ///< storage shared by all clones (weights, initializers)
   int graph_input = -1;           ///< storage is the caller's input tensor of this index
+  int graph_output = -1;          ///< storage is this run's output tensor of this index: written in place
   element_type type = element_type::u8; ///< logical plain type and shape, for reference views
   std::ptrdiff_t offset = -1;     ///< in the clone's arena (memory_plan.hpp); -1: not in it
   Shape shape;

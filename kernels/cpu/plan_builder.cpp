@@ -287,6 +287,13 @@ std::shared_ptr<const plan> build_plan(const graph::Graph& g, int num_threads, e
       p->outputs.push_back(dyn ? -1 : b.input_plain(v));
     }
     p->buffers[b.scratch_buf_].bytes = b.scratch_bytes_;
+    // Each output's buffer is the tensor handed back (no copy at the end); a constant, an input
+    // or a buffer already serving another output is copied instead.
+    for (std::size_t k = 0; k < p->outputs.size(); ++k) {
+      if (p->outputs[k] < 0) continue;
+      auto& out = p->buffers[static_cast<std::size_t>(p->outputs[k])];
+      if (!out.constant && out.graph_input < 0 && out.graph_output < 0) out.graph_output = static_cast<int>(k);
+    }
     plan_memory(*p);
   } catch (const dnnl::error& e) {
     omp_set_num_threads(saved);
