@@ -173,6 +173,13 @@ bool foldable(const Graph& g, const Op& op, const std::vector<value_info>& outs)
 
 } // namespace
 
+void forget_derived_shapes(Graph& g) {
+  std::vector<bool> is_input(g.values.size(), false);
+  for (auto id : g.inputs) is_input[static_cast<std::size_t>(id)] = true;
+  for (std::size_t i = 0; i < g.values.size(); ++i)
+    if (!is_input[i] && !g.values[i].constant) g.values[i].shape = PartialShape::unknown_rank();
+}
+
 void infer_shapes(Graph& g, const evaluator* eval) {
   std::vector<bool> folded(g.ops.size(), false);
   bool any_folded = false;

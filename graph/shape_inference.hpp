@@ -19,6 +19,10 @@ using evaluator = std::function<void(const Op&, const std::vector<Tensor>& input
 struct value_info { element_type type; PartialShape shape; };
 std::vector<value_info> infer_op(const Graph& g, const Op& op);
 
+/// Every value but the graph inputs and constants back to an unknown shape, for infer_shapes
+/// to derive again (after new input shapes or new ops).
+void forget_derived_shapes(Graph& g);
+
 /// Infers all value shapes; with an evaluator, also folds constants (ops are then removed and
 /// their outputs become constants). Graph-input shapes must already be set.
 void infer_shapes(Graph& g, const evaluator* eval = nullptr);

@@ -48,11 +48,7 @@ graph::Graph with_input_shapes(const graph::Graph& src, const std::vector<Shape>
   if (shapes.size() != g.inputs.size())
     throw Exception("expected " + std::to_string(g.inputs.size()) + " input shapes, got " + std::to_string(shapes.size()));
   for (std::size_t i = 0; i < shapes.size(); ++i) g.value(g.inputs[i]).shape = PartialShape(shapes[i]);
-  for (std::size_t i = 0; i < g.values.size(); ++i) {
-    bool is_input = false;
-    for (auto id : g.inputs) is_input = is_input || static_cast<std::size_t>(id) == i;
-    if (!is_input && !g.values[i].constant) g.values[i].shape = PartialShape::unknown_rank();
-  }
+  graph::forget_derived_shapes(g);
   return g;
 }
 

@@ -26,10 +26,7 @@ std::string port_list(const std::vector<Port>& ports) {
 }
 
 void rederive_shapes(graph::Graph& g) {
-  std::vector<bool> is_input(g.values.size(), false);
-  for (auto id : g.inputs) is_input[static_cast<std::size_t>(id)] = true;
-  for (std::size_t i = 0; i < g.values.size(); ++i)
-    if (!is_input[i] && !g.values[i].constant) g.values[i].shape = PartialShape::unknown_rank();
+  graph::forget_derived_shapes(g);
   graph::infer_shapes(g);
 }
 
