@@ -18,10 +18,9 @@
 #include <limits>
 #include <type_traits>
 
-namespace troupe::graph {
+#include "graph/byte_io.hpp"
 
-// Tensor bytes are copied as they lie in memory, so the host order must be the wire's.
-static_assert(std::endian::native == std::endian::little, "the wire format is little-endian");
+namespace troupe::graph {
 
 namespace {
 
@@ -58,32 +57,8 @@ std::string quoted(std::string_view s) {
 
 // ---- Encoding ----
 
-class writer {
+class writer : public byte_writer {
 public:
-  std::string out;
-
-  template <class T> void put(T v) {
-    static_assert(std::is_trivially_copyable_v<T>);
-    char b[sizeof(T)];
-    std::memcpy(b, &v, sizeof(T));
-    out.append(b, sizeof(T));
-  }
-  void u8(uint8_t v) { put(v); }
-  void u32(uint32_t v) { put(v); }
-  void i32(int32_t v) { put(v); }
-  void i64(int64_t v) { put(v); }
-  void u64(uint64_t v) { put(v); }
-  void f32(float v) { put(std::bit_cast<uint32_t>(v)); }
-
-  void count(std::size_t n, std::string_view of) {
-    if (n > std::numeric_limits<uint32_t>::max())
-      throw Exception("encode: " + std::string(of) + ": " + std::to_string(n) + " does not fit the wire format");
-    u32(static_cast<uint32_t>(n));
-  }
-  void str(std::string_view s) {
-    count(s.size(), "a string of that many bytes");
-    out.append(s);
-  }
   void ids(const std::vector<ValueId>& v, std::string_view of) {
     count(v.size(), of);
     for (auto id : v) i32(id);
@@ -156,58 +131,10 @@ std::size_t constant_bytes(const Graph& g) {
 
 // ---- Decoding ----
 
-class reader {
+class reader : public byte_reader {
 public:
-  reader(std::string_view bytes, const std::string& what) : b_(bytes), what_(what) {}
+  using byte_reader::byte_reader;
 
-  /// "<what>: <part>: <reason>", the part being the innermost one being read.
-  [[noreturn]] void fail(const std::string& reason) const {
-    std::string where;
-    for (const auto& p : parts_) where += (where.empty() ? "" : " ") + p;
-    throw Exception(what_ + ": " + (where.empty() ? "header" : where) + ": " + reason);
-  }
-
-  std::size_t left() const { return b_.size() - pos_; }
-  std::size_t offset() const { return pos_; }
-
-  const char* take(std::size_t n) {
-    if (n > left())
-      fail("needs " + std::to_string(n) + " bytes at byte " + std::to_string(pos_) + ", the blob has " +
-           std::to_string(left()) + " left (truncated?)");
-    const char* p = b_.data() + pos_;
-    pos_ += n;
-    return p;
-  }
-  template <class T> T get() {
-    T v;
-    std::memcpy(&v, take(sizeof(T)), sizeof(T));
-    return v;
-  }
-  uint8_t u8() { return get<uint8_t>(); }
-  uint32_t u32() { return get<uint32_t>(); }
-  int32_t i32() { return get<int32_t>(); }
-  int64_t i64() { return get<int64_t>(); }
-  uint64_t u64() { return get<uint64_t>(); }
-  float f32() { return std::bit_cast<float>(get<uint32_t>()); }
-
-  bool flag(std::string_view of) {
-    const uint8_t v = u8();
-    if (v > 1) fail(std::string(of) + " is " + std::to_string(v) + ", not 0 or 1");
-    return v == 1;
-  }
-  /// A list's length, refused when the bytes left cannot hold that many items.
-  uint32_t count(std::size_t min_item, std::string_view of) {
-    const uint32_t n = u32();
-    if (n > left() / min_item)
-      fail("a count of " + std::to_string(n) + " " + std::string(of) + " cannot fit the " + std::to_string(left()) +
-           " bytes left");
-    return n;
-  }
-  std::string str() {
-    const uint32_t n = u32();
-    if (n > left()) fail("a string of " + std::to_string(n) + " bytes, " + std::to_string(left()) + " left");
-    return std::string(take(n), n);
-  }
   element_type type() {
     const int32_t t = i32();
     if (!known_type(t)) fail("unknown element type " + std::to_string(t));
@@ -282,7 +209,7 @@ public:
   }
 
   void header(const char (&magic)[8], std::string_view kind) {
-    if (b_.size() < sizeof magic || std::memcmp(b_.data(), magic, sizeof magic) != 0)
+    if (bytes().size() < sizeof magic || std::memcmp(bytes().data(), magic, sizeof magic) != 0)
       fail("not a troupe " + std::string(kind) + " blob (no magic '" + std::string(magic, sizeof magic) + "')");
     take(sizeof magic);
     const uint32_t v = u32();
@@ -290,35 +217,14 @@ public:
       fail("wire format version " + std::to_string(v) + ", this troupe reads version " +
            std::to_string(wire_format_version));
   }
-  void end(std::string_view kind) {
-    if (left()) fail(std::to_string(left()) + " bytes after the end of the " + std::string(kind));
-  }
-
-  std::vector<std::string> parts_; ///< what is being read, outermost first (part pushes them)
-
 private:
   uint64_t checked_product(uint64_t a, uint64_t b, std::string_view of) const {
     if (b && a > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / b) fail(std::string(of) + " overflow");
     return a * b;
   }
-
-  std::string_view b_;
-  std::size_t pos_ = 0;
-  const std::string& what_;
 };
 
-/// Names what the reader reads while it lives: "op #12 'conv1'", then "attribute 'pads'".
-class part {
-public:
-  part(reader& r, std::string name) : r_(r) { r_.parts_.push_back(std::move(name)); }
-  ~part() { r_.parts_.pop_back(); }
-  part(const part&) = delete;
-  part& operator=(const part&) = delete;
-  void rename(std::string name) { r_.parts_.back() = std::move(name); }
-
-private:
-  reader& r_;
-};
+using part = byte_part;
 
 AttributeValue read_attr(reader& r) {
   const uint8_t kind = r.u8();
