@@ -8,6 +8,11 @@
 namespace troupe::preprocess {
 
 namespace {
+/// `t` itself, or an error naming the call: strings and undefined have no values to convert.
+element_type numeric(element_type t, const char* call) {
+  if (element_size(t) == 0) throw Exception(std::string(call) + ": " + to_string(t) + " is not a numeric element type");
+  return t;
+}
 Step step(Step::Kind k) {
   Step s;
   s.kind = k;
@@ -32,15 +37,13 @@ Step order_step(const std::vector<uint64_t>& order) {
 }
 Step type_step(element_type t) {
   Step s = step(Step::Kind::convert_element_type);
-  if (element_size(t) == 0) throw Exception("convert_element_type: " + to_string(t) + " is not a numeric element type");
-  s.type = t;
+  s.type = numeric(t, "convert_element_type");
   return s;
 }
 } // namespace
 
 InputTensorInfo& InputTensorInfo::set_element_type(element_type type) {
-  if (element_size(type) == 0) throw Exception("tensor().set_element_type: " + to_string(type) + " is not a numeric element type");
-  type_ = type;
+  type_ = numeric(type, "tensor().set_element_type");
   return *this;
 }
 InputTensorInfo& InputTensorInfo::set_layout(const Layout& layout) {
@@ -121,8 +124,7 @@ InputModelInfo& InputModelInfo::set_layout(const Layout& layout) {
 }
 
 OutputTensorInfo& OutputTensorInfo::set_element_type(element_type type) {
-  if (element_size(type) == 0) throw Exception("tensor().set_element_type: " + to_string(type) + " is not a numeric element type");
-  type_ = type;
+  type_ = numeric(type, "tensor().set_element_type");
   return *this;
 }
 OutputTensorInfo& OutputTensorInfo::set_layout(const Layout& layout) {

@@ -55,15 +55,26 @@ std::vector<int64_t> permutation(const Layout& from, const Layout& to) {
   return perm;
 }
 
+/// "preprocessing of input 'x', step mean: why" (no step part while none is running).
+Exception step_error(const std::string& subject, const std::string& step, const std::string& why) {
+  return Exception(subject + (step.empty() ? "" : ", step " + step) + ": " + why);
+}
+
+/// Empty when `layout` (named `which`: "model layout", "layout") fits `shape` of the `port`
+/// ("input", "output"), else why not.
+std::string rank_mismatch(const char* which, const Layout& layout, const PartialShape& shape, const char* port) {
+  if (layout.empty() || !shape.rank_known || layout.rank() == shape.rank()) return "";
+  return std::string(which) + " " + layout.to_string() + " has " + std::to_string(layout.rank()) + " dimensions, the " +
+         port + " " + std::to_string(shape.rank()) + " (" + shape.to_string() + ")";
+}
+
 /// The ops of one pre- or post-processing chain, and what is known of its current value.
 class chain {
 public:
   chain(graph::Graph& g, std::string subject, std::string prefix, graph::ValueId start, Layout layout)
       : g_(g), subject_(std::move(subject)), prefix_(std::move(prefix)), cur_(start), layout_(std::move(layout)) {}
 
-  Exception error(const std::string& why) const {
-    return Exception(subject_ + (step_.empty() ? "" : ", step " + step_) + ": " + why);
-  }
+  Exception error(const std::string& why) const { return step_error(subject_, step_, why); }
   void at_step(std::string name) { step_ = std::move(name); }
   graph::ValueId current() const { return cur_; }
   const graph::Value& value() const { return g_.value(cur_); }
@@ -86,14 +97,15 @@ public:
   }
 
   void permute(const std::vector<uint64_t>& order) {
-    std::size_t r = rank();
+    const std::size_t r = rank();
     std::vector<int64_t> perm(order.begin(), order.end());
     auto sorted = perm;
     std::sort(sorted.begin(), sorted.end());
-    for (std::size_t i = 0; i < sorted.size(); ++i)
-      if (sorted.size() != r || sorted[i] != static_cast<int64_t>(i))
-        throw error("order of " + std::to_string(order.size()) + " dimensions is not a permutation of the tensor's " +
-                    std::to_string(r));
+    bool is_permutation = sorted.size() == r;
+    for (std::size_t i = 0; is_permutation && i < r; ++i) is_permutation = sorted[i] == static_cast<int64_t>(i);
+    if (!is_permutation)
+      throw error("order of " + std::to_string(order.size()) + " dimensions is not a permutation of the tensor's " +
+                  std::to_string(r));
     add("Transpose", {cur_}, {{"perm", perm}});
     if (!layout_.empty()) {
       std::string names;
@@ -102,12 +114,17 @@ public:
     }
   }
 
+  /// An explicit convert_layout step: to a layout (from the one known here), or by order.
+  void convert_layout(const Step& s, const char* unknown_layout) {
+    if (s.layout.empty()) return permute(s.order);
+    if (layout_.empty()) throw error(unknown_layout);
+    transpose_to(s.layout);
+  }
+
   /// Sub or Div by one value, or by one value per channel.
   void per_channel(const char* type, const std::vector<float>& values) {
     if (values.empty()) throw error("no values given");
-    if (value().type != element_type::f32)
-      throw error("needs an f32 tensor, the tensor is " + to_string(value().type) +
-                  " here (add convert_element_type(f32) before it)");
+    require_f32();
     Shape s;
     if (values.size() > 1) {
       long c = axis('C');
@@ -123,8 +140,7 @@ public:
     if (std::string(type) == "Div")
       for (float v : values)
         if (v == 0.0f) throw error("a scale of 0");
-    auto c = g_.add_constant(prefix_ + "/" + std::to_string(ops_.size()) + "_" + step_ + "_values", std::move(t));
-    add(type, {cur_, c});
+    add(type, {cur_, constant("values", std::move(t))});
   }
 
   void reverse_channels() {
@@ -133,19 +149,16 @@ public:
     if (n < 0) throw error("the channel dimension of " + value().shape.to_string() + " is dynamic");
     Tensor idx(element_type::i32, {n}); // i32: the GPU binds 32-bit constants as they are
     for (int64_t i = 0; i < n; ++i) idx.data<int32_t>()[i] = static_cast<int32_t>(n - 1 - i);
-    auto k = g_.add_constant(prefix_ + "/" + std::to_string(ops_.size()) + "_" + step_ + "_order", std::move(idx));
-    add("Gather", {cur_, k}, {{"axis", static_cast<int64_t>(c)}});
+    add("Gather", {cur_, constant("order", std::move(idx))}, {{"axis", static_cast<int64_t>(c)}});
   }
 
   void resize(ResizeAlgorithm a, int64_t height, int64_t width) {
     long h = axis('H'), w = axis('W');
-    if (value().type != element_type::f32)
-      throw error("needs an f32 tensor, the tensor is " + to_string(value().type) +
-                  " here (add convert_element_type(f32) before it)");
+    require_f32();
     Tensor sizes(element_type::i64, {2});
     sizes.data<int64_t>()[0] = height;
     sizes.data<int64_t>()[1] = width;
-    auto k = g_.add_constant(prefix_ + "/" + std::to_string(ops_.size()) + "_" + step_ + "_sizes", std::move(sizes));
+    const auto k = constant("sizes", std::move(sizes));
     std::map<std::string, graph::AttributeValue> attrs{{"axes", std::vector<int64_t>{h, w}}};
     if (a == ResizeAlgorithm::RESIZE_NEAREST) {
       attrs["mode"] = std::string("nearest");
@@ -175,10 +188,19 @@ public:
   }
 
 private:
+  /// "x/preprocess/<n>_<step>": the name of the next op (and, with a suffix, of its constants).
+  std::string next_name() const { return prefix_ + "/" + std::to_string(ops_.size()) + "_" + step_; }
+  graph::ValueId constant(const char* what, Tensor t) { return g_.add_constant(next_name() + "_" + what, std::move(t)); }
+  void require_f32() const {
+    if (value().type != element_type::f32)
+      throw error("needs an f32 tensor, the tensor is " + to_string(value().type) +
+                  " here (add convert_element_type(f32) before it)");
+  }
+
   void add(const std::string& type, std::vector<graph::ValueId> inputs, std::map<std::string, graph::AttributeValue> attrs = {}) {
     graph::Op op;
     op.type = type;
-    op.name = prefix_ + "/" + std::to_string(ops_.size()) + "_" + step_;
+    op.name = next_name();
     op.inputs = std::move(inputs);
     op.attrs = std::move(attrs);
     auto out = g_.add_value({op.name, element_type::undefined, PartialShape::unknown_rank(), std::nullopt});
@@ -212,25 +234,24 @@ bool compatible(const PartialShape& a, const PartialShape& b) {
 
 /// The tensor's shape: given, or the model's permuted to the tensor's layout, with H and W
 /// as set (or dynamic when a resize step makes any size fit).
-PartialShape tensor_shape(const chain& c, const input_plan& p, const PartialShape& model_shape, const Layout& tl,
-                          const Layout& ml, bool resizes) {
+PartialShape tensor_shape(const std::string& subject, const input_plan& p, const PartialShape& model_shape,
+                          const Layout& tl, const Layout& ml, bool resizes) {
+  auto fail = [&](const std::string& why) { return step_error(subject, "", why); };
   if (p.tensor_shape) return *p.tensor_shape;
-  if (!model_shape.rank_known) throw c.error("the model input's rank is unknown; give tensor().set_shape");
+  if (!model_shape.rank_known) throw fail("the model input's rank is unknown; give tensor().set_shape");
   PartialShape s = model_shape;
   s.symbols.clear();
   if (!tl.empty() && !ml.empty() && tl != ml) {
     auto perm = permutation(ml, tl);
     if (perm.empty() || ml.rank() != model_shape.rank())
-      throw c.error("cannot convert the tensor's layout " + tl.to_string() + " to the model's " + ml.to_string() +
-                    " of " + model_shape.to_string());
+      throw fail("cannot convert the tensor's layout " + tl.to_string() + " to the model's " + ml.to_string() + " of " +
+                 model_shape.to_string());
     for (std::size_t i = 0; i < perm.size(); ++i) s.dims[i] = model_shape.dims[static_cast<std::size_t>(perm[i])];
   }
-  if (!tl.empty() && tl.rank() != s.rank())
-    throw c.error("layout " + tl.to_string() + " has " + std::to_string(tl.rank()) + " dimensions, the input " +
-                  std::to_string(s.rank()) + " (" + s.to_string() + ")");
+  if (auto why = rank_mismatch("layout", tl, s, "input"); !why.empty()) throw fail(why);
   if (p.height != -2 || resizes) {
     if (!tl.has('H') || !tl.has('W'))
-      throw c.error("a spatial shape or resize needs the layout's 'H' and 'W': give tensor().set_layout");
+      throw fail("a spatial shape or resize needs the layout's 'H' and 'W': give tensor().set_layout");
     s.dims[static_cast<std::size_t>(tl.index_of('H'))] = p.height >= 0 ? p.height : -1;
     s.dims[static_cast<std::size_t>(tl.index_of('W'))] = p.width >= 0 ? p.width : -1;
   }
@@ -254,13 +275,11 @@ void add_preprocessing(graph::Graph& g, const input_plan& p) {
   }
 
   const std::string subject = "preprocessing of input '" + name + "'";
-  graph::Graph work = g;
-  chain probe(work, subject, name + "/preprocess", v, tl);
-  if (!ml.empty() && model_shape.rank_known && ml.rank() != model_shape.rank())
-    throw probe.error("model layout " + ml.to_string() + " has " + std::to_string(ml.rank()) + " dimensions, the input " +
-                      std::to_string(model_shape.rank()) + " (" + model_shape.to_string() + ")");
+  if (auto why = rank_mismatch("model layout", ml, model_shape, "input"); !why.empty())
+    throw step_error(subject, "", why);
   const element_type tt = p.tensor_type.value_or(model_type);
-  const PartialShape ts = tensor_shape(probe, p, model_shape, tl, ml, resizes);
+  const PartialShape ts = tensor_shape(subject, p, model_shape, tl, ml, resizes);
+  graph::Graph work = g;
   const graph::ValueId input = work.add_value({name, tt, ts, std::nullopt});
   work.value(v).name = name + "/model";
 
@@ -316,17 +335,9 @@ void add_preprocessing(graph::Graph& g, const input_plan& p) {
       c.resize(s.algorithm, h, w);
       break;
     }
-    case Kind::convert_layout:
-      if (!s.layout.empty()) {
-        if (c.layout().empty()) throw c.error("the tensor's layout is not known (tensor().set_layout)");
-        c.transpose_to(s.layout);
-      } else {
-        c.permute(s.order);
-      }
-      break;
+    case Kind::convert_layout: c.convert_layout(s, "the tensor's layout is not known (tensor().set_layout)"); break;
     }
   }
-  c.at_step("");
   if (c.value().type != model_type) {
     c.at_step("convert_element_type (to the model's " + to_string(model_type) + ")");
     c.cast(model_type);
@@ -358,18 +369,11 @@ void add_postprocessing(graph::Graph& g, const output_plan& p) {
   const Layout tl = p.tensor_layout.empty() ? ml : p.tensor_layout;
   graph::Graph work = g;
   chain c(work, "postprocessing of output '" + name + "'", name + "/postprocess", v, ml);
-  if (!ml.empty() && c.value().shape.rank_known && ml.rank() != c.value().shape.rank())
-    throw c.error("model layout " + ml.to_string() + " has " + std::to_string(ml.rank()) + " dimensions, the output " +
-                  std::to_string(c.value().shape.rank()) + " (" + c.value().shape.to_string() + ")");
+  if (auto why = rank_mismatch("model layout", ml, c.value().shape, "output"); !why.empty()) throw c.error(why);
   for (const auto& s : p.steps) {
     c.at_step(step_name(s.kind));
     if (s.kind == Kind::convert_element_type) c.cast(s.type);
-    else if (!s.layout.empty()) {
-      if (c.layout().empty()) throw c.error("the output's layout is not known (model().set_layout)");
-      c.transpose_to(s.layout);
-    } else {
-      c.permute(s.order);
-    }
+    else c.convert_layout(s, "the output's layout is not known (model().set_layout)");
   }
   if (p.tensor_type && c.value().type != *p.tensor_type) {
     c.at_step("convert_element_type (to the tensor's " + to_string(*p.tensor_type) + ")");
