@@ -433,7 +433,7 @@ BOOST_AUTO_TEST_CASE(bench_u8_input_with_mean_and_scale_in_the_model,
   BOOST_TEST(has(r.err, "input 'x', step mean: 2 values for 3 channels"), r.err);
   r = run("bench -m " + m + " -niter 2 -scale_values y[1,2,3]");
   BOOST_TEST(r.code == 1, r.out);
-  BOOST_TEST(has(r.err, "-scale_values: the model has no input 'y'; it has 'x'"), r.err);
+  BOOST_TEST(has(r.err, "-scale_values: the model has no input 'y'; its inputs: 'x'"), r.err);
   r = run("bench -m " + m + " -niter 2 -mean_values [1,two,3]");
   BOOST_TEST(r.code == 2, r.out);
   BOOST_TEST(has(r.err, "-mean_values takes numbers, got 'two'"), r.err);

@@ -7,16 +7,14 @@ namespace troupe::cli {
 
 namespace {
 
-/// -mean_values / -scale_values: input name -> values ("" for every input).
+/// -mean_values / -scale_values: input name -> values, for the inputs the flag names.
 std::map<std::string, std::vector<float>> parse_values(const std::string& flag, const std::string& text,
-                                                        const input_setup& setup) {
+                                                        const std::vector<Port>& ports) {
   std::map<std::string, std::vector<float>> r;
-  if (text.empty()) return r;
-  for (const auto& entry : parse_per_input(flag, text)) {
-    if (entry.values.size() != 1)
-      throw usage_error(flag + " takes one [v1,v2,...] group per input, got '" + text + "'");
-    std::vector<float> values;
-    for (const auto& item : comma_items(entry.values[0])) {
+  for (const auto& [name, groups] : by_input(flag, text, ports)) {
+    if (groups.size() != 1) throw usage_error(flag + " takes one [v1,v2,...] group per input, got '" + text + "'");
+    auto& values = r[name];
+    for (const auto& item : comma_items(groups[0])) {
       try {
         std::size_t used = 0;
         values.push_back(std::stof(item, &used));
@@ -25,32 +23,21 @@ std::map<std::string, std::vector<float>> parse_values(const std::string& flag, 
         throw usage_error(flag + " takes numbers, got '" + item + "' in '" + text + "'");
       }
     }
-    if (!entry.name.empty()) {
-      bool known = false;
-      for (const auto& in : setup.inputs) known = known || in.name == entry.name;
-      if (!known) {
-        std::string all;
-        for (const auto& in : setup.inputs) all += (all.empty() ? "'" : ", '") + in.name + "'";
-        throw Exception(flag + ": the model has no input '" + entry.name + "'; it has " + all);
-      }
-    }
-    r[entry.name] = std::move(values);
   }
   return r;
 }
 
 const std::vector<float>* values_for(const std::map<std::string, std::vector<float>>& m, const std::string& name) {
-  if (auto it = m.find(name); it != m.end()) return &it->second;
-  if (auto it = m.find(""); it != m.end()) return &it->second;
-  return nullptr;
+  auto it = m.find(name);
+  return it == m.end() ? nullptr : &it->second;
 }
 
 } // namespace
 
 bool add_bench_preprocessing(Model& model, input_setup& setup, const std::map<std::string, element_type>& input_types,
                              const std::string& mean_values, const std::string& scale_values) {
-  const auto mean = parse_values("-mean_values", mean_values, setup);
-  const auto scale = parse_values("-scale_values", scale_values, setup);
+  const auto mean = parse_values("-mean_values", mean_values, model.inputs());
+  const auto scale = parse_values("-scale_values", scale_values, model.inputs());
   if (input_types.empty() && mean.empty() && scale.empty()) return false;
   preprocess::PrePostProcessor ppp(model);
   for (const auto& in : setup.inputs) {

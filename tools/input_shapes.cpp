@@ -14,9 +14,6 @@ std::string names_of(const std::vector<Port>& ports) {
   return all;
 }
 
-namespace {
-
-/// The flag's values by input name ("" given: every input), checked against the model.
 std::map<std::string, std::vector<std::string>> by_input(const std::string& flag, const std::string& text,
                                                          const std::vector<Port>& ports) {
   std::map<std::string, std::vector<std::string>> r;
@@ -32,6 +29,8 @@ std::map<std::string, std::vector<std::string>> by_input(const std::string& flag
   }
   return r;
 }
+
+namespace {
 
 PartialShape parse_shape(const std::string& flag, const std::string& input, const std::string& text) {
   try {

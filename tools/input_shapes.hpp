@@ -24,6 +24,11 @@ struct per_input_value {
 /// Syntax only (usage_error naming the flag); names are checked against a model later.
 std::vector<per_input_value> parse_per_input(const std::string& flag, const std::string& text);
 
+/// A per-input flag's bracket groups by input name, checked against the model ("[...]"
+/// without a name: every input).
+std::map<std::string, std::vector<std::string>> by_input(const std::string& flag, const std::string& text,
+                                                         const std::vector<Port>& ports);
+
 /// "NCHW", "N,C,H,W", "NC?W" ('?' an unnamed dim) -> one letter per dim; usage_error otherwise.
 std::string parse_layout(const std::string& flag, const std::string& text);
 
