@@ -9,6 +9,7 @@
 
 #include "kernels/cpu/cpu_device.hpp"
 #include "kernels/cpu/plan_builder.hpp"
+#include "kernels/reference/common.hpp"
 
 namespace troupe::kernels::cpu {
 
@@ -643,8 +644,7 @@ bool build_transpose(plan_builder& b, const Op& op) {
   if (perm.empty())
     for (std::size_t i = r; i-- > 0;) perm.push_back(static_cast<int64_t>(i));
   if (perm.size() != r) return false;
-  std::vector<int64_t> stride(r, 1);
-  for (std::size_t i = r - 1; i-- > 0;) stride[i] = stride[i + 1] * xs[i + 1];
+  const auto stride = reference::strides_of(xs);
   memory::dims dims(ys.begin(), ys.end()), strides(r);
   for (std::size_t i = 0; i < r; ++i) {
     if (perm[i] < 0 || perm[i] >= static_cast<int64_t>(r)) return false;

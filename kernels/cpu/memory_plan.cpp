@@ -36,7 +36,8 @@ void plan_memory(plan& p) {
     for (int b : st.ref_out)
       if (b >= 0) life[static_cast<std::size_t>(b)].touch(s);
   }
-  // Outputs are copied out after the last step.
+  // An output in the arena is copied out after the last step. (plan_builder writes outputs in
+  // place, outside the arena; this keeps the plan right for any other plan.)
   for (int b : p.outputs)
     if (b >= 0) life[static_cast<std::size_t>(b)].touch(end);
 
