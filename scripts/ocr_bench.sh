@@ -3,6 +3,9 @@
 # rendered images, interleaved in one run: per-image latency (each image RUNS times in a row,
 # one at a time), stream throughput (every image ROUNDS times in flight), and exact text
 # against what was rendered. Usage: scripts/ocr_bench.sh [DEVICE] (default CPU). RUNS=5 ROUNDS=4.
+# Besides troupe_ocr as it comes, the latency is also taken with --no-cls (the stages ocr-node
+# runs: it has no angle classifier) and with the device's faster precision where it has one
+# (bf16 on a CPU with BF16, f16 on a GPU with FP16), each with its own exact-line count.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 device=${1:-CPU}
@@ -22,6 +25,7 @@ cp "$root/scripts/reference/ocr-node/ocr_node.mjs" "$ref/ocr_node.mjs"
 
 out=$root/build/ocr_bench
 img=$out/images
+rm -f "$out"/*.json "$out"/*.txt
 mkdir -p "$img"
 # name|font|pixels|degrees|lines (separated by ';')
 specs=(
@@ -49,14 +53,27 @@ for s in "${specs[@]}"; do
 done
 echo "}" >> "$expected"
 
+# name|flags of each troupe_ocr latency variant
+variants=("default|" "no-cls|--no-cls")
+caps=$("$bin/troupe" devices 2>/dev/null | awk -v d="$device" '$1 == d { on = 1; next } /^[^ ]/ { on = 0 } on && $1 == "OPTIMIZATION_CAPABILITIES"' || true)
+case "$device:$caps" in
+  CPU*:*BF16*) variants+=("bf16|-infer_precision bf16") ;;
+  GPU*:*FP16*) variants+=("f16|-infer_precision f16") ;;
+esac
+
 repeated=()
 for i in "${images[@]}"; do for ((r = 0; r < runs; ++r)); do repeated+=("$i"); done; done
 stream=()
 for ((r = 0; r < rounds; ++r)); do stream+=("${images[@]}"); done
 cd "$root"
 for round in 1 2; do
-  echo "=== round $round: latency"
-  "$bin/troupe_ocr" -d "$device" --json "${repeated[@]}" > "$out/troupe_latency_$round.json"
+  for v in "${variants[@]}"; do
+    IFS='|' read -r name flags <<< "$v"
+    echo "=== round $round: latency, troupe_ocr $name"
+    # shellcheck disable=SC2086 # flags are words
+    "$bin/troupe_ocr" -d "$device" $flags --json "${repeated[@]}" > "$out/troupe_latency_${name}_$round.json"
+  done
+  echo "=== round $round: latency, ocr-node"
   node "$ref/ocr_node.mjs" latency "$runs" "${images[@]}" > "$out/node_latency_$round.json"
   echo "=== round $round: stream"
   "$bin/troupe_ocr" -d "$device" --stream --json "${stream[@]}" 2> "$out/troupe_stream_$round.txt" > /dev/null

@@ -2,8 +2,8 @@
 /// the PP-OCRv4 detector finds text boxes, each box is cut out and straightened, the angle
 /// classifier turns upside-down lines round, the PP-OCRv4 recognizer reads them.
 ///
-/// usage: troupe_ocr [-d DEVICE] [-hint latency|throughput|cumulative_throughput] [--json] [--no-cls]
-///                   [--stream] [-det MODEL] [-cls MODEL] [-rec MODEL] [-dict FILE] IMAGE...
+/// usage: troupe_ocr [-d DEVICE] [-hint latency|throughput|cumulative_throughput] [-infer_precision f32|bf16|f16]
+///                   [--json] [--no-cls] [--stream] [-det MODEL] [-cls MODEL] [-rec MODEL] [-dict FILE] IMAGE...
 ///
 /// Every stage's input goes to the engine as the image's own bytes (u8, NHWC, BGR): the
 /// conversion to float, the normalization and the layout change are preprocessing steps
@@ -62,11 +62,12 @@ constexpr float drop_score = 0.5f;    ///< lines the recognizer is less sure of 
 constexpr std::uint8_t line_pad = 128; ///< pads lines on the right: 0.004 after (x - 127.5) / 127.5
 
 const char* const usage_text =
-    "usage: troupe_ocr [-d DEVICE] [-hint latency|throughput|cumulative_throughput] [--json] [--no-cls]\n"
-    "                  [--stream] [-det MODEL] [-cls MODEL] [-rec MODEL] [-dict FILE] IMAGE...\n";
+    "usage: troupe_ocr [-d DEVICE] [-hint latency|throughput|cumulative_throughput] [-infer_precision f32|bf16|f16]\n"
+    "                  [--json] [--no-cls] [--stream] [-det MODEL] [-cls MODEL] [-rec MODEL] [-dict FILE] IMAGE...\n";
 
 struct options {
-  std::string device = "CPU", hint;
+  std::string device = "CPU", hint, precision; ///< precision: INFERENCE_PRECISION_HINT, empty: the device's
+
   bool json = false, cls = true, stream = false;
   std::string det, cls_model, rec, dict;
   std::vector<std::string> images;
@@ -98,6 +99,10 @@ options parse(int argc, char** argv) {
       else if (h == "throughput") o.hint = "THROUGHPUT";
       else if (h == "cumulative_throughput") o.hint = "CUMULATIVE_THROUGHPUT";
       else usage("-hint takes latency, throughput or cumulative_throughput, not '" + h + "'");
+    } else if (a == "-infer_precision") {
+      o.precision = value();
+      if (o.precision != "f32" && o.precision != "bf16" && o.precision != "f16")
+        usage("-infer_precision takes f32, bf16 or f16, not '" + o.precision + "'");
     } else if (a == "-det") o.det = value();
     else if (a == "-cls") o.cls_model = value();
     else if (a == "-rec") o.rec = value();
@@ -308,6 +313,8 @@ public:
     troupe::AnyMap props, crop_props;
     props["PERFORMANCE_HINT"] = !o.hint.empty() ? o.hint : o.stream ? "THROUGHPUT" : "LATENCY";
     crop_props["PERFORMANCE_HINT"] = !o.hint.empty() ? o.hint : "THROUGHPUT";
+    if (!o.precision.empty()) // the device refuses a precision it lacks, naming it
+      props["INFERENCE_PRECISION_HINT"] = crop_props["INFERENCE_PRECISION_HINT"] = o.precision;
 
     // Detector: x / 255 with no mean, as ocr-node feeds it (README.md: better than ImageNet's).
     const troupe::Model det = core.read_model(det_path);

@@ -197,18 +197,51 @@ BOOST_AUTO_TEST_CASE(a_stream_reads_what_single_images_read) {
   BOOST_TEST(r.err.find("images/s") != std::string::npos, r.err);
 }
 
-/// GPU cases run where `troupe devices` lists a GPU; with CI=true or TROUPE_REQUIRE_GPU=1 a
-/// missing GPU is a failure (as in the other GPU tests).
-bool gpu_here() {
+/// What `troupe devices` prints.
+std::string devices_listing() {
   FILE* p = popen(((bin_dir() / "troupe").string() + " devices 2>/dev/null").c_str(), "r");
-  if (!p) return false;
+  if (!p) return {};
   std::string out;
   std::array<char, 4096> buf;
   std::size_t n;
   while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
   pclose(p);
-  return out.find("GPU.0") != std::string::npos;
+  return out;
 }
+
+/// The OPTIMIZATION_CAPABILITIES line of `device`'s block in `troupe devices` (names at the
+/// line start, properties indented below).
+std::string capabilities(const std::string& device) {
+  std::istringstream in(devices_listing());
+  std::string line;
+  bool inside = false;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line[0] != ' ') inside = line == device;
+    else if (inside && line.find("OPTIMIZATION_CAPABILITIES") != std::string::npos) return line;
+  }
+  BOOST_TEST_REQUIRE(false, "troupe devices lists no OPTIMIZATION_CAPABILITIES for " << device);
+  return {};
+}
+
+BOOST_AUTO_TEST_CASE(infer_precision_reads_the_same_or_is_refused_by_name) {
+  const auto latin = render("precision.png", "DejaVuSans.ttf", 28, invoice);
+  auto r = ocr("--json -infer_precision bf16 " + latin);
+  if (capabilities("CPU").find("BF16") != std::string::npos) {
+    BOOST_TEST_REQUIRE(r.code == 0, r.err);
+    BOOST_TEST(texts(r) == (std::vector<std::vector<std::string>>{invoice}), r.out);
+  } else { // the device names the property and the value it lacks
+    BOOST_TEST(r.code == 1);
+    BOOST_TEST(r.err.find("INFERENCE_PRECISION_HINT") != std::string::npos, r.err);
+    BOOST_TEST(r.err.find("bf16") != std::string::npos, r.err);
+  }
+  r = ocr("-infer_precision f64 " + latin);
+  BOOST_TEST(r.code == 2);
+  BOOST_TEST(r.err.find("'f64'") != std::string::npos, r.err);
+}
+
+/// GPU cases run where `troupe devices` lists a GPU; with CI=true or TROUPE_REQUIRE_GPU=1 a
+/// missing GPU is a failure (as in the other GPU tests).
+bool gpu_here() { return devices_listing().find("GPU.0") != std::string::npos; }
 
 /// Precondition: runs where a GPU is (or must be: then its absence fails the case).
 struct gpu_present {
@@ -227,7 +260,11 @@ struct gpu_present {
 BOOST_AUTO_TEST_CASE(the_gpu_reads_what_the_cpu_reads, *boost::unit_test::precondition(gpu_present())) {
   BOOST_TEST_REQUIRE(gpu_here(), "a GPU is required (CI=true or TROUPE_REQUIRE_GPU=1) and troupe devices lists none");
   const auto path = render("gpu.png", "DejaVuSans.ttf", 32, {"Hello World"});
-  const auto r = ocr("--json -d GPU " + path);
-  BOOST_TEST_REQUIRE(r.code == 0, r.err);
-  BOOST_TEST(texts(r) == (std::vector<std::vector<std::string>>{{"Hello World"}}), r.out);
+  std::vector<std::string> precisions{"f32"};
+  if (capabilities("GPU.0").find("FP16") != std::string::npos) precisions.push_back("f16");
+  for (const std::string& precision : precisions) {
+    const auto r = ocr("--json -d GPU -infer_precision " + precision + " " + path);
+    BOOST_TEST_REQUIRE(r.code == 0, precision << ": " << r.err);
+    BOOST_TEST(texts(r) == (std::vector<std::vector<std::string>>{{"Hello World"}}), precision << ": " << r.out);
+  }
 }
