@@ -6,6 +6,7 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <istream>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -19,6 +20,15 @@ namespace troupe::graph {
 // Numbers and tensor bytes are copied as they lie in memory, so the host order must be the
 // formats' own.
 static_assert(std::endian::native == std::endian::little, "troupe's binary formats are little-endian");
+
+/// Everything left in `in`, read in blocks (istreambuf_iterator goes a byte at a time: 3 ms
+/// for a 4.6 MB cache entry, a tenth of a CPU compile). in.bad() tells a failed read.
+inline std::string read_all(std::istream& in) {
+  std::string out;
+  char block[1 << 16];
+  while (in.read(block, sizeof block) || in.gcount() > 0) out.append(block, static_cast<std::size_t>(in.gcount()));
+  return out;
+}
 
 class byte_writer {
 public:

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <istream>
-#include <iterator>
 #include <mutex>
 #include <set>
 
@@ -15,6 +14,7 @@
 #include "graph/shape_inference.hpp"
 #include "runtime/compile_pipeline.hpp"
 #include "runtime/compiled_blob.hpp"
+#include "graph/byte_io.hpp"
 #include "runtime/model_cache.hpp"
 #include "runtime/core_impl.hpp"
 #include "runtime/nodes.hpp"
@@ -135,7 +135,7 @@ std::shared_ptr<CompiledModel::Impl> Core::Impl::compile_single_graph(const grap
 
 CompiledModel Core::import_model(std::istream& stream, const std::string& device, const AnyMap& properties) {
   engine::thread_release done{*impl_->eng};
-  const std::string bytes((std::istreambuf_iterator<char>(stream)), std::istreambuf_iterator<char>());
+  const std::string bytes = graph::read_all(stream);
   if (stream.bad()) throw Exception("import_model: reading the stream failed");
   auto blob = decode_blob(bytes, "import_model");
   if (blob.troupe_version != version())

@@ -7,11 +7,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <random>
 #include <sstream>
 
 #include <unistd.h>
+
+#include "graph/byte_io.hpp"
 
 namespace troupe {
 
@@ -72,7 +73,7 @@ std::optional<compiled_blob> cache_load(const std::string& dir, const compiled_b
   const auto path = entry_path(dir, target.key);
   std::ifstream f(path, std::ios::binary);
   if (!f) return std::nullopt; // not cached yet
-  const std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const std::string bytes = graph::read_all(f);
   const std::string what = "CACHE_DIR entry " + path.string();
   try {
     auto b = decode_blob(bytes, what);

@@ -6,7 +6,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 
 #include <unistd.h>
 
@@ -14,6 +13,7 @@
 
 #include <troupe/exception.hpp>
 
+#include "graph/byte_io.hpp"
 #include "graph/wire.hpp"
 
 namespace troupe::kernels::vulkan {
@@ -73,7 +73,8 @@ std::optional<std::vector<uint8_t>> read_cache_file(const std::string& path, con
     why = "no cache file " + path;
     return std::nullopt;
   }
-  std::vector<uint8_t> f((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string bytes = graph::read_all(in);
+  const std::vector<uint8_t> f(bytes.begin(), bytes.end());
   if (f.size() < header_bytes || std::memcmp(f.data(), magic, sizeof magic) != 0) {
     why = path + " is not a troupe pipeline cache file";
     return std::nullopt;
