@@ -27,17 +27,14 @@ bool fold_one(Graph& g, std::size_t bn_index, const std::vector<int>& producers,
   int p = producers[static_cast<std::size_t>(x)];
   if (p < 0 || uses[static_cast<std::size_t>(x)] != 1) return false;
   Op& conv = g.ops[static_cast<std::size_t>(p)];
-  bool transposed = conv.type == "ConvTranspose";
-  if ((conv.type != "Conv" && !transposed) || !conv.domain.empty() || conv.has_attr("activation")) return false;
+  if ((conv.type != "Conv" && conv.type != "ConvTranspose") || !conv.domain.empty() || conv.has_attr("activation")) return false;
   if (!detail::same_affinity(conv, bn)) return false;
   if (conv.outputs.size() != 1 || conv.outputs[0] != x || conv.input_count() < 2) return false;
 
   const Tensor* w = f32_constant(g, conv.inputs[1], -1);
   if (!w || w->get_shape().size() < 3) return false;
-  const Shape& ws = w->get_shape();
-  int64_t group = conv.attr_int("group", 1);
-  if (group < 1 || ws[0] % group != 0) return false;
-  int64_t channels = transposed ? ws[1] * group : ws[0];
+  const int64_t channels = detail::output_channels(conv, w->get_shape());
+  if (channels == 0) return false;
   const Tensor* scale = f32_constant(g, bn.inputs[1], channels);
   const Tensor* beta = f32_constant(g, bn.inputs[2], channels);
   const Tensor* mean = f32_constant(g, bn.inputs[3], channels);
@@ -51,19 +48,7 @@ bool fold_one(Graph& g, std::size_t bn_index, const std::vector<int>& producers,
   for (int64_t c = 0; c < channels; ++c)
     s[static_cast<std::size_t>(c)] = static_cast<float>(scale->data<float>()[c] / std::sqrt(static_cast<double>(var->data<float>()[c]) + eps));
 
-  Tensor nw(element_type::f32, ws);
-  const float* src = w->data<float>();
-  float* dst = nw.data<float>();
-  int64_t inner = 1; // elements per (dim0, dim1) pair
-  for (std::size_t i = 2; i < ws.size(); ++i) inner *= ws[i];
-  for (int64_t a = 0; a < ws[0]; ++a)
-    for (int64_t b = 0; b < ws[1]; ++b) {
-      // Conv: W[Cout, Cin/g, ...]; ConvTranspose: W[Cin, Cout/g, ...], out channel = group * Cout/g + b.
-      int64_t oc = transposed ? (a / (ws[0] / group)) * ws[1] + b : a;
-      float f = s[static_cast<std::size_t>(oc)];
-      int64_t off = (a * ws[1] + b) * inner;
-      for (int64_t k = 0; k < inner; ++k) dst[off + k] = src[off + k] * f;
-    }
+  Tensor nw = detail::scale_output_channels(conv, *w, s);
   Tensor nb(element_type::f32, {channels});
   for (int64_t c = 0; c < channels; ++c) {
     float b0 = bias ? bias->data<float>()[c] : 0.0f;

@@ -52,6 +52,32 @@ void remove_ops(Graph& g, const std::vector<bool>& removed) {
   g.prune();
 }
 
+int64_t output_channels(const Op& conv, const Shape& ws) {
+  const int64_t group = conv.attr_int("group", 1);
+  if (ws.size() < 3 || group < 1 || ws[0] % group != 0) return 0;
+  return conv.type == "ConvTranspose" ? ws[1] * group : ws[0];
+}
+
+Tensor scale_output_channels(const Op& conv, const Tensor& w, const std::vector<float>& s) {
+  const Shape& ws = w.get_shape();
+  const bool transposed = conv.type == "ConvTranspose";
+  const int64_t group = conv.attr_int("group", 1);
+  Tensor nw(element_type::f32, ws);
+  const float* src = w.data<float>();
+  float* dst = nw.data<float>();
+  int64_t inner = 1; // elements per (dim0, dim1) pair
+  for (std::size_t i = 2; i < ws.size(); ++i) inner *= ws[i];
+  for (int64_t a = 0; a < ws[0]; ++a)
+    for (int64_t b = 0; b < ws[1]; ++b) {
+      // Conv: W[Cout, Cin/g, ...]; ConvTranspose: W[Cin, Cout/g, ...], out channel = group * Cout/g + b.
+      const int64_t oc = transposed ? (a / (ws[0] / group)) * ws[1] + b : a;
+      const float f = s[static_cast<std::size_t>(oc)];
+      const int64_t off = (a * ws[1] + b) * inner;
+      for (int64_t k = 0; k < inner; ++k) dst[off + k] = src[off + k] * f;
+    }
+  return nw;
+}
+
 bool is_float_or_unknown(element_type t) {
   return t == element_type::undefined || t == element_type::f32 || t == element_type::f16 ||
          t == element_type::bf16 || t == element_type::f64;

@@ -35,6 +35,14 @@ void remove_ops(Graph& g, const std::vector<bool>& removed);
 /// varies along another dimension or would widen the tensor.
 std::vector<float> per_channel(const Graph& g, ValueId c, std::size_t rank, int64_t channels);
 
+/// Output channels of a Conv (W[Cout, Cin/g, ...]) or ConvTranspose (W[Cin, Cout/g, ...])
+/// with weights of shape `ws`; 0 when the shape or the group does not fit.
+int64_t output_channels(const Op& conv, const Shape& ws);
+
+/// The weights `w` of a Conv or ConvTranspose with every output channel c multiplied by s[c]:
+/// folding a per-channel scale after the op into it.
+Tensor scale_output_channels(const Op& conv, const Tensor& w, const std::vector<float>& s);
+
 /// True for element types an activation can run on (or not yet inferred).
 bool is_float_or_unknown(element_type t);
 

@@ -14,6 +14,7 @@
 
 #include "graph/dot_writer.hpp"
 #include "graph/onnx_reader.hpp"
+#include "graph/op_cost.hpp"
 #include "graph/passes.hpp"
 #include "graph/shape_inference.hpp"
 #include "kernels/reference/interpreter.hpp"
@@ -850,3 +851,35 @@ BOOST_AUTO_TEST_CASE(dot_output) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// ================================================================ op cost (the roofline's FLOPs)
+
+BOOST_AUTO_TEST_CASE(op_cost_counts_multiply_adds_twice_and_every_byte_once) {
+  builder b;
+  auto x = b.input("x", PartialShape(dims{1, 4, 8, 8}));
+  auto& conv = b.op("Conv", {x, b.constant("w", Tensor(element_type::f32, {6, 4, 3, 3}))},
+                    {{"pads", dims{1, 1, 1, 1}}});
+  auto& deconv = b.op("ConvTranspose", {x, b.constant("wt", Tensor(element_type::f32, {4, 2, 2, 2}))},
+                      {{"strides", dims{2, 2}}});
+  auto a = b.input("a", PartialShape(dims{3, 5}));
+  auto& mm = b.op("MatMul", {a, b.constant("m", Tensor(element_type::f32, {5, 7}))});
+  auto& relu = b.op("Relu", {a});
+  for (const Op* o : {&conv, &deconv, &mm, &relu}) b.g.outputs.push_back(o->outputs[0]);
+  infer_shapes(b.g);
+  // Conv: 6x8x8 outputs, each 4x3x3 multiply-adds; bytes: x, w and y in f32.
+  BOOST_TEST(cost_of(b.g, b.g.ops[0]).flops == 2.0 * 6 * 64 * 36);
+  BOOST_TEST(cost_of(b.g, b.g.ops[0]).bytes == 4.0 * (256 + 216 + 384));
+  // ConvTranspose: every input element meets 2x2x2 weights (output [1,2,16,16]).
+  BOOST_TEST(cost_of(b.g, b.g.ops[1]).flops == 2.0 * 256 * 8);
+  BOOST_TEST(cost_of(b.g, b.g.ops[1]).bytes == 4.0 * (256 + 32 + 512));
+  // MatMul [3,5] x [5,7]: 21 outputs of 5 multiply-adds.
+  BOOST_TEST(cost_of(b.g, b.g.ops[2]).flops == 2.0 * 21 * 5);
+  // Anything else: one operation per output element.
+  BOOST_TEST(cost_of(b.g, b.g.ops[3]).flops == 15.0);
+  BOOST_TEST(cost_of(b.g, b.g.ops[3]).bytes == 4.0 * 30);
+  // Shapes not known: nothing counted.
+  builder d;
+  auto& dyn = d.op("Relu", {d.input("y", PartialShape::unknown_rank())});
+  BOOST_TEST(cost_of(d.g, dyn).flops == 0.0);
+  BOOST_TEST(cost_of(d.g, dyn).bytes == 0.0);
+}

@@ -1,0 +1,254 @@
+/// Where a model's time goes against what the machine can do: each op's measured time (the
+/// device's per-op counters, PERF_COUNT) beside its floating-point operations and the bytes it
+/// must at least move (graph/op_cost.hpp), its GFLOP/s and GB/s, and its share of the peak:
+/// the best GFLOP/s of a large 3x3 Conv and a large MatMul on the same device and threads in
+/// the same run (measured, not the vendor's figure: a virtual machine's clock is unknown). Ops fused into another report no time of their own; the device's layout
+/// changes (reorders) report time and bytes but no operations. Prints a markdown table,
+/// slowest op first.
+/// usage: troupe_roofline -m MODEL [-shape x[1,3,48,320]] [-d CPU] [-infer_precision f32|bf16]
+///                        [-nthreads N] [-niter 50] [-top 25]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <troupe/troupe.hpp>
+
+#include "graph/op_cost.hpp"
+#include "runtime/compile_pipeline.hpp"
+#include "runtime/model_impl.hpp"
+
+using namespace troupe;
+
+namespace {
+
+struct options {
+  std::string model, shape, device = "CPU", precision = "f32";
+  int threads = 0, iterations = 50, top = 25;
+};
+
+[[noreturn]] void usage(const std::string& why) {
+  std::fprintf(stderr,
+               "troupe_roofline: %s\nusage: troupe_roofline -m MODEL [-shape NAME[dims]] [-d DEVICE] "
+               "[-infer_precision f32|bf16] [-nthreads N] [-niter N] [-top N]\n",
+               why.c_str());
+  std::exit(2);
+}
+
+options parse(int argc, char** argv) {
+  options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (i + 1 >= argc) usage(a + " needs a value");
+    const std::string v = argv[++i];
+    auto number = [&] {
+      try {
+        return std::stoi(v);
+      } catch (const std::exception&) {
+        usage(a + " takes a number, not '" + v + "'");
+      }
+    };
+    if (a == "-m") o.model = v;
+    else if (a == "-shape") o.shape = v;
+    else if (a == "-d") o.device = v;
+    else if (a == "-infer_precision") o.precision = v;
+    else if (a == "-nthreads") o.threads = number();
+    else if (a == "-niter") o.iterations = std::max(1, number());
+    else if (a == "-top") o.top = std::max(1, number());
+    else usage("unknown flag " + a);
+  }
+  if (o.model.empty()) usage("no model (-m)");
+  return o;
+}
+
+Tensor random_input(const Port& p) {
+  Tensor t(p.get_element_type(), p.get_shape());
+  std::mt19937 gen(7);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  if (p.get_element_type() == element_type::f32)
+    for (int64_t i = 0; i < t.get_size(); ++i) t.data<float>()[i] = u(gen);
+  return t;
+}
+
+AnyMap properties(const options& o) {
+  AnyMap p{{"PERF_COUNT", true}, {"PERFORMANCE_HINT", std::string("LATENCY")},
+           {"INFERENCE_PRECISION_HINT", o.precision}};
+  if (o.threads > 0) p["INFERENCE_NUM_THREADS"] = o.threads;
+  return p;
+}
+
+/// Each op's real time in ms, summed by name and averaged over `iterations` inferences (after
+/// two not counted), and the ops' kernel and type as the device reports them.
+struct measured {
+  std::map<std::string, double> ms;
+  std::map<std::string, std::string> kernel, type;
+  double total_ms = 0; ///< wall time of one inference, median
+};
+
+measured run(Core& core, const Model& model, const options& o) {
+  auto compiled = core.compile_model(model, o.device, properties(o));
+  auto request = compiled.create_infer_request();
+  for (const Port& p : compiled.inputs()) request.set_tensor(p.get_any_name(), random_input(p));
+  measured m;
+  std::vector<double> walls;
+  for (int i = 0; i < o.iterations + 2; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    request.infer();
+    const double wall = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (i < 2) continue;
+    walls.push_back(wall);
+    for (const ProfilingInfo& c : request.get_profiling_info()) {
+      if (c.status != ProfilingInfo::Status::EXECUTED) continue;
+      m.ms[c.node_name] += c.real_time.count() / 1000.0 / o.iterations;
+      m.kernel[c.node_name] = c.exec_type;
+      m.type[c.node_name] = c.node_type;
+    }
+  }
+  std::sort(walls.begin(), walls.end());
+  m.total_ms = walls[walls.size() / 2];
+  return m;
+}
+
+Tensor random_weights(const Shape& shape) {
+  Tensor w(element_type::f32, shape);
+  std::mt19937 gen(3);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (int64_t i = 0; i < w.get_size(); ++i) w.data<float>()[i] = u(gen);
+  return w;
+}
+
+/// A one-op model: `type` over an input of `in` and constant weights of `weights`, giving `out`.
+Model one_op(const std::string& type, const Shape& in, const Shape& weights, const Shape& out,
+             std::map<std::string, graph::AttributeValue> attrs) {
+  auto impl = std::make_shared<Model::Impl>();
+  graph::Graph& g = impl->graph;
+  const auto a = g.add_input("a", element_type::f32, PartialShape(std::vector<int64_t>(in.begin(), in.end())));
+  const auto b = g.add_constant("b", random_weights(weights));
+  graph::Value c;
+  c.name = "c";
+  c.type = element_type::f32;
+  c.shape = PartialShape(std::vector<int64_t>(out.begin(), out.end()));
+  const auto result = g.add_value(c);
+  graph::Op op;
+  op.type = type;
+  op.name = "probe";
+  op.inputs = {a, b};
+  op.outputs = {result};
+  op.attrs = std::move(attrs);
+  g.ops.push_back(op);
+  g.outputs = {result};
+  impl->name = "peak_" + type;
+  return Model(impl);
+}
+
+/// The peak this table measures against: the best GFLOP/s of two compute-bound probes on the
+/// device with the same settings, a 3x3 Conv (256 -> 256 channels on 56 x 56, 3.7 GFLOP) and a
+/// MatMul (1024^3, 2.1 GFLOP).
+double measured_peak(Core& core, const options& o) {
+  options probe = o;
+  probe.iterations = 10;
+  const std::vector<std::pair<Model, double>> probes{
+      {one_op("Conv", {1, 256, 56, 56}, {256, 256, 3, 3}, {1, 256, 56, 56},
+              {{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"kernel_shape", std::vector<int64_t>{3, 3}}}),
+       2.0 * 256 * 256 * 9 * 56 * 56},
+      {one_op("MatMul", {1024, 1024}, {1024, 1024}, {1024, 1024}, {}), 2.0 * 1024 * 1024 * 1024}};
+  double best = 0;
+  for (const auto& [model, flops] : probes) {
+    const measured m = run(core, model, probe);
+    double ms = 0;
+    for (const auto& [name, t] : m.ms) ms = std::max(ms, t);
+    if (ms > 0) best = std::max(best, flops / (ms * 1e6));
+  }
+  return best;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  const options o = parse(argc, argv);
+  try {
+    Core core;
+    Model model = core.read_model(o.model);
+    if (!o.shape.empty()) {
+      const auto open = o.shape.find('[');
+      if (open == std::string::npos) usage("-shape takes NAME[dims], e.g. x[1,3,48,320]");
+      model.reshape({{o.shape.substr(0, open), PartialShape::parse(o.shape.substr(open))}});
+    }
+    for (const Port& p : model.inputs())
+      if (!p.get_partial_shape().is_static())
+        usage("input '" + p.get_any_name() + "' is " + p.get_partial_shape().to_string() + ": give -shape");
+
+    // The graph the device compiles: the same passes, so the names match its counters.
+    graph::Graph g = model.impl()->graph;
+    optimize_graph(g);
+    std::map<std::string, graph::op_cost> cost;
+    std::map<std::string, double> value_bytes;
+    for (const graph::Op& op : g.ops) cost[op.name] = graph::cost_of(g, op);
+    for (const graph::Value& v : g.values)
+      if (v.shape.is_static()) {
+        double n = static_cast<double>(element_size(v.type));
+        for (int64_t d : v.shape.dims) n *= static_cast<double>(d);
+        value_bytes[v.name] = n;
+      }
+
+    const double peak = measured_peak(core, o);
+    const measured m = run(core, model, o);
+
+    struct row {
+      std::string name, type, kernel;
+      double ms, flops, bytes;
+    };
+    std::vector<row> rows;
+    double sum_ms = 0, sum_flops = 0, sum_bytes = 0;
+    for (const auto& [name, ms] : m.ms) {
+      graph::op_cost c;
+      if (auto it = cost.find(name); it != cost.end()) c = it->second;
+      else if (auto slash = name.rfind("/reorder"); slash != std::string::npos) { // read once, written once
+        if (auto v = value_bytes.find(name.substr(0, slash)); v != value_bytes.end()) c.bytes = 2 * v->second;
+      }
+      rows.push_back({name, m.type.at(name), m.kernel.at(name), ms, c.flops, c.bytes});
+      sum_ms += ms;
+      sum_flops += c.flops;
+      sum_bytes += c.bytes;
+    }
+    std::sort(rows.begin(), rows.end(), [](const row& a, const row& b) { return a.ms > b.ms; });
+
+    std::printf("%s on %s, %s, %s threads: %.3f ms per inference (median of %d), ops %.3f ms; "
+                "%.3f GFLOP; peak (best of a 3x3 Conv and a MatMul here, same settings) %.1f GFLOP/s\n\n",
+                o.model.c_str(), o.device.c_str(), o.precision.c_str(),
+                o.threads > 0 ? std::to_string(o.threads).c_str() : "all", m.total_ms, o.iterations, sum_ms,
+                sum_flops / 1e9, peak);
+    std::printf("| op | type | kernel | ms | %% time | MFLOP | GFLOP/s | %% peak | MB | GB/s |\n");
+    std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+    auto print = [&](const row& r) {
+      const double gflops = r.ms > 0 ? r.flops / (r.ms * 1e6) : 0;
+      const double gbs = r.ms > 0 ? r.bytes / (r.ms * 1e6) : 0;
+      std::printf("| %s | %s | %s | %.3f | %.1f | %.1f | %.1f | %.1f | %.2f | %.1f |\n", r.name.c_str(),
+                  r.type.c_str(), r.kernel.c_str(), r.ms, 100 * r.ms / sum_ms, r.flops / 1e6, gflops,
+                  100 * gflops / peak, r.bytes / 1e6, gbs);
+    };
+    row rest{"(the other ops)", "", "", 0, 0, 0};
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      if (static_cast<int>(i) < o.top) print(rows[i]);
+      else {
+        rest.ms += rows[i].ms;
+        rest.flops += rows[i].flops;
+        rest.bytes += rows[i].bytes;
+      }
+    }
+    if (rows.size() > static_cast<std::size_t>(o.top)) {
+      rest.type = std::to_string(rows.size() - static_cast<std::size_t>(o.top)) + " ops";
+      print(rest);
+    }
+    print({"**all**", "", "", sum_ms, sum_flops, sum_bytes});
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "troupe_roofline: %s\n", e.what());
+    return 1;
+  }
+}
