@@ -20,6 +20,7 @@
 
 #include <troupe/exception.hpp>
 
+#include "benchmarks/single_op_graph.hpp"
 #include "tests/support/random_tensor.hpp"
 #include "kernels/cpu/cpu_device.hpp"
 #include "kernels/vulkan/vulkan_device.hpp"
@@ -37,6 +38,7 @@ struct bench_case {
   std::string timed = "Conv MatMul"; ///< the op types whose profile rows are the op time
 };
 
+using bench::add_op;
 using tests::random_tensor;
 
 graph::ValueId add_input(graph::Graph& g, const std::string& name, const Shape& s) {
@@ -45,18 +47,6 @@ graph::ValueId add_input(graph::Graph& g, const std::string& name, const Shape& 
 
 graph::ValueId add_constant(graph::Graph& g, const std::string& name, const Shape& s, unsigned seed) {
   return g.add_constant(name, random_tensor(s, seed));
-}
-
-void add_op(graph::Graph& g, const std::string& type, std::vector<graph::ValueId> in, const Shape& out,
-            std::map<std::string, graph::AttributeValue> attrs) {
-  graph::Op o;
-  o.type = type;
-  o.name = type + "_0";
-  o.inputs = std::move(in);
-  o.attrs = std::move(attrs);
-  o.outputs.push_back(g.add_value({"y", element_type::f32, PartialShape(out), std::nullopt}));
-  g.outputs.push_back(o.outputs[0]);
-  g.ops.push_back(std::move(o));
 }
 
 std::string dims(const Shape& s) {

@@ -2,9 +2,9 @@
 /// device's per-op counters, PERF_COUNT) beside its floating-point operations and the bytes it
 /// must at least move (graph/op_cost.hpp), its GFLOP/s and GB/s, and its share of the peak:
 /// the best GFLOP/s of a large 3x3 Conv and a large MatMul on the same device and threads in
-/// the same run (measured, not the vendor's figure: a virtual machine's clock is unknown). Ops fused into another report no time of their own; the device's layout
-/// changes (reorders) report time and bytes but no operations. Prints a markdown table,
-/// slowest op first.
+/// the same run (measured, not the vendor's figure: a virtual machine's clock is unknown). Ops
+/// fused into another report no time of their own; the device's layout changes (reorders)
+/// report time and bytes but no operations. Prints a markdown table, slowest op first.
 /// usage: troupe_roofline -m MODEL [-shape x[1,3,48,320]] [-d CPU] [-infer_precision f32|bf16]
 ///                        [-nthreads N] [-niter 50] [-top 25]
 #include <algorithm>
@@ -13,15 +13,16 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
-#include <random>
 #include <string>
 #include <vector>
 
 #include <troupe/troupe.hpp>
 
+#include "benchmarks/single_op_graph.hpp"
 #include "graph/op_cost.hpp"
 #include "runtime/compile_pipeline.hpp"
 #include "runtime/model_impl.hpp"
+#include "tests/support/random_tensor.hpp"
 
 using namespace troupe;
 
@@ -66,13 +67,10 @@ options parse(int argc, char** argv) {
   return o;
 }
 
+/// Uniform [0, 1) for f32 inputs (an image-like range), zeros for the others.
 Tensor random_input(const Port& p) {
-  Tensor t(p.get_element_type(), p.get_shape());
-  std::mt19937 gen(7);
-  std::uniform_real_distribution<float> u(0.0f, 1.0f);
-  if (p.get_element_type() == element_type::f32)
-    for (int64_t i = 0; i < t.get_size(); ++i) t.data<float>()[i] = u(gen);
-  return t;
+  if (p.get_element_type() == element_type::f32) return tests::random_tensor(p.get_shape(), 7, 0.0f, 1.0f);
+  return Tensor(p.get_element_type(), p.get_shape());
 }
 
 AnyMap properties(const options& o) {
@@ -114,34 +112,14 @@ measured run(Core& core, const Model& model, const options& o) {
   return m;
 }
 
-Tensor random_weights(const Shape& shape) {
-  Tensor w(element_type::f32, shape);
-  std::mt19937 gen(3);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  for (int64_t i = 0; i < w.get_size(); ++i) w.data<float>()[i] = u(gen);
-  return w;
-}
-
 /// A one-op model: `type` over an input of `in` and constant weights of `weights`, giving `out`.
 Model one_op(const std::string& type, const Shape& in, const Shape& weights, const Shape& out,
              std::map<std::string, graph::AttributeValue> attrs) {
   auto impl = std::make_shared<Model::Impl>();
   graph::Graph& g = impl->graph;
-  const auto a = g.add_input("a", element_type::f32, PartialShape(std::vector<int64_t>(in.begin(), in.end())));
-  const auto b = g.add_constant("b", random_weights(weights));
-  graph::Value c;
-  c.name = "c";
-  c.type = element_type::f32;
-  c.shape = PartialShape(std::vector<int64_t>(out.begin(), out.end()));
-  const auto result = g.add_value(c);
-  graph::Op op;
-  op.type = type;
-  op.name = "probe";
-  op.inputs = {a, b};
-  op.outputs = {result};
-  op.attrs = std::move(attrs);
-  g.ops.push_back(op);
-  g.outputs = {result};
+  const auto a = g.add_input("a", element_type::f32, PartialShape(in));
+  const auto b = g.add_constant("b", tests::random_tensor(weights, 3));
+  bench::add_op(g, type, {a, b}, out, std::move(attrs));
   impl->name = "peak_" + type;
   return Model(impl);
 }
@@ -187,14 +165,7 @@ int main(int argc, char** argv) {
     graph::Graph g = model.impl()->graph;
     optimize_graph(g);
     std::map<std::string, graph::op_cost> cost;
-    std::map<std::string, double> value_bytes;
     for (const graph::Op& op : g.ops) cost[op.name] = graph::cost_of(g, op);
-    for (const graph::Value& v : g.values)
-      if (v.shape.is_static()) {
-        double n = static_cast<double>(element_size(v.type));
-        for (int64_t d : v.shape.dims) n *= static_cast<double>(d);
-        value_bytes[v.name] = n;
-      }
 
     const double peak = measured_peak(core, o);
     const measured m = run(core, model, o);
@@ -209,7 +180,7 @@ int main(int argc, char** argv) {
       graph::op_cost c;
       if (auto it = cost.find(name); it != cost.end()) c = it->second;
       else if (auto slash = name.rfind("/reorder"); slash != std::string::npos) { // read once, written once
-        if (auto v = value_bytes.find(name.substr(0, slash)); v != value_bytes.end()) c.bytes = 2 * v->second;
+        if (const auto v = g.find_value(name.substr(0, slash)); v != graph::no_value) c.bytes = 2 * graph::value_bytes(g, v);
       }
       rows.push_back({name, m.type.at(name), m.kernel.at(name), ms, c.flops, c.bytes});
       sum_ms += ms;

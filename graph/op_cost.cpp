@@ -17,11 +17,6 @@ double elements(const PartialShape& s) {
 
 const PartialShape& shape_of(const Graph& g, ValueId v) { return g.value(v).shape; }
 
-double bytes_of(const Graph& g, ValueId v) {
-  const double n = elements(shape_of(g, v));
-  return n < 0 ? 0 : n * static_cast<double>(element_size(g.value(v).type));
-}
-
 bool has(const std::string& type, const char* part) { return type.find(part) != std::string::npos; }
 
 /// Multiply-adds of the op, 0 when it has none or its shapes are not known.
@@ -45,13 +40,18 @@ double macs(const Graph& g, const Op& op) {
 
 } // namespace
 
+double value_bytes(const Graph& g, ValueId v) {
+  const double n = elements(shape_of(g, v));
+  return n < 0 ? 0 : n * static_cast<double>(element_size(g.value(v).type));
+}
+
 op_cost cost_of(const Graph& g, const Op& op) {
   op_cost c;
   for (ValueId v : op.inputs)
-    if (v != no_value) c.bytes += bytes_of(g, v);
+    if (v != no_value) c.bytes += value_bytes(g, v);
   double out = 0;
   for (ValueId v : op.outputs) {
-    c.bytes += bytes_of(g, v);
+    c.bytes += value_bytes(g, v);
     out += std::max(0.0, elements(shape_of(g, v)));
   }
   const double m = macs(g, op);

@@ -14,6 +14,9 @@ struct op_cost {
   double bytes = 0;
 };
 
+/// Bytes of value `v` (elements times element size); 0 when its shape is not static.
+double value_bytes(const Graph& g, ValueId v);
+
 /// Conv and ConvTranspose (also fused: any type whose name holds them), MatMul, Gemm and
 /// their fused forms count their multiply-adds; every other op counts one operation per
 /// output element.
