@@ -2,7 +2,6 @@
 // flags, reports and configs), and bad usage. No test decides by a clock.
 #include <boost/test/unit_test.hpp>
 
-#include <array>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -15,6 +14,7 @@
 #include "benchmarks/tiny_onnx.hpp"
 #include "tests/support/ppocr_cases.hpp"
 #include "tests/support/test_data.hpp"
+#include "tests/support/run_command.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -58,13 +58,10 @@ result run(const std::string& args, const std::string& env = "") {
   result r;
   const std::string err_file = temp_dir() + "/stderr.txt";
   std::string cmd = (env.empty() ? "" : "env " + env + " ") + troupe_bin() + " " + args + " 2>" + err_file;
-  FILE* p = popen(cmd.c_str(), "r");
-  BOOST_REQUIRE(p);
-  std::array<char, 4096> buf;
-  std::size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  const auto ran = troupe::tests::run_command(cmd);
+  BOOST_REQUIRE(ran);
+  r.code = ran->code;
+  r.out = ran->out;
   r.err = slurp(err_file);
   r.out += r.err;
   return r;

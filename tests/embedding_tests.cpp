@@ -8,7 +8,6 @@
 #include <troupe/caf.hpp>
 #include <troupe/troupe.hpp>
 
-#include <array>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -16,7 +15,6 @@
 #include <string>
 #include <vector>
 
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "benchmarks/tiny_onnx.hpp"
@@ -24,6 +22,7 @@
 #include "tests/support/ppocr_cases.hpp"
 #include "tests/support/random_tensor.hpp"
 #include "tests/support/test_data.hpp"
+#include "tests/support/run_command.hpp"
 
 namespace fs = std::filesystem;
 using namespace troupe;
@@ -329,13 +328,9 @@ namespace {
 /// Runs bin/caf_embedding (beside this test) with `args`: its exit status and output.
 std::pair<int, std::string> run_example(const std::string& args) {
   const auto bin = fs::read_symlink("/proc/self/exe").parent_path() / "caf_embedding";
-  FILE* p = popen((bin.string() + " " + args + " 2>&1").c_str(), "r");
-  BOOST_REQUIRE(p);
-  std::string out;
-  std::array<char, 4096> buf;
-  for (std::size_t n; (n = fread(buf.data(), 1, buf.size(), p)) > 0;) out.append(buf.data(), n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  const auto r = tests::run_command(bin.string() + " " + args + " 2>&1");
+  BOOST_REQUIRE(r);
+  return {r->code, r->out};
 }
 
 std::string last_line(const std::string& out) {

@@ -17,11 +17,11 @@
 #include "tests/support/expect_error.hpp"
 #include "tests/support/tensor_compare.hpp"
 #include "tests/support/test_data.hpp"
+#include "tests/support/run_command.hpp"
 
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -105,14 +105,9 @@ const model_case& det320 = tests::ppocr_det320;
 /// The troupe command (beside this test) with `args`: exit code and stdout+stderr.
 std::pair<int, std::string> troupe_cli(const std::string& args) {
   std::string cmd = (fs::read_symlink("/proc/self/exe").parent_path() / "troupe").string() + " " + args + " 2>&1";
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  BOOST_REQUIRE(p);
-  std::array<char, 4096> buf;
-  std::size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  const auto r = tests::run_command(cmd);
+  BOOST_REQUIRE(r);
+  return {r->code, r->out};
 }
 
 /// GPU output vs onnxruntime and vs the CPU device, at the model tests' tolerance.

