@@ -8,13 +8,13 @@
 #include <set>
 
 #include "actors/subgraph_actor.hpp"
+#include "graph/byte_io.hpp"
 #include "graph/onnx_reader.hpp"
 #include "graph/passes.hpp"
 #include "graph/wire.hpp"
 #include "graph/shape_inference.hpp"
 #include "runtime/compile_pipeline.hpp"
 #include "runtime/compiled_blob.hpp"
-#include "graph/byte_io.hpp"
 #include "runtime/model_cache.hpp"
 #include "runtime/core_impl.hpp"
 #include "runtime/nodes.hpp"

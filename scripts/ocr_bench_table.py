@@ -39,34 +39,38 @@ rounds = sorted({int(p.stem.rsplit("_", 1)[1]) for p in out.glob("node_latency_*
 variants = sorted({p.stem[len("troupe_latency_"):].rsplit("_", 1)[0] for p in out.glob("troupe_latency_*_*.json")},
                   key=lambda v: (v != "default", v))
 node = [node_latency(out / f"node_latency_{r}.json") for r in rounds]
-summary = []
-for variant in variants:
+
+
+def compare(variant):
+    """Per image: name, troupe ms, ocr-node ms, exact lines of each, rendered lines (best of the rounds)."""
     troupe = [troupe_latency(out / f"troupe_latency_{variant}_{r}.json") for r in rounds]
-    if variant == "default":
-        print(f"\nPer-image latency on {device} (median of runs 2..{runs}, best of {len(rounds)} interleaved rounds)")
-        print(f"{'image':<12} {'troupe ms':>10} {'ocr-node ms':>12} {'speed-up':>9}  {'troupe exact':>12} {'ocr-node exact':>14}")
-    t_all = n_all = 0.0
-    t_ok = n_ok = total = 0
+    rows = []
     for image, want in expected.items():
         t = min(r[image][0] for r in troupe)
         n = min(r[image][0] for r in node)
-        t_lines, n_lines = troupe[-1][image][1], node[-1][image][1]
-        te, ne = exact(t_lines, want), exact(n_lines, want)
-        t_all += t
-        n_all += n
-        t_ok += te
-        n_ok += ne
-        total += len(want)
-        if variant == "default":
-            print(f"{Path(image).stem:<12} {t:>10.1f} {n:>12.1f} {n / t:>8.2f}x  {te:>5}/{len(want):<6} {ne:>7}/{len(want):<6}")
-    if variant == "default":
-        print(f"{'all':<12} {t_all:>10.1f} {n_all:>12.1f} {n_all / t_all:>8.2f}x  {t_ok:>5}/{total:<6} {n_ok:>7}/{total:<6}")
-    summary.append((variant, t_all, n_all, t_ok, n_ok, total))
+        rows.append((Path(image).stem, t, n, exact(troupe[-1][image][1], want), exact(node[-1][image][1], want), len(want)))
+    return rows
+
+
+def total(name, rows):
+    return (name, *(sum(r[i] for r in rows) for i in range(1, 6)))
+
+
+def print_row(name, t, n, te, ne, lines):
+    print(f"{name:<12} {t:>10.1f} {n:>12.1f} {n / t:>8.2f}x  {te:>5}/{lines:<6} {ne:>7}/{lines:<6}")
+
+
+header = f"{'troupe ms':>10} {'ocr-node ms':>12} {'speed-up':>9}  {'troupe exact':>12} {'ocr-node exact':>14}"
+default = compare("default")
+print(f"\nPer-image latency on {device} (median of runs 2..{runs}, best of {len(rounds)} interleaved rounds)")
+print(f"{'image':<12} {header}")
+for r in default + [total("all", default)]:
+    print_row(*r)
 
 print(f"\nSum of the per-image latencies on {device}, each troupe_ocr variant against the same ocr-node runs")
-print(f"{'troupe_ocr':<12} {'troupe ms':>10} {'ocr-node ms':>12} {'speed-up':>9}  {'troupe exact':>12} {'ocr-node exact':>14}")
-for variant, t_all, n_all, t_ok, n_ok, total in summary:
-    print(f"{variant:<12} {t_all:>10.1f} {n_all:>12.1f} {n_all / t_all:>8.2f}x  {t_ok:>5}/{total:<6} {n_ok:>7}/{total:<6}")
+print(f"{'troupe_ocr':<12} {header}")
+for variant in variants:
+    print_row(*total(variant, default if variant == "default" else compare(variant)))
 
 best_t = max(float(p.read_text().split(": ")[-1].split()[0]) for p in out.glob("troupe_stream_*.txt"))
 best_n = max((lambda j: j["images"] / j["seconds"])(json.loads(p.read_text())) for p in out.glob("node_stream_*.json"))

@@ -67,7 +67,6 @@ const char* const usage_text =
 
 struct options {
   std::string device = "CPU", hint, precision; ///< precision: INFERENCE_PRECISION_HINT, empty: the device's
-
   bool json = false, cls = true, stream = false;
   std::string det, cls_model, rec, dict;
   std::vector<std::string> images;

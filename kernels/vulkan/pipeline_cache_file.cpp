@@ -74,24 +74,24 @@ std::optional<std::vector<uint8_t>> read_cache_file(const std::string& path, con
     return std::nullopt;
   }
   const std::string bytes = graph::read_all(in);
-  const std::vector<uint8_t> f(bytes.begin(), bytes.end());
-  if (f.size() < header_bytes || std::memcmp(f.data(), magic, sizeof magic) != 0) {
+  const auto* f = reinterpret_cast<const uint8_t*>(bytes.data());
+  if (bytes.size() < header_bytes || std::memcmp(f, magic, sizeof magic) != 0) {
     why = path + " is not a troupe pipeline cache file";
     return std::nullopt;
   }
-  const uint8_t* h = f.data() + sizeof magic;
+  const uint8_t* h = f + sizeof magic;
   if (get<uint32_t>(h) != format_version) {
     why = path + " has cache format " + std::to_string(get<uint32_t>(h)) + ", this troupe writes " +
           std::to_string(format_version);
     return std::nullopt;
   }
   const uint64_t size = get<uint64_t>(h + 4);
-  if (size != f.size() - header_bytes) {
-    why = path + " is truncated: " + std::to_string(f.size() - header_bytes) + " of " + std::to_string(size) +
+  if (size != bytes.size() - header_bytes) {
+    why = path + " is truncated: " + std::to_string(bytes.size() - header_bytes) + " of " + std::to_string(size) +
           " bytes";
     return std::nullopt;
   }
-  std::vector<uint8_t> blob(f.begin() + header_bytes, f.end());
+  std::vector<uint8_t> blob(f + header_bytes, f + bytes.size());
   if (fnv1a(blob) != get<uint64_t>(h + 12)) {
     why = path + " fails its checksum";
     return std::nullopt;
