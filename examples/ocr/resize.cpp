@@ -10,6 +10,14 @@
 namespace troupe::ocr {
 namespace {
 
+/// The checks every resize makes, naming the function.
+void check_resize(const char* fn, const image& src, int width, int height) {
+  if (src.empty()) throw std::invalid_argument(std::string(fn) + ": the source image is empty");
+  if (width < 1 || height < 1)
+    throw std::invalid_argument(std::string(fn) + ": bad target size " + std::to_string(width) + "x" +
+                                std::to_string(height));
+}
+
 constexpr int coef_bits = 11; ///< OpenCV's INTER_RESIZE_COEF_BITS
 constexpr int coef_scale = 1 << coef_bits;
 
@@ -44,10 +52,7 @@ taps linear_taps(int src, int dst) {
 } // namespace
 
 image resize_bilinear(const image& src, int width, int height) {
-  if (src.empty()) throw std::invalid_argument("resize_bilinear: the source image is empty");
-  if (width < 1 || height < 1)
-    throw std::invalid_argument("resize_bilinear: bad target size " + std::to_string(width) + "x" +
-                                std::to_string(height));
+  check_resize("resize_bilinear", src, width, height);
   const taps tx = linear_taps(src.width, width), ty = linear_taps(src.height, height);
   // Horizontal pass into a cache of two source rows (the two the current output row blends;
   // the source rows needed only grow with y), then the vertical blend.
@@ -126,10 +131,7 @@ filter cubic_filter(int src, int dst) {
 } // namespace
 
 image resize_cubic(const image& src, int width, int height) {
-  if (src.empty()) throw std::invalid_argument("resize_cubic: the source image is empty");
-  if (width < 1 || height < 1)
-    throw std::invalid_argument("resize_cubic: bad target size " + std::to_string(width) + "x" +
-                                std::to_string(height));
+  check_resize("resize_cubic", src, width, height);
   const filter fx = cubic_filter(src.width, width), fy = cubic_filter(src.height, height);
   // Horizontal pass into floats (src.height x width), then vertical, rounded and clamped.
   std::vector<float> mid(static_cast<std::size_t>(src.height) * width * 3);
