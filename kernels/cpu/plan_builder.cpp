@@ -157,6 +157,22 @@ int plan_builder::input(graph::ValueId v, const memory::desc& want, const memory
   return buf;
 }
 
+bool plan_builder::has_layout(graph::ValueId v, const memory::desc& md) const {
+  if (md_.at(static_cast<std::size_t>(v)) == md) return true;
+  return std::any_of(alt_.begin(), alt_.end(), [&](const auto& a) { return std::get<0>(a) == v && std::get<1>(a) == md; });
+}
+
+void plan_builder::relayout(graph::ValueId v, const memory::desc& md) {
+  auto i = static_cast<std::size_t>(v);
+  int old_home = home_.at(i);
+  memory::desc old_md = md_[i];
+  int buf = input(v, md);
+  if (buf == old_home) return;
+  home_[i] = buf;
+  md_[i] = md;
+  alt_.emplace_back(v, old_md, old_home);
+}
+
 int plan_builder::output(graph::ValueId v, const memory::desc& md) {
   Shape s = shape(v);
   std::size_t plain_bytes = static_cast<std::size_t>(shape_size(s)) * element_size(val(v).type);
@@ -265,6 +281,7 @@ std::shared_ptr<const plan> build_plan(const graph::Graph& g, int num_threads, e
         b.add_reference(op, unit_overlap_conv_transpose, "native:deconv_kxs");
         continue;
       }
+      const std::size_t first_step = p->steps.size();
       bool done = false;
       try {
         done = !touches_empty_tensor(g, op) && build_dnnl_op(b, op);
@@ -278,7 +295,10 @@ std::shared_ptr<const plan> build_plan(const graph::Graph& g, int num_threads, e
         for (auto v : op.inputs) io.append(" ").append(v == graph::no_value ? "-" : g.value(v).shape.to_string());
         io.append(" ->");
         for (auto v : op.outputs) io.append(" ").append(v == graph::no_value ? "-" : g.value(v).shape.to_string());
-        std::fprintf(stderr, "op %s:%s %s\n", graph::describe(op).c_str(), io.c_str(), p->steps.back().exec_type.c_str());
+        std::string kernel; // the op's own step, not a reorder placed before or after it
+        for (std::size_t k = first_step; k < p->steps.size(); ++k)
+          if (p->steps[k].name == op.name) kernel = p->steps[k].exec_type;
+        std::fprintf(stderr, "op %s:%s %s\n", graph::describe(op).c_str(), io.c_str(), kernel.c_str());
       }
     }
     for (auto v : g.outputs) {

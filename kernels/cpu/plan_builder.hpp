@@ -43,6 +43,12 @@ public:
   /// look at the same bytes); without it a `want` of other dims is a plain reshape.
   int input(graph::ValueId v, const memory::desc& want, const memory::desc* view = nullptr);
   int input_plain(graph::ValueId v) { return input(v, plain(v)); }
+  /// Whether `v` already lives (or has a copy) in layout `md`: reading it so costs nothing.
+  bool has_layout(graph::ValueId v, const memory::desc& md) const;
+  /// Moves `v`'s home to layout `md` (a reorder step now); its old layout stays readable.
+  void relayout(graph::ValueId v, const memory::desc& md);
+  /// The ops reading `v`, by index into g.ops.
+  const std::vector<std::size_t>& readers(graph::ValueId v) const { return readers_.at(static_cast<std::size_t>(v)); }
   /// A fresh buffer for an op output laid out as `md`, recorded as the value's home.
   int output(graph::ValueId v, const memory::desc& md);
   /// Adds a oneDNN step; binds the scratchpad.
