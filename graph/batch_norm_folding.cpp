@@ -1,4 +1,5 @@
 /// fold_batch_norm: BN(conv(x, W, b)) = conv(x, W * s, (b - mean) * s + beta), s = scale / sqrt(var + eps).
+/// fold_shift_into_batch_norm: BN(x + c) = BN with mean - c, c constant per channel.
 #include <cmath>
 
 #include "graph/pass_utils.hpp"
@@ -67,6 +68,68 @@ bool fold_one(Graph& g, std::size_t bn_index, const std::vector<int>& producers,
 }
 
 } // namespace
+
+namespace {
+
+/// Folds a per-channel constant Add/Sub feeding only ops[bn_index] into its mean; false when
+/// the pattern does not apply.
+bool fold_shift_one(Graph& g, std::size_t bn_index, const std::vector<int>& producers, const std::vector<int>& uses) {
+  Op& bn = g.ops[bn_index];
+  if (bn.input_count() != 5 || bn.attr_int("training_mode", 0) != 0 || bn.attr_int("spatial", 1) == 0) return false;
+  for (std::size_t i = 1; i < bn.outputs.size(); ++i)
+    if (bn.outputs[i] != no_value) return false;
+  ValueId x = bn.inputs[0];
+  int p = producers[static_cast<std::size_t>(x)];
+  if (p < 0 || uses[static_cast<std::size_t>(x)] != 1 || !g.value(x).shape.rank_known) return false;
+  const Op& add = g.ops[static_cast<std::size_t>(p)];
+  if ((add.type != "Add" && add.type != "Sub") || !add.domain.empty() || add.has_attr("activation") ||
+      add.input_count() != 2 || add.outputs.size() != 1 || !detail::same_affinity(add, bn))
+    return false;
+  const std::size_t rank = g.value(x).shape.dims.size();
+  if (rank < 2 || g.value(x).shape.dims[1] <= 0) return false;
+  const int64_t channels = g.value(x).shape.dims[1];
+  const Tensor* mean = f32_constant(g, bn.inputs[3], channels);
+  if (!mean) return false;
+  // Which operand is the constant: x + c, c + x, x - c (c - x would negate x: not a shift).
+  for (std::size_t k = 0; k < 2; ++k) {
+    if (add.type == "Sub" && k == 0) continue;
+    ValueId other = add.inputs[1 - k];
+    if (g.is_constant(other) || g.value(other).shape != g.value(x).shape) continue;
+    auto c = detail::per_channel(g, add.inputs[k], rank, channels);
+    if (c.empty()) continue;
+    // BN(x + c) = scale * (x - (mean - c)) / sqrt(var + eps) + B
+    Tensor m(element_type::f32, {channels});
+    for (int64_t ch = 0; ch < channels; ++ch) {
+      const float shift = add.type == "Add" ? c[static_cast<std::size_t>(ch)] : -c[static_cast<std::size_t>(ch)];
+      m.data<float>()[ch] = mean->data<float>()[ch] - shift;
+    }
+    bn.inputs[3] = g.add_constant(bn.name + "/shift_folded_mean", std::move(m));
+    bn.inputs[0] = other;
+    detail::absorb(bn, add);
+    return true;
+  }
+  return false;
+}
+
+} // namespace
+
+void fold_shift_into_batch_norm(Graph& g) {
+  auto producers = g.producers();
+  auto uses = g.use_counts();
+  std::vector<bool> removed(g.ops.size(), false);
+  bool any = false;
+  for (std::size_t i = 0; i < g.ops.size(); ++i) {
+    if (g.ops[i].type != "BatchNormalization" || !g.ops[i].domain.empty()) continue;
+    int p = producers[static_cast<std::size_t>(g.ops[i].inputs[0])];
+    if (fold_shift_one(g, i, producers, uses)) {
+      removed[static_cast<std::size_t>(p)] = true;
+      any = true;
+      producers.resize(g.values.size(), -1);
+      uses.resize(g.values.size(), 0);
+    }
+  }
+  if (any) detail::remove_ops(g, removed);
+}
 
 void fold_batch_norm(Graph& g) {
   auto producers = g.producers();

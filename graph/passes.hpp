@@ -9,6 +9,13 @@ namespace troupe::graph {
 /// fold into the Conv's weights and bias.
 void fold_batch_norm(Graph& g);
 
+/// Add (or Sub) of a constant that is uniform over each channel, read only by an inference
+/// BatchNormalization, folds into the BN's mean: BN(x + c) is BN(x) with mean - c. Runs after
+/// fold_batch_norm so that it never hands a bias to a ConvTranspose (oneDNN 2.6's
+/// deconvolution is many times slower with one); det's head (ConvTranspose, bias Add, BN,
+/// Relu) keeps one BN then, which the CPU runs on the blocked layout with the Relu fused.
+void fold_shift_into_batch_norm(Graph& g);
+
 /// Mul / Div / Add / Sub of a Conv's output (its only reader) by a constant that is uniform
 /// over each output channel (a scalar or [OC, 1, 1]) fold into the Conv's weights and bias;
 /// chains (conv * s + t) fold one after the other.

@@ -241,6 +241,30 @@ BOOST_AUTO_TEST_CASE(conv_3x3_winograd_where_it_pays) {
   BOOST_TEST(winograd_convs(direct) == 0);
 }
 
+/// det's head: a BatchNormalization on a ConvTranspose's blocked output runs there (no reorder to
+/// plain first), with the Relu after it inside the same primitive.
+BOOST_AUTO_TEST_CASE(batch_norm_on_blocked_layout_with_relu_fused) {
+  builder b;
+  auto x = b.input({1, 24, 20, 20});
+  auto u = b.op("ConvTranspose", {x, b.weights({24, 24, 2, 2})}, {{"strides", ints{2, 2}}});
+  Tensor var = random_tensor({24}, 78);
+  for (int i = 0; i < 24; ++i) var.data<float>()[i] = std::abs(var.data<float>()[i]) + 0.1f;
+  auto n = b.op("BatchNormalization", {u, b.weights({24}), b.weights({24}), b.weights({24}), b.constant(var)});
+  b.output(b.op("Relu", {n}));
+  auto prof = check(b.g);
+  bool bnorm_jit = false, relu_step = false, reorder = false;
+  for (const auto& p : prof) {
+    bnorm_jit = bnorm_jit || (p.node_type == "BatchNormalization" && p.exec_type.find("ncsp") == std::string::npos &&
+                              p.exec_type != "ref");
+    relu_step = relu_step || (p.node_type == "Relu" && p.state == kernels::op_profile::status::executed);
+    reorder = reorder || (p.node_type == "Reorder" && p.node_name.find(":0/reorder") != std::string::npos &&
+                          p.node_name.rfind("ConvTranspose", 0) == 0);
+  }
+  BOOST_TEST(bnorm_jit);
+  BOOST_TEST(!relu_step);
+  BOOST_TEST(!reorder); // the BN reads the deconvolution's output where it lies
+}
+
 BOOST_AUTO_TEST_CASE(post_op_chains) {
   // LearnableAffineBlock (scalar Mul, Add), activation, per-channel bias, BatchNormalization,
   // residual Add: each folded into the producer and checked against the reference.

@@ -635,6 +635,38 @@ BOOST_AUTO_TEST_CASE(conv_affine_folds_into_weights_and_bias) {
   BOOST_TEST(nonzero > 0);
 }
 
+BOOST_AUTO_TEST_CASE(shift_folds_into_batch_norm_mean) {
+  // x + c, c + x and x - c (c per channel) before an inference BN: one BN with mean - c (+ c),
+  // equal to the original on the reference; c - x, a c varying inside a channel and an Add
+  // read twice are kept.
+  auto bn_after = [](const std::string& type, bool const_first, bool per_channel, bool shared) {
+    builder b;
+    auto x = b.input("x", {1, 3, 2, 2});
+    ValueId c = per_channel ? b.floats({0.5f, -2, 3}, {1, 3, 1, 1}) : b.floats({1, 2}, {1, 1, 1, 2});
+    auto& add = b.op(type, const_first ? std::vector<ValueId>{c, x} : std::vector<ValueId>{x, c});
+    ValueId sum = add.outputs[0];
+    auto& bn = b.op("BatchNormalization", {sum, b.floats({0.5f, 2, 1}), b.floats({0.1f, 0.2f, -0.3f}),
+                                           b.floats({1, 2, -1}), b.floats({3, 0.25f, 1})});
+    b.g.outputs.push_back(bn.outputs[0]);
+    if (shared) b.g.outputs.push_back(sum);
+    infer_shapes(b.g);
+    Graph original = b.g;
+    fold_shift_into_batch_norm(b.g);
+    Tensor in(element_type::f32, {1, 3, 2, 2});
+    for (int64_t i = 0; i < in.get_size(); ++i) in.data<float>()[i] = std::sin(0.9f * float(i)) * 3;
+    auto want = run_reference(original, {in}), got = run_reference(b.g, {in});
+    for (int64_t i = 0; i < want[0].get_size(); ++i)
+      BOOST_TEST(got[0].data<float>()[i] == want[0].data<float>()[i], boost::test_tools::tolerance(1e-5f));
+    return b.g.ops.size();
+  };
+  BOOST_TEST(bn_after("Add", false, true, false) == 1u);
+  BOOST_TEST(bn_after("Add", true, true, false) == 1u);
+  BOOST_TEST(bn_after("Sub", false, true, false) == 1u);
+  BOOST_TEST(bn_after("Sub", true, true, false) == 2u);  // c - x
+  BOOST_TEST(bn_after("Add", false, false, false) == 2u); // varies along the width
+  BOOST_TEST(bn_after("Add", false, true, true) == 2u);  // the sum is also an output
+}
+
 BOOST_AUTO_TEST_CASE(conv_affine_that_does_not_fold_is_kept) {
   auto conv_then = [](const std::string& type, bool const_first, ValueId (*c)(builder&), bool conv_is_output) {
     builder b;

@@ -633,6 +633,18 @@ bool build_batch_norm(plan_builder& b, const Op& op) {
   if (!float_md(b, X, md) || md.data_type() != dt::f32) md = b.plain(X);
   auto flags = dnnl::normalization_flags::use_global_stats | dnnl::normalization_flags::use_scale |
                dnnl::normalization_flags::use_shift;
+  // A Relu that alone reads the result runs inside the normalization (no pass over the data).
+  post_chain relu;
+  relu.out = Y;
+  if (const auto& rd = b.readers(Y); rd.size() == 1 && !b.is_graph_output(Y)) {
+    const Op& next = b.g.ops[rd[0]];
+    if (next.type == "Relu" && next.domain.empty() && next.inputs[0] == Y && !next.has_attr("activation") &&
+        b.val(next.outputs[0]).type == element_type::f32 && b.shape(next.outputs[0]) == xs) {
+      flags = flags | dnnl::normalization_flags::fuse_norm_relu;
+      relu.out = next.outputs[0];
+      relu.fused_ops.push_back(rd[0]);
+    }
+  }
   dnnl::batch_normalization_forward::desc d(prop_kind::forward_inference, md, op.attr_float("epsilon", 1e-5f), flags);
   dnnl::batch_normalization_forward::primitive_desc pd(d, plan_builder::base_attr(), b.p.eng);
   memory::desc c_md = plain_md({xs[1]}, dt::f32);
@@ -641,7 +653,8 @@ bool build_batch_norm(plan_builder& b, const Op& op) {
                             {DNNL_ARG_SHIFT, b.input(op.inputs[2], c_md), c_md},
                             {DNNL_ARG_MEAN, b.input(op.inputs[3], c_md), c_md},
                             {DNNL_ARG_VARIANCE, b.input(op.inputs[4], c_md), c_md}};
-  args.push_back({DNNL_ARG_DST, b.output(Y, pd.dst_desc()), pd.dst_desc()});
+  args.push_back({DNNL_ARG_DST, b.output(relu.out, pd.dst_desc()), pd.dst_desc()});
+  b.commit(relu);
   b.add_dnnl(op, pd, dnnl::batch_normalization_forward(pd), std::move(args));
   return true;
 }

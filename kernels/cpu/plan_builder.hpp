@@ -47,6 +47,7 @@ public:
   bool has_layout(graph::ValueId v, const memory::desc& md) const;
   /// Moves `v`'s home to layout `md` (a reorder step now); its old layout stays readable.
   void relayout(graph::ValueId v, const memory::desc& md);
+  bool is_graph_output(graph::ValueId v) const { return is_output_.at(static_cast<std::size_t>(v)); }
   /// The ops reading `v`, by index into g.ops.
   const std::vector<std::size_t>& readers(graph::ValueId v) const { return readers_.at(static_cast<std::size_t>(v)); }
   /// A fresh buffer for an op output laid out as `md`, recorded as the value's home.
