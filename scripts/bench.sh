@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The main job: installs, builds, fetches the PP-OCR models, then benchmarks them with
 # `troupe bench` on CPU side by side with onnxruntime (scripts/reference/ort_reference.js) in one run.
-# Usage: scripts/bench.sh [cls|det|det640|rec ...] (default: cls det rec). SECONDS_PER_RUN=10.
+# Usage: scripts/bench.sh [cls|det|det640|rec ...] (default: cls det det640 rec). SECONDS_PER_RUN=10.
+# Per model: latency (2 threads) in f32 and bf16, throughput (2 streams of 1 thread) in f32 and
+# bf16, onnxruntime's latency and throughput, and troupe_roofline's FLOP count and measured peak.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bash "$root/scripts/install_deps.sh"
@@ -12,7 +14,7 @@ t=${SECONDS_PER_RUN:-10}
 out=$root/build/bench
 mkdir -p "$out"
 models=("$@")
-[ ${#models[@]} -gt 0 ] || models=(cls det rec)
+[ ${#models[@]} -gt 0 ] || models=(cls det det640 rec)
 for m in "${models[@]}"; do
   case $m in
     cls) file=ch_ppocr_mobile_v2.0_cls_infer shape=1x3x48x192 ;;
@@ -32,6 +34,11 @@ for m in "${models[@]}"; do
     -report_type no_counters -report_folder "$out/${m}_bf16" -json_stats || true
   "$troupe" bench -m "$model" -d CPU -shape "x$dims" -hint throughput -nstreams 2 -nthreads 1 -api async -nireq 2 -t "$t" \
     -report_type no_counters -report_folder "$out/${m}_throughput" -json_stats
+  rm -rf "$out/${m}_bf16_throughput"
+  "$troupe" bench -m "$model" -d CPU -shape "x$dims" -hint throughput -nstreams 2 -nthreads 1 -api async -nireq 2 \
+    -infer_precision bf16 -t "$t" -report_type no_counters -report_folder "$out/${m}_bf16_throughput" -json_stats || true
+  # The model's FLOPs and the machine's peak (a 3x3 Conv and a MatMul probe) for the % of peak column.
+  "$root/build/bin/troupe_roofline" -m "$model" -shape "x$dims" -nthreads 2 -niter 5 -top 1 > "$out/${m}_roofline.txt"
   node "$root/scripts/reference/ort_reference.js" bench "$model" --shape "$shape" --seconds "$t" > "$out/${m}_ort.json"
 done
 [ -x "$root/build/bin/troupe_overhead" ] && "$root/build/bin/troupe_overhead" CPU | tee "$out/overhead.txt"
