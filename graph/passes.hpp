@@ -5,6 +5,10 @@
 
 namespace troupe::graph {
 
+/// Every rewrite below, in the order compiles run them (graph/rewrite_pipeline.cpp). The graph
+/// must be shape-inferred.
+void rewrite(Graph& g);
+
 /// BatchNormalization (inference form) whose input is a Conv used only by it: scale and shift
 /// fold into the Conv's weights and bias.
 void fold_batch_norm(Graph& g);

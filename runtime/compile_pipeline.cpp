@@ -17,11 +17,7 @@ void fold_constants(graph::Graph& g) {
 }
 
 void fuse_ops(graph::Graph& g) {
-  graph::fold_batch_norm(g);
-  graph::fold_shift_into_batch_norm(g);
-  graph::fold_conv_affine(g);
-  graph::fold_conv_input_scale(g);
-  graph::fuse_activations(g);
+  graph::rewrite(g);
 }
 
 void optimize_graph(graph::Graph& g) {
