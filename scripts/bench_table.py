@@ -1,7 +1,8 @@
 """Prints troupe's and onnxruntime's figures side by side from scripts/bench.sh's files.
 
 Latency: median of one request at a time on 2 threads. Throughput: the better of 2 streams of
-1 thread and 1000 / the 2-thread latency, for each runtime (its best mode here). x: how many
+1 thread and 1000 / the 2-thread latency, for each runtime (its best mode here). Each figure is
+the best of bench.sh's rounds (build/bench/r1, r2, ...). x: how many
 times onnxruntime's f32 time (or rate) troupe's is. % peak: the model's FLOPs (direct
 convolution count) at troupe's f32 throughput against the peak troupe_roofline measured.
 """
@@ -13,8 +14,10 @@ import sys
 out, models = sys.argv[1], sys.argv[2:]
 
 
-def load(name):
-    path = os.path.join(out, name)
+rounds = sorted(d for d in os.listdir(out) if re.fullmatch(r"r[0-9]+", d))
+
+
+def load(path):
     try:
         with open(path) as f:
             return json.load(f)
@@ -22,20 +25,41 @@ def load(name):
         return {}
 
 
-def troupe_results(name):
-    """execution_results of `troupe bench -report_folder DIR -json_stats` (DIR/benchmark_report.json)."""
-    return load(os.path.join(name, "benchmark_report.json")).get("execution_results", {})
+def best_of_rounds(values, pick):
+    values = [v for v in values if v]
+    return pick(values) if values else None
+
+
+def troupe_figure(m, run, key, pick):
+    """`key` of execution_results in each round's `troupe bench -report_folder DIR -json_stats`
+    (DIR/benchmark_report.json), the best of the rounds by `pick`."""
+    return best_of_rounds([load(os.path.join(out, r, f"{m}_{run}", "benchmark_report.json"))
+                           .get("execution_results", {}).get(key) for r in rounds], pick)
+
+
+def ort_figures(m):
+    """onnxruntime's best 2-thread median latency and 2x1 throughput over the rounds."""
+    lat, tp = [], []
+    for r in rounds:
+        o = load(os.path.join(out, r, f"{m}_ort.json"))
+        lat.append(next((l["median_ms"] for l in o.get("latency", []) if l.get("threads") == 2), None))
+        tp.append((o.get("throughput") or {}).get("per_s"))
+    return best_of_rounds(lat, min), best_of_rounds(tp, max)
 
 
 def roofline(m):
-    """(GFLOP per inference, peak GFLOP/s) from troupe_roofline's heading line."""
-    try:
-        with open(os.path.join(out, f"{m}_roofline.txt")) as f:
-            text = f.read()
-    except OSError:
-        return None, None
-    g = re.search(r"([0-9.]+) GFLOP; peak[^)]*\) ([0-9.]+) GFLOP/s", text)
-    return (float(g.group(1)), float(g.group(2))) if g else (None, None)
+    """(GFLOP per inference, peak GFLOP/s) from troupe_roofline's heading line; the highest peak
+    of the rounds."""
+    found = []
+    for r in rounds:
+        try:
+            with open(os.path.join(out, r, f"{m}_roofline.txt")) as f:
+                g = re.search(r"([0-9.]+) GFLOP; peak[^)]*\) ([0-9.]+) GFLOP/s", f.read())
+        except OSError:
+            continue
+        if g:
+            found.append((float(g.group(1)), float(g.group(2))))
+    return max(found, key=lambda x: x[1]) if found else (None, None)
 
 
 def best(rate, latency_ms):
@@ -56,12 +80,11 @@ columns = [("model", 7), ("f32 ms", 8), ("ORT ms", 8), ("x", 6), ("bf16 ms", 8),
 print()
 print(" ".join(f"{name:>{w}}" if i else f"{name:{w}}" for i, (name, w) in enumerate(columns)))
 for m in models:
-    lat, bf16, tp, bf16_tp = (troupe_results(f"{m}_{k}") for k in ("latency", "bf16", "throughput", "bf16_throughput"))
-    ort = load(f"{m}_ort.json")
-    ort_lat = next((l["median_ms"] for l in ort.get("latency", []) if l.get("threads") == 2), None)
-    ort_tp = best((ort.get("throughput") or {}).get("per_s"), ort_lat)
-    t_lat, b_lat = lat.get("latency_median"), bf16.get("latency_median")
-    t_tp, b_tp = best(tp.get("throughput"), t_lat), best(bf16_tp.get("throughput"), b_lat)
+    t_lat, b_lat = (troupe_figure(m, run, "latency_median", min) for run in ("latency", "bf16"))
+    t_tp = best(troupe_figure(m, "throughput", "throughput", max), t_lat)
+    b_tp = best(troupe_figure(m, "bf16_throughput", "throughput", max), b_lat)
+    ort_lat, ort_tp = ort_figures(m)
+    ort_tp = best(ort_tp, ort_lat)
     gflop, peak = roofline(m)
     pct = 100.0 * gflop * t_tp / peak if gflop and peak and t_tp else None
     cells = [fmt(t_lat, 3), fmt(ort_lat, 3), fmt(ratio(ort_lat, t_lat), 2, "x"), fmt(b_lat, 3),
