@@ -337,6 +337,30 @@ BOOST_AUTO_TEST_CASE(conv_transpose_unit_overlap_native) {
   }
 }
 
+/// det's head: the kernel == stride ConvTranspose reads a blocked BatchNormalization output in
+/// place (AVX-512), with channels (40) and widths (38) that leave partial blocks and tiles, and
+/// more output columns (3 x 3 x 3) than one pass holds.
+BOOST_AUTO_TEST_CASE(conv_transpose_unit_overlap_reads_blocked_input) {
+  for (int64_t k : {2, 3}) {
+    builder b;
+    auto x = b.input({1, 20, 7, 19});
+    auto u = b.op("ConvTranspose", {x, b.weights({20, 40, 2, 2})}, {{"strides", ints{2, 2}}});
+    Tensor var = random_tensor({40}, 79);
+    for (int i = 0; i < 40; ++i) var.data<float>()[i] = std::abs(var.data<float>()[i]) + 0.1f;
+    auto n = b.op("BatchNormalization", {u, b.weights({40}), b.weights({40}), b.weights({40}), b.constant(var)});
+    auto r = b.op("Relu", {n});
+    b.output(b.op("ConvTranspose", {r, b.weights({40, 3, k, k}), b.weights({3})}, {{"strides", ints{k, k}}}));
+    auto prof = check(b.g, 1e-3f);
+    std::string kernel;
+    for (const auto& p : prof)
+      if (p.node_name == "ConvTranspose_3") kernel = p.exec_type;
+    const bool avx512 = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
+    BOOST_TEST_CONTEXT("kernel " << k) {
+      BOOST_TEST(kernel == (avx512 ? "native:deconv_kxs_nChw16c" : "native:deconv_kxs"));
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(matmul_batched_broadcast) {
   builder b;
   auto a = b.input({2, 1, 4, 5});

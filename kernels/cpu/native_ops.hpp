@@ -13,4 +13,10 @@ namespace troupe::kernels::cpu {
 bool is_unit_overlap_conv_transpose(const graph::Graph& g, const graph::Op& op);
 void unit_overlap_conv_transpose(const reference::context& ctx, const std::vector<Tensor>& in, std::vector<Tensor>& out);
 
+/// The same op reading its input in oneDNN's nChw16c layout (in[0]'s bytes; its shape is the
+/// logical NCHW one), on AVX-512: where the input already lies blocked, no reorder to plain.
+bool blocked_conv_transpose_available();
+void unit_overlap_conv_transpose_nchw16c(const reference::context& ctx, const std::vector<Tensor>& in,
+                                         std::vector<Tensor>& out);
+
 } // namespace troupe::kernels::cpu

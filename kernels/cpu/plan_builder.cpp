@@ -201,7 +201,8 @@ void plan_builder::add_dnnl(const graph::Op& op, const dnnl::primitive_desc_base
   p.steps.push_back(std::move(s));
 }
 
-void plan_builder::add_reference(const graph::Op& op, reference::kernel_fn fn, const char* exec_type) {
+void plan_builder::add_reference(const graph::Op& op, reference::kernel_fn fn, const char* exec_type,
+                                 const std::vector<memory::desc>& layouts) {
   if (!fn) fn = reference::find_kernel(op.type);
   if (!fn) throw Exception("CPU: " + graph::describe(op) + ": no oneDNN or reference kernel runs this op");
   step s;
@@ -211,7 +212,11 @@ void plan_builder::add_reference(const graph::Op& op, reference::kernel_fn fn, c
   s.op = std::make_shared<graph::Op>(op);
   s.fn = fn;
   s.apply_activation = op.has_attr("activation");
-  for (auto v : op.inputs) s.ref_in.push_back(v == graph::no_value ? -1 : input_plain(v));
+  for (std::size_t i = 0; i < op.inputs.size(); ++i) {
+    const auto v = op.inputs[i];
+    const bool laid_out = i < layouts.size() && layouts[i] != memory::desc();
+    s.ref_in.push_back(v == graph::no_value ? -1 : laid_out ? input(v, layouts[i]) : input_plain(v));
+  }
   for (auto v : op.outputs) s.ref_out.push_back(v == graph::no_value ? -1 : output(v, plain(v)));
   p.steps.push_back(std::move(s));
 }
@@ -278,7 +283,15 @@ std::shared_ptr<const plan> build_plan(const graph::Graph& g, int num_threads, e
         continue;
       }
       if (is_unit_overlap_conv_transpose(g, op)) {
-        b.add_reference(op, unit_overlap_conv_transpose, "native:deconv_kxs");
+        // Read where the input lies when that is oneDNN's nChw16c (det's head: a blocked
+        // BatchNormalization output), else plain.
+        const auto x = op.inputs[0];
+        const auto xd = b.current_md(x).dims();
+        const memory::desc blocked(xd, memory::data_type::f32, memory::format_tag::nChw16c);
+        if (blocked_conv_transpose_available() && xd.size() == 4 && b.current_md(x) == blocked)
+          b.add_reference(op, unit_overlap_conv_transpose_nchw16c, "native:deconv_kxs_nChw16c", {blocked});
+        else
+          b.add_reference(op, unit_overlap_conv_transpose, "native:deconv_kxs");
         continue;
       }
       const std::size_t first_step = p->steps.size();

@@ -57,7 +57,9 @@ public:
                 std::vector<binding> args);
   /// Adds a reference-kernel step.
   /// A plain-buffer step: the reference kernel, or `fn` (a native kernel) when given.
-  void add_reference(const graph::Op& op, reference::kernel_fn fn = nullptr, const char* exec_type = "ref");
+  /// `layouts`, when given, is per input the layout its buffer must have (an empty desc: plain).
+  void add_reference(const graph::Op& op, reference::kernel_fn fn = nullptr, const char* exec_type = "ref",
+                     const std::vector<memory::desc>& layouts = {});
   /// Adds a step run by interpreter::run_op with run-time shapes (the op touches a dynamic value).
   void add_dynamic(const graph::Op& op);
   /// A non-constant value whose shape is known only at run time.
