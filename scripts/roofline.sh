@@ -20,6 +20,8 @@ cpu=$("$root/build/bin/troupe" devices 2>/dev/null | awk '$1 == "FULL_DEVICE_NAM
   echo "(\`graph/op_cost.hpp\`: a multiply-add counts two; inputs, weights and outputs once), and its"
   echo "share of the peak measured in the same run (the best of a 3x3 Conv and a MatMul). Ops"
   echo "fused into another show no row; a \`/reorder\` row is a layout change the device inserted."
+  echo "A Winograd convolution (\`jit_wino\`) is counted with the direct convolution's FLOPs, as is"
+  echo "usual; it does fewer multiplications, so its share of the peak can pass 100 %."
   for m in "cls ch_ppocr_mobile_v2.0_cls_infer x[1,3,48,192] 200" "det ch_PP-OCRv4_det_infer x[1,3,640,640] 20" \
            "rec ch_PP-OCRv4_rec_infer x[1,3,48,320] 50"; do
     set -- $m
