@@ -17,32 +17,33 @@ const Tensor* f32_constant(const Graph& g, ValueId v, int64_t n) {
   return &t;
 }
 
-/// Folds ops[bn_index] into its producer; false when the pattern does not apply.
-bool fold_one(Graph& g, std::size_t bn_index, const std::vector<int>& producers, const std::vector<int>& uses) {
+/// Folds ops[bn_index] into its producer: the index of the op that became redundant (the BN),
+/// or -1 when the pattern does not apply.
+int fold_one(Graph& g, std::size_t bn_index, std::vector<int>& producers, const std::vector<int>& uses) {
   const Op& bn = g.ops[bn_index];
-  if (bn.input_count() != 5 || bn.outputs.empty() || bn.outputs[0] == no_value) return false;
+  if (bn.input_count() != 5 || bn.outputs.empty() || bn.outputs[0] == no_value) return -1;
   for (std::size_t i = 1; i < bn.outputs.size(); ++i)
-    if (bn.outputs[i] != no_value && uses[static_cast<std::size_t>(bn.outputs[i])] > 0) return false;
-  if (bn.attr_int("spatial", 1) == 0 || bn.attr_int("training_mode", 0) != 0) return false;
+    if (bn.outputs[i] != no_value && uses[static_cast<std::size_t>(bn.outputs[i])] > 0) return -1;
+  if (bn.attr_int("spatial", 1) == 0 || bn.attr_int("training_mode", 0) != 0) return -1;
   ValueId x = bn.inputs[0];
   int p = producers[static_cast<std::size_t>(x)];
-  if (p < 0 || uses[static_cast<std::size_t>(x)] != 1) return false;
+  if (p < 0 || uses[static_cast<std::size_t>(x)] != 1) return -1;
   Op& conv = g.ops[static_cast<std::size_t>(p)];
-  if ((conv.type != "Conv" && conv.type != "ConvTranspose") || !conv.domain.empty() || conv.has_attr("activation")) return false;
-  if (!detail::same_affinity(conv, bn)) return false;
-  if (conv.outputs.size() != 1 || conv.outputs[0] != x || conv.input_count() < 2) return false;
+  if ((conv.type != "Conv" && conv.type != "ConvTranspose") || !conv.domain.empty() || conv.has_attr("activation")) return -1;
+  if (!detail::same_affinity(conv, bn)) return -1;
+  if (conv.outputs.size() != 1 || conv.outputs[0] != x || conv.input_count() < 2) return -1;
 
   const Tensor* w = f32_constant(g, conv.inputs[1], -1);
-  if (!w || w->get_shape().size() < 3) return false;
+  if (!w || w->get_shape().size() < 3) return -1;
   const int64_t channels = detail::output_channels(conv, w->get_shape());
-  if (channels == 0) return false;
+  if (channels == 0) return -1;
   const Tensor* scale = f32_constant(g, bn.inputs[1], channels);
   const Tensor* beta = f32_constant(g, bn.inputs[2], channels);
   const Tensor* mean = f32_constant(g, bn.inputs[3], channels);
   const Tensor* var = f32_constant(g, bn.inputs[4], channels);
-  if (!scale || !beta || !mean || !var) return false;
+  if (!scale || !beta || !mean || !var) return -1;
   const Tensor* bias = nullptr;
-  if (conv.input_count() >= 3 && !(bias = f32_constant(g, conv.inputs[2], channels))) return false;
+  if (conv.input_count() >= 3 && !(bias = f32_constant(g, conv.inputs[2], channels))) return -1;
 
   double eps = bn.attr_float("epsilon", 1e-5f);
   std::vector<float> s(static_cast<std::size_t>(channels));
@@ -64,32 +65,30 @@ bool fold_one(Graph& g, std::size_t bn_index, const std::vector<int>& producers,
   conv.inputs[2] = bid;
   conv.outputs[0] = out;
   detail::absorb(conv, bn);
-  return true;
+  producers.resize(g.values.size(), -1);
+  producers[static_cast<std::size_t>(out)] = p; // the conv now produces the BN's output
+  return static_cast<int>(bn_index);
 }
 
-} // namespace
-
-namespace {
-
-/// Folds a per-channel constant Add/Sub feeding only ops[bn_index] into its mean; false when
-/// the pattern does not apply.
-bool fold_shift_one(Graph& g, std::size_t bn_index, const std::vector<int>& producers, const std::vector<int>& uses) {
+/// Folds a per-channel constant Add/Sub feeding only ops[bn_index] into its mean: the index of
+/// that Add/Sub, or -1 when the pattern does not apply.
+int fold_shift_one(Graph& g, std::size_t bn_index, std::vector<int>& producers, const std::vector<int>& uses) {
   Op& bn = g.ops[bn_index];
-  if (bn.input_count() != 5 || bn.attr_int("training_mode", 0) != 0 || bn.attr_int("spatial", 1) == 0) return false;
+  if (bn.input_count() != 5 || bn.attr_int("training_mode", 0) != 0 || bn.attr_int("spatial", 1) == 0) return -1;
   for (std::size_t i = 1; i < bn.outputs.size(); ++i)
-    if (bn.outputs[i] != no_value) return false;
+    if (bn.outputs[i] != no_value) return -1;
   ValueId x = bn.inputs[0];
   int p = producers[static_cast<std::size_t>(x)];
-  if (p < 0 || uses[static_cast<std::size_t>(x)] != 1 || !g.value(x).shape.rank_known) return false;
+  if (p < 0 || uses[static_cast<std::size_t>(x)] != 1 || !g.value(x).shape.rank_known) return -1;
   const Op& add = g.ops[static_cast<std::size_t>(p)];
   if ((add.type != "Add" && add.type != "Sub") || !add.domain.empty() || add.has_attr("activation") ||
       add.input_count() != 2 || add.outputs.size() != 1 || !detail::same_affinity(add, bn))
-    return false;
+    return -1;
   const std::size_t rank = g.value(x).shape.dims.size();
-  if (rank < 2 || g.value(x).shape.dims[1] <= 0) return false;
+  if (rank < 2 || g.value(x).shape.dims[1] <= 0) return -1;
   const int64_t channels = g.value(x).shape.dims[1];
   const Tensor* mean = f32_constant(g, bn.inputs[3], channels);
-  if (!mean) return false;
+  if (!mean) return -1;
   // Which operand is the constant: x + c, c + x, x - c (c - x would negate x: not a shift).
   for (std::size_t k = 0; k < 2; ++k) {
     if (add.type == "Sub" && k == 0) continue;
@@ -106,48 +105,34 @@ bool fold_shift_one(Graph& g, std::size_t bn_index, const std::vector<int>& prod
     bn.inputs[3] = g.add_constant(bn.name + "/shift_folded_mean", std::move(m));
     bn.inputs[0] = other;
     detail::absorb(bn, add);
-    return true;
+    producers.resize(g.values.size(), -1);
+    return p;
   }
-  return false;
+  return -1;
+}
+
+/// Runs `fold` on every BatchNormalization; it returns the index of the op it made redundant
+/// (-1: nothing folded), and those ops go at the end.
+template <class Fold> void fold_at_batch_norms(Graph& g, Fold fold) {
+  auto producers = g.producers();
+  auto uses = g.use_counts();
+  std::vector<bool> removed(g.ops.size(), false);
+  bool any = false;
+  for (std::size_t i = 0; i < g.ops.size(); ++i) {
+    if (g.ops[i].type != "BatchNormalization" || !g.ops[i].domain.empty()) continue;
+    if (int gone = fold(g, i, producers, uses); gone >= 0) {
+      removed[static_cast<std::size_t>(gone)] = true;
+      any = true;
+      uses.resize(g.values.size(), 0);
+    }
+  }
+  if (any) detail::remove_ops(g, removed);
 }
 
 } // namespace
 
-void fold_shift_into_batch_norm(Graph& g) {
-  auto producers = g.producers();
-  auto uses = g.use_counts();
-  std::vector<bool> removed(g.ops.size(), false);
-  bool any = false;
-  for (std::size_t i = 0; i < g.ops.size(); ++i) {
-    if (g.ops[i].type != "BatchNormalization" || !g.ops[i].domain.empty()) continue;
-    int p = producers[static_cast<std::size_t>(g.ops[i].inputs[0])];
-    if (fold_shift_one(g, i, producers, uses)) {
-      removed[static_cast<std::size_t>(p)] = true;
-      any = true;
-      producers.resize(g.values.size(), -1);
-      uses.resize(g.values.size(), 0);
-    }
-  }
-  if (any) detail::remove_ops(g, removed);
-}
+void fold_shift_into_batch_norm(Graph& g) { fold_at_batch_norms(g, fold_shift_one); }
 
-void fold_batch_norm(Graph& g) {
-  auto producers = g.producers();
-  auto uses = g.use_counts();
-  std::vector<bool> removed(g.ops.size(), false);
-  bool any = false;
-  for (std::size_t i = 0; i < g.ops.size(); ++i) {
-    if (g.ops[i].type != "BatchNormalization" || !g.ops[i].domain.empty()) continue;
-    if (fold_one(g, i, producers, uses)) {
-      removed[i] = true;
-      any = true;
-      producers.resize(g.values.size(), -1);
-      uses.resize(g.values.size(), 0);
-      // The conv now produces the BN's output.
-      producers[static_cast<std::size_t>(g.ops[i].outputs[0])] = producers[static_cast<std::size_t>(g.ops[i].inputs[0])];
-    }
-  }
-  if (any) detail::remove_ops(g, removed);
-}
+void fold_batch_norm(Graph& g) { fold_at_batch_norms(g, fold_one); }
 
 } // namespace troupe::graph

@@ -55,6 +55,12 @@ struct builder {
     return g.ops.back().outputs[0];
   }
   void output(ValueId v) { g.outputs.push_back(v); }
+  /// A BatchNormalization variance: random, positive.
+  ValueId variance(int64_t n, unsigned seed) {
+    Tensor var = random_tensor({n}, seed);
+    for (int64_t i = 0; i < n; ++i) var.data<float>()[i] = std::abs(var.data<float>()[i]) + 0.1f;
+    return constant(var);
+  }
 };
 
 std::vector<Tensor> run_reference(const graph::Graph& g, const std::vector<Tensor>& inputs) {
@@ -247,9 +253,7 @@ BOOST_AUTO_TEST_CASE(batch_norm_on_blocked_layout_with_relu_fused) {
   builder b;
   auto x = b.input({1, 24, 20, 20});
   auto u = b.op("ConvTranspose", {x, b.weights({24, 24, 2, 2})}, {{"strides", ints{2, 2}}});
-  Tensor var = random_tensor({24}, 78);
-  for (int i = 0; i < 24; ++i) var.data<float>()[i] = std::abs(var.data<float>()[i]) + 0.1f;
-  auto n = b.op("BatchNormalization", {u, b.weights({24}), b.weights({24}), b.weights({24}), b.constant(var)});
+  auto n = b.op("BatchNormalization", {u, b.weights({24}), b.weights({24}), b.weights({24}), b.variance(24, 78)});
   b.output(b.op("Relu", {n}));
   auto prof = check(b.g);
   bool bnorm_jit = false, relu_step = false, reorder = false;
@@ -290,9 +294,7 @@ BOOST_AUTO_TEST_CASE(post_op_chains) {
     auto x = b.input({1, 24, 10, 10});
     auto t = b.op("ConvTranspose", {x, b.weights({24, 24, 2, 2})}, {{"strides", ints{2, 2}}});
     t = b.op("Add", {t, b.weights({1, 24, 1, 1})});
-    Tensor var = random_tensor({24}, 77);
-    for (int i = 0; i < 24; ++i) var.data<float>()[i] = std::abs(var.data<float>()[i]) + 0.1f;
-    t = b.op("BatchNormalization", {t, b.weights({24}), b.weights({24}), b.weights({24}), b.constant(var)});
+    t = b.op("BatchNormalization", {t, b.weights({24}), b.weights({24}), b.weights({24}), b.variance(24, 77)});
     t = b.op("Relu", {t});
     auto u = b.op("ConvTranspose", {t, b.weights({24, 1, 2, 2})}, {{"strides", ints{2, 2}}});
     b.output(b.op("Sigmoid", {b.op("Add", {u, b.weights({1, 1, 1, 1})})}));
@@ -345,9 +347,7 @@ BOOST_AUTO_TEST_CASE(conv_transpose_unit_overlap_reads_blocked_input) {
     builder b;
     auto x = b.input({1, 20, 7, 19});
     auto u = b.op("ConvTranspose", {x, b.weights({20, 40, 2, 2})}, {{"strides", ints{2, 2}}});
-    Tensor var = random_tensor({40}, 79);
-    for (int i = 0; i < 40; ++i) var.data<float>()[i] = std::abs(var.data<float>()[i]) + 0.1f;
-    auto n = b.op("BatchNormalization", {u, b.weights({40}), b.weights({40}), b.weights({40}), b.constant(var)});
+    auto n = b.op("BatchNormalization", {u, b.weights({40}), b.weights({40}), b.weights({40}), b.variance(40, 79)});
     auto r = b.op("Relu", {n});
     b.output(b.op("ConvTranspose", {r, b.weights({40, 3, k, k}), b.weights({3})}, {{"strides", ints{k, k}}}));
     auto prof = check(b.g, 1e-3f);
