@@ -362,6 +362,36 @@ BOOST_AUTO_TEST_CASE(run_matches_onnxruntime_on_the_seeded_input, *troupe::tests
   for (std::size_t i = 0; i < ours.size() / 4; ++i) BOOST_TEST(std::abs(o[i] - t[i]) < 1e-4f);
 }
 
+// ---- troupe_roofline ----------------------------------------------------------------------
+
+/// benchmarks/roofline.cpp, built beside this test: its table of cls (33 MFLOP) with a measured
+/// peak, a row per op and the total; a missing model is an error naming the file.
+BOOST_AUTO_TEST_CASE(roofline_prints_flops_peak_and_a_row_per_op, *troupe::tests::needs_case(troupe::tests::ppocr_cls)) {
+  const auto tool = (fs::read_symlink("/proc/self/exe").parent_path() / "troupe_roofline").string();
+  const auto ran = troupe::tests::run_command(tool + " -m " + cls_model() + " -shape x[1,3,48,192] -niter 3 -top 5 2>&1");
+  BOOST_REQUIRE(ran);
+  BOOST_TEST(ran->code == 0, ran->out);
+  double gflop = 0, peak = 0;
+  const auto at = ran->out.find(" GFLOP; peak");
+  BOOST_REQUIRE_MESSAGE(at != std::string::npos, ran->out);
+  gflop = std::stod(ran->out.substr(ran->out.rfind(' ', at - 1) + 1));
+  const auto p = ran->out.find(") ", at);
+  BOOST_REQUIRE(p != std::string::npos);
+  peak = std::stod(ran->out.substr(p + 2));
+  BOOST_TEST(gflop > 0.03);
+  BOOST_TEST(gflop < 0.04);
+  BOOST_TEST(peak > 1.0); // GFLOP/s of the probes on this machine
+  int rows = 0;
+  for (std::size_t i = ran->out.find("\n| p2o."); i != std::string::npos; i = ran->out.find("\n| p2o.", i + 1)) ++rows;
+  BOOST_TEST(rows == 5, ran->out);
+  BOOST_TEST(ran->out.find("| **all** |") != std::string::npos, ran->out);
+
+  const auto missing = troupe::tests::run_command(tool + " -m " + temp_dir() + "/no_such.onnx 2>&1");
+  BOOST_REQUIRE(missing);
+  BOOST_TEST(missing->code != 0);
+  BOOST_TEST(missing->out.find("no_such.onnx") != std::string::npos, missing->out);
+}
+
 // ---- bench --------------------------------------------------------------------------------
 
 BOOST_AUTO_TEST_CASE(bench_issue_line_writes_the_json_report,
