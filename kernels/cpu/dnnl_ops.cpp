@@ -180,22 +180,16 @@ bool build_conv(plan_builder& b, const Op& op) {
   memory::desc bias_md = B != graph::no_value ? memory::desc({ys[1]}, dt::f32, tag::a) : memory::desc();
   dnnl::primitive_attr attr;
   if (!make_attr(op, attr)) return false;
-  auto make_pd = [&](algorithm alg, post_chain& ch) {
-    dnnl::convolution_forward::desc d(prop_kind::forward_inference, alg, src_md, w_md, bias_md, dst_md, w.strides,
-                                      w.dil, w.pad_l, w.pad_r);
-    return with_chain<dnnl::convolution_forward::primitive_desc>(
-        b, op, ch, [&](const dnnl::primitive_attr& a) { return dnnl::convolution_forward::primitive_desc(d, a, b.p.eng); });
+  auto desc = [&](algorithm alg) {
+    return dnnl::convolution_forward::desc(prop_kind::forward_inference, alg, src_md, w_md, bias_md, dst_md,
+                                           w.strides, w.dil, w.pad_l, w.pad_r);
   };
   algorithm alg = algorithm::convolution_direct;
   memory::desc direct_dst;
   if (winograd_candidate(w, groups, cdt)) {
     // The layouts each kernel wants, from descriptors without the post-op chain (cheap: no code
     // is generated until a primitive is made).
-    auto plain_pd = [&](algorithm a) {
-      dnnl::convolution_forward::desc d(prop_kind::forward_inference, a, src_md, w_md, bias_md, dst_md, w.strides,
-                                        w.dil, w.pad_l, w.pad_r);
-      return dnnl::convolution_forward::primitive_desc(d, attr, b.p.eng);
-    };
+    auto plain_pd = [&](algorithm a) { return dnnl::convolution_forward::primitive_desc(desc(a), attr, b.p.eng); };
     direct_dst = plain_pd(algorithm::convolution_direct).dst_desc();
     try {
       auto wino = plain_pd(algorithm::convolution_winograd);
@@ -206,7 +200,9 @@ bool build_conv(plan_builder& b, const Op& op) {
     }
   }
   post_chain ch;
-  auto pd = make_pd(alg, ch);
+  const auto d = desc(alg);
+  auto pd = with_chain<dnnl::convolution_forward::primitive_desc>(
+      b, op, ch, [&](const dnnl::primitive_attr& a) { return dnnl::convolution_forward::primitive_desc(d, a, b.p.eng); });
   std::vector<binding> args{{DNNL_ARG_SRC, b.input(X, pd.src_desc()), pd.src_desc()},
                             {DNNL_ARG_WEIGHTS, b.input(W, pd.weights_desc()), pd.weights_desc()}};
   if (B != graph::no_value) args.push_back({DNNL_ARG_BIAS, b.input(B, pd.bias_desc()), pd.bias_desc()});

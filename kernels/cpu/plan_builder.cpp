@@ -98,8 +98,7 @@ int plan_builder::input(graph::ValueId v, const memory::desc& want, const memory
   int home = home_.at(static_cast<std::size_t>(v));
   if (home < 0) throw Exception("CPU plan: value '" + val(v).name + "' is used before it is produced");
   if (!view && md_[v] == want) return home;
-  for (auto& [id, md, buf] : alt_)
-    if (id == v && md == want) return buf;
+  if (int copy = alt_buffer(v, want); copy >= 0) return copy;
   if (md_[v] == memory::desc() || want == memory::desc())
     throw Exception("CPU plan: value '" + val(v).name + "' of type " + to_string(val(v).type) +
                     " cannot be converted between layouts");
@@ -157,9 +156,14 @@ int plan_builder::input(graph::ValueId v, const memory::desc& want, const memory
   return buf;
 }
 
+int plan_builder::alt_buffer(graph::ValueId v, const memory::desc& md) const {
+  for (const auto& [id, alt_md, buf] : alt_)
+    if (id == v && alt_md == md) return buf;
+  return -1;
+}
+
 bool plan_builder::has_layout(graph::ValueId v, const memory::desc& md) const {
-  if (md_.at(static_cast<std::size_t>(v)) == md) return true;
-  return std::any_of(alt_.begin(), alt_.end(), [&](const auto& a) { return std::get<0>(a) == v && std::get<1>(a) == md; });
+  return md_.at(static_cast<std::size_t>(v)) == md || alt_buffer(v, md) >= 0;
 }
 
 void plan_builder::relayout(graph::ValueId v, const memory::desc& md) {
@@ -285,11 +289,10 @@ std::shared_ptr<const plan> build_plan(const graph::Graph& g, int num_threads, e
       if (is_unit_overlap_conv_transpose(g, op)) {
         // Read where the input lies when that is oneDNN's nChw16c (det's head: a blocked
         // BatchNormalization output), else plain.
-        const auto x = op.inputs[0];
-        const auto xd = b.current_md(x).dims();
-        const memory::desc blocked(xd, memory::data_type::f32, memory::format_tag::nChw16c);
-        if (blocked_conv_transpose_available() && xd.size() == 4 && b.current_md(x) == blocked)
-          b.add_reference(op, unit_overlap_conv_transpose_nchw16c, "native:deconv_kxs_nChw16c", {blocked});
+        const memory::desc& x = b.current_md(op.inputs[0]);
+        if (blocked_conv_transpose_available() && x.dims().size() == 4 &&
+            x == memory::desc(x.dims(), memory::data_type::f32, memory::format_tag::nChw16c))
+          b.add_reference(op, unit_overlap_conv_transpose_nchw16c, "native:deconv_kxs_nChw16c", {x});
         else
           b.add_reference(op, unit_overlap_conv_transpose, "native:deconv_kxs");
         continue;

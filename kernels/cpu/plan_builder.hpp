@@ -86,6 +86,7 @@ private:
   std::vector<int> home_;           ///< buffer of each value in its native layout
   std::vector<memory::desc> md_;    ///< that layout
   std::vector<std::tuple<graph::ValueId, memory::desc, int>> alt_; ///< reordered copies
+  int alt_buffer(graph::ValueId v, const memory::desc& md) const;  ///< v's copy laid out as md, or -1
   std::size_t scratch_bytes_ = 0;
   int scratch_buf_ = -1;
   friend std::shared_ptr<const plan> build_plan(const graph::Graph&, int, element_type, bool);
