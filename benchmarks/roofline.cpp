@@ -19,6 +19,7 @@
 #include <troupe/troupe.hpp>
 
 #include "benchmarks/single_op_graph.hpp"
+#include "tools/args.hpp"
 #include "graph/op_cost.hpp"
 #include "runtime/compile_pipeline.hpp"
 #include "runtime/model_impl.hpp"
@@ -41,27 +42,28 @@ struct options {
   std::exit(2);
 }
 
+/// The flags, read as `troupe bench` reads its own (tools/args.hpp: `-niter 5` or `-niter=5`; a
+/// number that is not one is a usage error naming the flag).
 options parse(int argc, char** argv) {
   options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (i + 1 >= argc) usage(a + " needs a value");
-    const std::string v = argv[++i];
-    auto number = [&] {
-      try {
-        return std::stoi(v);
-      } catch (const std::exception&) {
-        usage(a + " takes a number, not '" + v + "'");
-      }
-    };
-    if (a == "-m") o.model = v;
-    else if (a == "-shape") o.shape = v;
-    else if (a == "-d") o.device = v;
-    else if (a == "-infer_precision") o.precision = v;
-    else if (a == "-nthreads") o.threads = number();
-    else if (a == "-niter") o.iterations = std::max(1, number());
-    else if (a == "-top") o.top = std::max(1, number());
-    else usage("unknown flag " + a);
+  try {
+    const auto a = cli::parse_args(argc, argv, 1,
+                                   {{"-m", "a model file"},
+                                    {"-shape", "NAME[dims]"},
+                                    {"-d", "a device name"},
+                                    {"-infer_precision", "f32 or bf16"},
+                                    {"-nthreads", "an integer >= 0"},
+                                    {"-niter", "an integer >= 1"},
+                                    {"-top", "an integer >= 1"}});
+    o.model = a.get("-m");
+    o.shape = a.get("-shape");
+    o.device = a.get("-d", o.device);
+    o.precision = a.get("-infer_precision", o.precision);
+    o.threads = static_cast<int>(a.get_uint("-nthreads", static_cast<uint64_t>(o.threads)));
+    o.iterations = std::max(1, static_cast<int>(a.get_uint("-niter", static_cast<uint64_t>(o.iterations))));
+    o.top = std::max(1, static_cast<int>(a.get_uint("-top", static_cast<uint64_t>(o.top))));
+  } catch (const cli::usage_error& e) {
+    usage(e.what());
   }
   if (o.model.empty()) usage("no model (-m)");
   return o;

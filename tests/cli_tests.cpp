@@ -365,7 +365,8 @@ BOOST_AUTO_TEST_CASE(run_matches_onnxruntime_on_the_seeded_input, *troupe::tests
 // ---- troupe_roofline ----------------------------------------------------------------------
 
 /// benchmarks/roofline.cpp, built beside this test: its table of cls (33 MFLOP) with a measured
-/// peak, a row per op and the total; a missing model is an error naming the file.
+/// peak, a row per op and the total; a missing model is an error naming the file, a flag's bad
+/// number a usage error naming the flag.
 BOOST_AUTO_TEST_CASE(roofline_prints_flops_peak_and_a_row_per_op, *troupe::tests::needs_case(troupe::tests::ppocr_cls)) {
   const auto tool = (fs::read_symlink("/proc/self/exe").parent_path() / "troupe_roofline").string();
   const auto ran = troupe::tests::run_command(tool + " -m " + cls_model() + " -shape x[1,3,48,192] -niter 3 -top 5 2>&1");
@@ -390,6 +391,11 @@ BOOST_AUTO_TEST_CASE(roofline_prints_flops_peak_and_a_row_per_op, *troupe::tests
   BOOST_REQUIRE(missing);
   BOOST_TEST(missing->code != 0);
   BOOST_TEST(missing->out.find("no_such.onnx") != std::string::npos, missing->out);
+
+  const auto bad = troupe::tests::run_command(tool + " -m " + cls_model() + " -niter 5x 2>&1");
+  BOOST_REQUIRE(bad);
+  BOOST_TEST(bad->code == 2);
+  BOOST_TEST(bad->out.find("-niter takes an integer >= 1, got '5x'") != std::string::npos, bad->out);
 }
 
 // ---- bench --------------------------------------------------------------------------------
