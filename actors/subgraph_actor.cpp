@@ -6,25 +6,45 @@ namespace troupe::actors {
 
 namespace {
 
-/// `(infer_atom, inference)` -> the program for its input shapes (compiled once) -> the pool.
-caf::behavior subgraph_actor(caf::event_based_actor*, program_compiler compile, std::shared_ptr<device_pool> pool,
-                             std::size_t client, std::shared_ptr<subgraph::compiled_programs> compiled) {
-  auto programs = std::make_shared<std::map<std::vector<Shape>, std::shared_ptr<const program>>>();
+/// What picks a program: every input's shape, and the bytes of the inputs that decide shapes.
+using program_key = std::pair<std::vector<Shape>, std::vector<std::string>>;
+
+program_key key_of(const std::vector<Tensor>& inputs, const std::vector<std::size_t>& value_keys) {
+  program_key k;
+  k.first.reserve(inputs.size());
+  for (const auto& t : inputs) k.first.push_back(t.get_shape());
+  for (auto i : value_keys) {
+    const auto& t = inputs.at(i);
+    const auto* bytes = static_cast<const char*>(t.data());
+    k.second.emplace_back(bytes, bytes + t.get_byte_size());
+  }
+  return k;
+}
+
+/// `(infer_atom, inference)` -> the program for its key (compiled once) -> the pool.
+caf::behavior subgraph_actor(caf::event_based_actor*, program_compiler compile, std::vector<std::size_t> value_keys,
+                             std::shared_ptr<device_pool> pool, std::size_t client,
+                             std::shared_ptr<subgraph::compiled_programs> compiled) {
+  auto programs = std::make_shared<std::map<program_key, std::shared_ptr<const program>>>();
   return {
       [=](infer_atom, inference& job) {
         if (!job.sink->wanted(job.request)) return;
-        std::vector<Shape> shapes;
-        shapes.reserve(job.inputs.size());
-        for (const auto& t : job.inputs) shapes.push_back(t.get_shape());
-        auto it = programs->find(shapes);
+        program_key key;
+        try {
+          key = key_of(job.inputs, value_keys);
+        } catch (...) {
+          job.sink->on_error(job.request, current_failure());
+          return;
+        }
+        auto it = programs->find(key);
         if (it == programs->end()) {
           try {
-            auto p = compile(shapes);
+            auto p = compile(job.inputs);
             {
               std::lock_guard lock(compiled->mutex);
               compiled->all.push_back(p);
             }
-            it = programs->emplace(std::move(shapes), std::move(p)).first;
+            it = programs->emplace(std::move(key), std::move(p)).first;
           } catch (...) {
             // Compiling for these shapes failed: the shapes (the input) caused it, unless the
             // device says otherwise.
@@ -42,7 +62,9 @@ caf::behavior subgraph_actor(caf::event_based_actor*, program_compiler compile, 
 subgraph::subgraph(caf::actor_system& sys, subgraph_spec spec) : fixed_(spec.fixed), pool_(spec.pool) {
   if (!pool_) pool_ = std::make_shared<device_pool>(sys, "a subgraph's own pool");
   client_ = pool_->add_client(spec.streams, fixed_);
-  if (!fixed_) compiler_ = sys.spawn<caf::detached>(subgraph_actor, std::move(spec.compile), pool_, client_, compiled_);
+  if (!fixed_)
+    compiler_ = sys.spawn<caf::detached>(subgraph_actor, std::move(spec.compile), std::move(spec.value_keys), pool_,
+                                         client_, compiled_);
 }
 
 subgraph::~subgraph() {

@@ -2,8 +2,9 @@
 /// One compiled subgraph on one device: a client of the device's pool (actors/device_pool)
 /// with its own cap of runs at once (its streams). With static input shapes an inference goes
 /// straight from the caller to an idle worker of the pool. With dynamic input shapes it goes to
-/// the subgraph actor, which compiles one program per distinct set of input shapes on first
-/// use, caches it, and dispatches. The worker delivers the outputs to the inference's sink;
+/// the subgraph actor, which compiles one program per distinct set of input shapes (and of the
+/// values of the inputs that decide shapes, `value_keys`) on first use, caches it, and
+/// dispatches. The worker delivers the outputs to the inference's sink;
 /// HETERO chains subgraphs through sinks (actors/hetero_flow).
 #include <functional>
 #include <memory>
@@ -18,12 +19,16 @@
 
 namespace troupe::actors {
 
-/// Compiles the subgraph for concrete input shapes (in the subgraph's input order).
-using program_compiler = std::function<std::shared_ptr<const program>(const std::vector<Shape>&)>;
+/// Compiles the subgraph for an inference's inputs (in the subgraph's input order): their
+/// shapes, and the values of the `value_keys` inputs.
+using program_compiler = std::function<std::shared_ptr<const program>(const std::vector<Tensor>&)>;
 
 struct subgraph_spec {
   std::shared_ptr<const program> fixed; ///< compiled ahead when every input shape is static
   program_compiler compile;              ///< used when `fixed` is null
+  /// Inputs whose contents, besides every input's shape, pick the program (a Reshape's target
+  /// given by the caller, on a device that needs static shapes).
+  std::vector<std::size_t> value_keys;
   std::size_t streams = 1;               ///< runs at once, at most
   /// The device's pool, shared with every other subgraph of the device in the Core; null: a
   /// pool of this subgraph's own (tests, benchmarks).

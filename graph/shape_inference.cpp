@@ -15,9 +15,16 @@ const Value& infer_ctx::in(std::size_t i) const {
   return g.value(op.inputs[i]);
 }
 
+const Tensor* infer_ctx::data(std::size_t i) const {
+  if (!has(i)) return nullptr;
+  const auto& v = g.value(op.inputs[i]);
+  return v.constant ? &*v.constant : nullptr;
+}
+
 const Tensor* infer_ctx::constant(std::size_t i) const {
   if (!has(i)) return nullptr;
   const auto& v = g.value(op.inputs[i]);
+  if (!v.constant && wanted) wanted->push_back(op.inputs[i]);
   return v.constant ? &*v.constant : nullptr;
 }
 
@@ -114,8 +121,10 @@ const rule_table& rules() {
 
 } // namespace detail
 
-std::vector<value_info> infer_op(const Graph& g, const Op& op) {
-  detail::infer_ctx c{g, op};
+std::vector<value_info> infer_op(const Graph& g, const Op& op) { return detail::infer_op_recording(g, op, nullptr); }
+
+std::vector<value_info> detail::infer_op_recording(const Graph& g, const Op& op, std::vector<ValueId>* wanted) {
+  detail::infer_ctx c{g, op, wanted};
   if (!op.domain.empty() && op.domain != "ai.onnx") c.fail("op domain '" + op.domain + "' is not supported");
   auto it = detail::rules().find(op.type);
   if (it == detail::rules().end()) c.fail("unsupported op type (no shape inference rule)");

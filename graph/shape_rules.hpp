@@ -14,14 +14,21 @@ namespace troupe::graph::detail {
 struct infer_ctx {
   const Graph& g;
   const Op& op;
+  /// When set, constant() records here each input it was asked for that is not a constant:
+  /// the values whose contents this op's output shapes wait on (value_specialization.cpp).
+  std::vector<ValueId>* wanted = nullptr;
 
   std::size_t count() const { return op.input_count(); }
   bool has(std::size_t i) const { return i < op.inputs.size() && op.inputs[i] != no_value; }
   const Value& in(std::size_t i) const;
   const PartialShape& shape(std::size_t i) const { return in(i).shape; }
   element_type type(std::size_t i) const { return in(i).type; }
-  /// The constant tensor of input i, or nullptr (also when the input is omitted).
+  /// The constant tensor of input i, or nullptr (also when the input is omitted). For values
+  /// that set the output's shape (a Reshape's target): a miss is recorded in `wanted`.
   const Tensor* constant(std::size_t i) const;
+  /// The same for an input read as data (NonZero's count, an index range check): a miss is
+  /// not a value the shape waits on, since specializing on data would compile per request.
+  const Tensor* data(std::size_t i) const;
   /// A constant integer input (i32/i64) as int64 values; nullopt when not constant.
   std::optional<std::vector<int64_t>> const_ints(std::size_t i) const;
   /// A constant float/int input as doubles; nullopt when not constant.
@@ -45,6 +52,10 @@ void add_elementwise_rules(rule_table& t);
 void add_nn_rules(rule_table& t);
 void add_tensor_rules(rule_table& t);
 void add_selection_rules(rule_table& t);
+
+/// infer_op, recording in `wanted` (when not null) the non-constant inputs whose values the
+/// rule asked for.
+std::vector<value_info> infer_op_recording(const Graph& g, const Op& op, std::vector<ValueId>* wanted);
 
 /// Multidirectional (numpy) broadcasting; fails naming the op on incompatible shapes.
 PartialShape broadcast(const infer_ctx& c, const PartialShape& a, const PartialShape& b);

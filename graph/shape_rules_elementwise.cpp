@@ -68,7 +68,7 @@ std::vector<value_info> prelu(const infer_ctx& c) {
     if (x.dims[1] >= 0 && x.dims[1] != s.dims[0])
       c.fail("slope " + s.to_string() + " has not one value per channel of X " + x.to_string() + " (opset " +
              std::to_string(c.g.opset) + ")");
-    if (!c.constant(1)) c.fail("a per-channel slope before opset 7 must be a constant");
+    if (!c.data(1)) c.fail("a per-channel slope before opset 7 must be a constant");
     return {{c.type(0), x}};
   }
   PartialShape b = broadcast(c, c.shape(0), c.shape(1));

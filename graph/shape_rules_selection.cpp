@@ -20,14 +20,14 @@ std::vector<value_info> compress(const infer_ctx& c) {
   const auto& cond = c.shape(1);
   if (cond.rank_known && cond.rank() != 1) c.fail("the condition must be 1-D, not " + cond.to_string());
   int64_t kept = -1;
-  if (const Tensor* t = c.constant(1)) {
+  if (const Tensor* t = c.data(1)) {
     kept = 0;
     for (int64_t i = 0; i < t->get_size(); ++i) kept += t->data<bool>()[i] ? 1 : 0;
   }
   if (!c.op.has_attr("axis")) return {{c.type(0), PartialShape{kept}}};
   if (!x.rank_known) return {{c.type(0), PartialShape::unknown_rank()}};
   const auto a = static_cast<std::size_t>(c.axis(c.op.attr_int("axis", 0), irank(x)));
-  if (const Tensor* t = c.constant(1); t && x.dims[a] >= 0) {
+  if (const Tensor* t = c.data(1); t && x.dims[a] >= 0) {
     // Conditions past the axis' length are ignored; a true one there is an error.
     for (int64_t i = x.dims[a]; i < t->get_size(); ++i)
       if (t->data<bool>()[i]) c.fail("the condition selects index " + std::to_string(i) + " past axis " + std::to_string(a) + " of " + x.to_string());
@@ -45,7 +45,7 @@ std::vector<value_info> unique(const infer_ctx& c) {
   int64_t n = -1;
   std::optional<int64_t> axis;
   if (has_axis && x.rank_known) axis = c.axis(c.op.attr_int("axis", 0), irank(x));
-  if (const Tensor* t = c.constant(0); t && (!has_axis || axis)) n = static_cast<int64_t>(unique_slices(*t, axis, true).first.size());
+  if (const Tensor* t = c.data(0); t && (!has_axis || axis)) n = static_cast<int64_t>(unique_slices(*t, axis, true).first.size());
   PartialShape y{n};
   int64_t len = -1;
   if (!has_axis) {
@@ -69,8 +69,8 @@ std::vector<value_info> nms(const infer_ctx& c) {
   if (c.op.attr_int("center_point_box", 0) != 0 && c.op.attr_int("center_point_box", 0) != 1)
     c.fail("center_point_box must be 0 or 1, not " + std::to_string(c.op.attr_int("center_point_box", 0)));
   int64_t kept = -1;
-  const Tensor *boxes = c.constant(0), *scores = c.constant(1);
-  if (boxes && scores && (!c.has(2) || c.constant(2)) && (!c.has(3) || c.constant(3)) && (!c.has(4) || c.constant(4))) {
+  const Tensor *boxes = c.data(0), *scores = c.data(1);
+  if (boxes && scores && (!c.has(2) || c.data(2)) && (!c.has(3) || c.data(3)) && (!c.has(4) || c.data(4))) {
     const auto max_per_class = c.has(2) ? c.const_ints(2)->at(0) : 0;
     const double iou = c.has(3) ? c.const_floats(3)->at(0) : 0.0;
     std::optional<double> score;

@@ -291,7 +291,7 @@ std::vector<value_info> gather(const infer_ctx& c) {
   if (!x.rank_known || !idx.rank_known) return {{c.type(0), PartialShape::unknown_rank()}};
   if (x.rank() == 0) c.fail("cannot gather from a scalar");
   auto a = static_cast<std::size_t>(c.axis(c.op.attr_int("axis", 0), irank(x)));
-  if (auto v = c.const_ints(1); v && x.dims[a] >= 0)
+  if (auto v = c.data(1) ? c.const_ints(1) : std::nullopt; v && x.dims[a] >= 0)
     for (auto i : *v)
       if (i < -x.dims[a] || i >= x.dims[a])
         c.fail("index " + std::to_string(i) + " is out of range for axis " + std::to_string(a) + " of " + x.to_string());
@@ -484,7 +484,7 @@ std::vector<value_info> non_zero(const infer_ctx& c) {
   const auto& x = c.shape(0);
   int64_t r = x.rank_known ? irank(x) : -1;
   int64_t n = -1;
-  if (const Tensor* t = c.constant(0)) {
+  if (const Tensor* t = c.data(0)) {
     n = 0;
     const auto* b = static_cast<const uint8_t*>(t->data());
     std::size_t es = element_size(t->get_element_type());

@@ -96,6 +96,10 @@ public:
   virtual std::map<std::string, std::string> info() const = 0;
   /// Can this op, with these attributes, types and shapes, run here? Pure: no side effects.
   virtual support query(const graph::Graph& g, const graph::Op& op) const = 0;
+  /// For an op whose shapes wait on input values (a Reshape whose target the caller gives):
+  /// whether the device may run it once they are known, judged on what no shape changes (op
+  /// type, attributes). A device that needs no static shapes answers as query() does.
+  virtual support query_pending(const graph::Graph& g, const graph::Op& op) const { return query(g, op); }
   /// The graph has static shapes, is shape-inferred and passed query() for every op.
   virtual std::unique_ptr<executable> compile(const graph::Graph& g, const compile_config& cfg) const = 0;
   /// For a device that can go away and come back (a remote node's): whether it is there now,

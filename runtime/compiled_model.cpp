@@ -99,7 +99,9 @@ void CompiledModel::export_model(std::ostream& stream) const {
   if (!impl_->exportable) {
     const bool one_device = !impl_->split && !impl_->multi;
     throw Exception("export_model: the model compiled for " + impl_->device + " cannot be exported: " +
-                    (one_device ? std::string("its inputs have dynamic shapes (it compiles per shape at run time); "
+                    (impl_->value_keyed
+                         ? std::string("its shapes wait on the values of inputs (it compiles per value at run time)")
+                     : one_device ? std::string("its inputs have dynamic shapes (it compiles per shape at run time); "
                                               "reshape the model to static shapes before compile_model")
                                 : std::string("only a model compiled for one device can (HETERO, MULTI and AUTO "
                                               "compile each device's part; export those by device)")));

@@ -31,6 +31,8 @@ struct CompiledModel::Impl {
   /// One device, static shapes: what export_model writes (null for HETERO, MULTI and models
   /// compiled per shape at run time).
   std::shared_ptr<const compiled_blob> exportable;
+  /// Set when one device compiles per value of the inputs that decide shapes (export says so).
+  bool value_keyed = false;
   /// HETERO: the devices its subgraphs run on (priority order), how many subgraphs, and the
   /// requests that keep every stage busy. Shared with the runner, which updates it when a
   /// model with dynamic inputs is split anew for a set of shapes. Null for a single device.

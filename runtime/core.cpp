@@ -111,7 +111,23 @@ std::shared_ptr<CompiledModel::Impl> Core::Impl::compile_single_graph(const grap
       blob->graph = src;
       if (!optimized) optimize_graph(blob->graph);
     }
-    check_support(blob->graph, *dev);
+    auto deferred = optimized ? value_deferral{} : defer_on_values(blob->graph, *dev);
+    check_support(blob->graph, *dev, deferred);
+    if (!deferred.inputs.empty()) {
+      // Shapes wait on input values the device needs settled: one program per distinct set of
+      // those values, on first use (not exportable: no one graph runs them all).
+      auto g = std::make_shared<const graph::Graph>(src);
+      spec.value_keys = deferred.inputs;
+      cm->value_keyed = true;
+      spec.compile = [g, dev, cfg, deferred](const std::vector<Tensor>& inputs) {
+        auto prog = std::make_shared<actors::program>();
+        prog->prototype = compile_for_values(*g, deferred, inputs, *dev, cfg);
+        prog->profiling = cfg.profiling;
+        return std::shared_ptr<const actors::program>(std::move(prog));
+      };
+      cm->runner = std::make_unique<actors::subgraph>(*eng->system, std::move(spec));
+      return cm;
+    }
     auto prog = std::make_shared<actors::program>();
     prog->prototype = dev->compile(blob->graph, cfg);
     prog->profiling = cfg.profiling;
@@ -122,7 +138,9 @@ std::shared_ptr<CompiledModel::Impl> Core::Impl::compile_single_graph(const grap
   } else {
     // Dynamic inputs: one program per distinct set of concrete input shapes, on first use.
     auto g = std::make_shared<const graph::Graph>(src);
-    spec.compile = [g, dev, cfg](const std::vector<Shape>& shapes) {
+    spec.compile = [g, dev, cfg](const std::vector<Tensor>& inputs) {
+      std::vector<Shape> shapes;
+      for (const auto& t : inputs) shapes.push_back(t.get_shape());
       auto prog = std::make_shared<actors::program>();
       prog->prototype = compile_graph(with_input_shapes(*g, shapes), *dev, cfg);
       prog->profiling = cfg.profiling;
@@ -175,7 +193,13 @@ static void query_ops(Core::Impl& impl, const Model& model, const std::string& d
   for (auto id : g.inputs) all_static = all_static && g.value(id).shape.is_static();
   if (all_static) optimize_graph(g);
   // Each op as the device's own query answers it: what compile_model would accept.
+  const auto deferred = all_static ? defer_on_values(g, *dev) : value_deferral{};
   for (const auto& op : g.ops) {
+    if (std::find(deferred.ops.begin(), deferred.ops.end(), op.name) != deferred.ops.end()) {
+      placed[op.name] = device;
+      why[op.name] = deferred.reason();
+      continue;
+    }
     auto answer = dev->query(g, op);
     if (answer.supported) {
       placed[op.name] = device;

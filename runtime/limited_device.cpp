@@ -18,17 +18,27 @@ public:
   std::string name() const override { return inner_->name(); }
   std::map<std::string, std::string> info() const override { return inner_->info(); }
   kernels::support query(const graph::Graph& g, const graph::Op& op) const override {
-    if (excluded_.count(op.type)) return {false, "op type " + op.type + " is excluded by EXCLUDED_OPS"};
-    // An activation fused into its producer is still that op type's work.
-    if (auto act = op.attr_string("activation", ""); excluded_.count(act))
-      return {false, "op type " + act + " (fused into " + op.type + ") is excluded by EXCLUDED_OPS"};
+    if (auto no = excluded(op); !no.reason.empty()) return no;
     return inner_->query(g, op);
+  }
+  kernels::support query_pending(const graph::Graph& g, const graph::Op& op) const override {
+    if (auto no = excluded(op); !no.reason.empty()) return no;
+    return inner_->query_pending(g, op);
   }
   std::unique_ptr<kernels::executable> compile(const graph::Graph& g, const kernels::compile_config& cfg) const override {
     return inner_->compile(g, cfg);
   }
 
 private:
+  /// A refusal when EXCLUDED_OPS names the op's type; an empty reason otherwise.
+  kernels::support excluded(const graph::Op& op) const {
+    if (excluded_.count(op.type)) return {false, "op type " + op.type + " is excluded by EXCLUDED_OPS"};
+    // An activation fused into its producer is still that op type's work.
+    if (auto act = op.attr_string("activation", ""); excluded_.count(act))
+      return {false, "op type " + act + " (fused into " + op.type + ") is excluded by EXCLUDED_OPS"};
+    return {};
+  }
+
   std::shared_ptr<kernels::device> inner_;
   std::set<std::string> excluded_;
 };

@@ -112,9 +112,9 @@ BOOST_AUTO_TEST_CASE(dynamic_shapes_compile_once_per_shape_and_report_compile_er
   auto rec = std::make_shared<recorder>();
   auto compiles = std::make_shared<std::atomic<int>>(0);
   subgraph_spec spec;
-  spec.compile = [compiles](const std::vector<Shape>& shapes) -> std::shared_ptr<const program> {
+  spec.compile = [compiles](const std::vector<Tensor>& inputs) -> std::shared_ptr<const program> {
     ++*compiles;
-    if (shapes.at(0).at(0) == 7) throw Exception("cannot compile for [7]");
+    if (inputs.at(0).get_shape().at(0) == 7) throw Exception("cannot compile for [7]");
     return fake_program(std::make_shared<run_control>());
   };
   subgraph sg(sys, std::move(spec));
@@ -131,6 +131,35 @@ BOOST_AUTO_TEST_CASE(dynamic_shapes_compile_once_per_shape_and_report_compile_er
   BOOST_TEST(compiles->load() == 3);
   BOOST_TEST(rec->values[3] == 6.0f);
   BOOST_TEST(rec->errors[4] == "cannot compile for [7]");
+}
+
+/// With value keys, the keyed input's contents pick the program as well as the shapes.
+BOOST_AUTO_TEST_CASE(value_keys_compile_once_per_distinct_value) {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  auto rec = std::make_shared<recorder>();
+  auto compiles = std::make_shared<std::atomic<int>>(0);
+  subgraph_spec spec;
+  spec.value_keys = {1};
+  spec.compile = [compiles](const std::vector<Tensor>& inputs) -> std::shared_ptr<const program> {
+    ++*compiles;
+    if (inputs.at(1).data<float>()[0] == 7) throw Exception("cannot compile for the value 7");
+    return fake_program(std::make_shared<run_control>());
+  };
+  subgraph sg(sys, std::move(spec));
+  auto vec = [](int64_t n, float v) {
+    Tensor t(element_type::f32, {n});
+    for (int64_t i = 0; i < n; ++i) t.data<float>()[i] = v;
+    return t;
+  };
+  sg.submit(inference{1, {vec(2, 1), vec(1, 5)}, rec});
+  sg.submit(inference{2, {vec(2, 2), vec(1, 6)}, rec}); // same shapes, another value
+  sg.submit(inference{3, {vec(2, 3), vec(1, 5)}, rec}); // the first program again
+  sg.submit(inference{4, {vec(2, 4), vec(1, 7)}, rec});
+  rec->wait_for_count(4);
+  BOOST_TEST(compiles->load() == 3);
+  BOOST_TEST(rec->values[3] == 6.0f);
+  BOOST_TEST(rec->errors[4] == "cannot compile for the value 7");
 }
 
 BOOST_AUTO_TEST_CASE(shape_dispatch_builds_one_runner_per_shape_and_keeps_error_kinds) {

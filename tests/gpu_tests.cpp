@@ -529,6 +529,46 @@ BOOST_AUTO_TEST_CASE(an_op_the_gpu_lacks_names_op_node_and_device, *utf::precond
   expect_error([&] { core.compile_model(nz_model, "GPU.0"); }, {"NonZero", "my_nonzero", "GPU.0"});
 }
 
+/// A Reshape whose target the caller gives: the GPU takes it, compiling once per target value
+/// at run time; a target that does not fit fails that request only, naming the op.
+BOOST_AUTO_TEST_CASE(shapes_that_wait_on_input_values_compile_per_value, *utf::precondition(tests::gpu_present())) {
+  Core core;
+  require_gpu(core);
+  tiny_onnx::model_builder b;
+  b.input("x", {2, 6}).input("target", {2}, onnx::TensorProto::INT64).output("y", {-1, -1});
+  b.node("Relu", {"x"}, {"r"}, "relu").node("Reshape", {"r", "target"}, {"y"}, "my_reshape");
+  const auto path = b.write(temp_file("reshape_by_value.onnx"));
+  auto model = core.read_model(path);
+  auto placed = core.query_placement(model, "GPU");
+  BOOST_TEST_REQUIRE(placed.count("my_reshape") == 1);
+  BOOST_TEST(placed.at("my_reshape").device == "GPU");
+  BOOST_TEST(placed.at("my_reshape").why.find("wait on input values") != std::string::npos, placed.at("my_reshape").why);
+  auto compiled = core.compile_model(model, "GPU");
+  auto req = compiled.create_infer_request();
+  Tensor x(element_type::f32, {2, 6});
+  for (int i = 0; i < 12; ++i) x.data<float>()[i] = static_cast<float>(i) - 5.5f;
+  auto run = [&](std::vector<int64_t> dims) {
+    Tensor t(element_type::i64, {2});
+    std::copy(dims.begin(), dims.end(), t.data<int64_t>());
+    req.set_tensor("x", x);
+    req.set_tensor("target", t);
+    req.infer();
+    return req.get_tensor("y");
+  };
+  for (auto dims : {std::vector<int64_t>{3, 4}, {4, 3}, {3, 4}, {-1, 2}}) {
+    auto y = run(dims);
+    const Shape want = dims[0] < 0 ? Shape{6, 2} : Shape{dims[0], dims[1]};
+    BOOST_TEST(y.get_shape() == want);
+    for (int i = 0; i < 12; ++i) BOOST_TEST(y.data<float>()[i] == std::max(0.0f, static_cast<float>(i) - 5.5f));
+  }
+  expect_error([&] { run({5, 5}); }, {"my_reshape"});
+  BOOST_TEST(run({2, 6}).get_shape() == (Shape{2, 6})); // the next request runs
+  expect_error([&] {
+    std::ostringstream out;
+    compiled.export_model(out);
+  }, {"export_model", "values of inputs"});
+}
+
 BOOST_AUTO_TEST_CASE(a_tensor_larger_than_the_gpu_allows_is_a_clear_error, *utf::precondition(tests::gpu_present())) {
   Core core;
   require_gpu(core);

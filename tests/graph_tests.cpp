@@ -17,6 +17,7 @@
 #include "graph/op_cost.hpp"
 #include "graph/passes.hpp"
 #include "graph/shape_inference.hpp"
+#include "graph/value_specialization.hpp"
 #include "kernels/reference/interpreter.hpp"
 #include "kernels/reference/kernels.hpp"
 #include "tests/support/expect_error.hpp"
@@ -443,6 +444,57 @@ BOOST_AUTO_TEST_CASE(folding_with_the_reference_kernels) {
   infer_shapes(b.g, &eval);
   BOOST_TEST(b.g.ops.size() == 1u);
   BOOST_TEST(shape_of(b.g.value(b.g.outputs[0]).shape) == (dims{2, 12}));
+}
+
+
+/// The inputs whose values shapes wait on: found through the ops computing them, and none
+/// when the shape waits on a large input's values (data-dependent).
+BOOST_AUTO_TEST_CASE(shape_deciding_inputs_are_found_through_their_computation) {
+  builder b;
+  auto x = b.input("x", PartialShape(Shape{2, 6}));
+  auto target = b.input("target", PartialShape(Shape{2}), element_type::i64);
+  auto scale = b.input("scale", PartialShape(Shape{2, 6}));
+  auto& twice = b.op("Mul", {target, b.ints({1, 1})});
+  auto& reshape = b.op("Reshape", {x, b.out(twice)});
+  b.op("Mul", {b.out(reshape), b.out(reshape)});
+  b.op("Add", {x, scale});
+  b.g.outputs = {b.g.ops[2].outputs[0], b.g.ops[3].outputs[0]};
+  infer_shapes(b.g);
+  BOOST_TEST(!b.g.value(b.out(reshape)).shape.is_static());
+  auto d = find_shape_deciding_inputs(b.g);
+  BOOST_TEST(d.obstacle.empty());
+  BOOST_TEST(d.inputs == std::vector<std::size_t>{1}); // "target", not "x" nor "scale"
+
+  // With the value as a constant, every shape is known.
+  Tensor v(element_type::i64, {2});
+  v.data<int64_t>()[0] = 3;
+  v.data<int64_t>()[1] = 4;
+  Graph s = with_input_values(b.g, {{1, v}});
+  forget_derived_shapes(s);
+  const auto eval = reference_evaluator(s);
+  infer_shapes(s, &eval);
+  BOOST_TEST(s.inputs.size() == 3u); // still given by the caller, now unread
+  BOOST_TEST(shape_of(s.value(s.outputs[0]).shape) == (dims{3, 4}));
+
+  // A target computed from a large input's values is a data-dependent shape.
+  builder big;
+  auto y = big.input("y", PartialShape(Shape{2, 6}));
+  auto many = big.input("many", PartialShape(Shape{max_deciding_elements + 1}), element_type::i64);
+  auto& slice = big.op("Slice", {many, big.ints({0}), big.ints({2})});
+  big.op("Reshape", {y, big.out(slice)});
+  big.g.outputs = {big.g.ops[1].outputs[0]};
+  infer_shapes(big.g);
+  auto none = find_shape_deciding_inputs(big.g);
+  BOOST_TEST(none.inputs.empty());
+  BOOST_TEST(none.obstacle.find("'many'") != std::string::npos, none.obstacle);
+
+  // Static shapes: nothing waits.
+  builder plain;
+  auto z = plain.input("z", PartialShape(Shape{2, 6}));
+  plain.op("Reshape", {z, plain.ints({3, 4})});
+  plain.g.outputs = {plain.g.ops[0].outputs[0]};
+  infer_shapes(plain.g);
+  BOOST_TEST(find_shape_deciding_inputs(plain.g).inputs.empty());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -856,6 +856,13 @@ BOOST_AUTO_TEST_CASE(movement_ops) {
     b.outputs_of_last();
     check_against_reference(b.g);
   }
+  { // every dim repeated: more dims than one copy has, so one copy per repeated dim
+    graph_builder b;
+    auto x = b.input("x", {2, 3, 1, 5});
+    b.op("Tile", {x, b.ints("rep", {3, 2, 4, 2})}, {{6, 6, 4, 10}});
+    b.outputs_of_last();
+    check_against_reference(b.g);
+  }
   { // a repeat of 0: an empty output, nothing written
     graph_builder b;
     auto x = b.input("x", {64, 64});

@@ -193,9 +193,10 @@ void add_movement_rules(rule_table& t) {
                  auto w = check_words(g, op);
                  if (!w.empty()) return w;
                  if (!g.is_constant(op.inputs[1])) return std::string("repeats must be a constant");
-                 std::size_t dims = 0;
-                 for (auto r : const_ints(g, op, 1)) dims += r > 1 ? 2 : 1;
-                 if (dims > 6) return std::string("more than 6 dims and repeated dims together have no Vulkan shader");
+                 if (shape_of(g, op.inputs[0]).size() > 5) {
+                   for (auto r : const_ints(g, op, 1))
+                     if (r > 1) return std::string("a repeated dim of a 6-D input has no Vulkan shader");
+                 }
                  return std::string();
                },
                [](op_builder& b) {
@@ -217,9 +218,25 @@ void add_movement_rules(rule_table& t) {
                    in.push_back(xs[i]);
                    out.push_back(ys[i]);
                  }
-                 copy(b, b.input(0), b.output(0), dims, in, 0, out, 0);
+                 if (dims.size() <= 6) return copy(b, b.input(0), b.output(0), dims, in, 0, out, 0);
+                 // More dims than the copy shader has: x into the output's first tile, then
+                 // one dim at a time, the filled part copied to the dim's other repeats.
+                 copy(b, b.input(0), b.output(0), x, xs, 0, ys, 0);
+                 Shape filled = x;
+                 for (std::size_t d = x.size(); d-- > 0;) {
+                   if (reps[d] <= 1) continue;
+                   Shape rdims{reps[d] - 1};
+                   std::vector<int64_t> rin{0}, rout{x[d] * ys[d]};
+                   for (std::size_t i = 0; i < x.size(); ++i) {
+                     rdims.push_back(filled[i]);
+                     rin.push_back(ys[i]);
+                     rout.push_back(ys[i]);
+                   }
+                   copy(b, b.output(0), b.output(0), rdims, rin, 0, rout, x[d] * ys[d]);
+                   filled[d] = y[d];
+                 }
                },
-               words + "; repeats constant; the rank plus the number of repeated dims at most 6"};
+               words + "; repeats constant; no repeated dim in a 6-D input"};
 
   // DepthToSpace and SpaceToDepth: one 6-D copy over [N, C, H, block, W, block].
   op_rule space_depth{

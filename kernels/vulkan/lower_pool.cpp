@@ -46,6 +46,28 @@ std::string check_window(const graph::Graph& g, const graph::Op& op) {
   return std::string();
 }
 
+/// Resize's conditions that no shape changes.
+std::string resize_attrs(const graph::Op& op) {
+  auto mode = op.attr_string("mode", "nearest");
+  if (mode != "nearest" && mode != "linear") return "mode '" + mode + "' has no Vulkan shader";
+  static const char* coords[] = {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel",
+                                 "tf_half_pixel_for_nearest", "tf_half_pixel_for_nn"};
+  auto ct = op.attr_string("coordinate_transformation_mode", "half_pixel");
+  bool ok = false;
+  for (auto* c : coords) ok = ok || ct == c;
+  if (!ok) return "coordinate_transformation_mode '" + ct + "' has no Vulkan shader";
+  auto nm = op.attr_string("nearest_mode", "round_prefer_floor");
+  if (nm != "round_prefer_floor" && nm != "round_prefer_ceil" && nm != "floor" && nm != "ceil")
+    return "nearest_mode '" + nm + "' has no Vulkan shader";
+  if (op.attr_int("antialias", 0) != 0) return std::string("antialias has no Vulkan shader");
+  if (op.has_attr("axes")) { // only H and W (preprocessing's resize names them)
+    auto axes = op.attr_ints("axes");
+    for (auto& a : axes) a = a < 0 ? a + 4 : a;
+    if (axes != std::vector<int64_t>{2, 3}) return std::string("axes other than [2, 3] have no Vulkan shader");
+  }
+  return std::string();
+}
+
 } // namespace
 
 void add_pool_rules(rule_table& t) {
@@ -59,26 +81,10 @@ void add_pool_rules(rule_table& t) {
   t["Resize"] = {
       [](const graph::Graph& g, const graph::Op& op) {
         auto w = check_4d_f32(g, op);
+        if (w.empty()) w = resize_attrs(op);
         if (!w.empty()) return w;
         Shape x = shape_of(g, op.inputs[0]), y = shape_of(g, op.outputs[0]);
         if (x[0] != y[0] || x[1] != y[1]) return std::string("resizing N or C has no Vulkan shader");
-        auto mode = op.attr_string("mode", "nearest");
-        if (mode != "nearest" && mode != "linear") return "mode '" + mode + "' has no Vulkan shader";
-        static const char* coords[] = {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel",
-                                       "tf_half_pixel_for_nearest", "tf_half_pixel_for_nn"};
-        auto ct = op.attr_string("coordinate_transformation_mode", "half_pixel");
-        bool ok = false;
-        for (auto* c : coords) ok = ok || ct == c;
-        if (!ok) return "coordinate_transformation_mode '" + ct + "' has no Vulkan shader";
-        auto nm = op.attr_string("nearest_mode", "round_prefer_floor");
-        if (nm != "round_prefer_floor" && nm != "round_prefer_ceil" && nm != "floor" && nm != "ceil")
-          return "nearest_mode '" + nm + "' has no Vulkan shader";
-        if (op.attr_int("antialias", 0) != 0) return std::string("antialias has no Vulkan shader");
-        if (op.has_attr("axes")) { // only H and W (preprocessing's resize names them)
-          auto axes = op.attr_ints("axes");
-          for (auto& a : axes) a = a < 0 ? a + 4 : a;
-          if (axes != std::vector<int64_t>{2, 3}) return std::string("axes other than [2, 3] have no Vulkan shader");
-        }
         bool legacy = op.input_count() == 2; // Resize-10: (X, scales), asymmetric + floor
         std::size_t scales_at = legacy ? 1 : 2;
         if (scales_at < op.inputs.size() && op.inputs[scales_at] != graph::no_value && !g.is_constant(op.inputs[scales_at]))
@@ -127,7 +133,8 @@ void add_pool_rules(rule_table& t) {
       },
       "f32 4-D NCHW input, H and W resized (not N or C); mode nearest or linear; coordinate_transformation_mode "
       "half_pixel, asymmetric, align_corners, pytorch_half_pixel or tf_half_pixel_for_nearest; nearest_mode "
-      "round_prefer_floor, round_prefer_ceil, floor or ceil; no antialias; axes, if given, [2, 3]; scales constant"};
+      "round_prefer_floor, round_prefer_ceil, floor or ceil; no antialias; axes, if given, [2, 3]; scales constant",
+      resize_attrs};
 }
 
 } // namespace troupe::kernels::vulkan

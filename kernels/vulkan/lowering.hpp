@@ -56,6 +56,9 @@ struct op_rule {
   /// What `check` accepts, in words, for users (docs/ops.md is generated from it by docs/gen):
   /// each rule file sets it beside its checks.
   std::string conditions;
+  /// The part of `check` that no shape can change (attributes), for ops whose shapes wait on
+  /// input values (query_pending); empty: the op type alone decides.
+  std::function<std::string(const graph::Op&)> check_attrs = {};
 };
 
 /// Every op type with a shader (or a free alias), by ONNX op type.
@@ -63,6 +66,9 @@ const std::map<std::string, op_rule>& op_rules();
 
 /// Generic checks shared by the rules, then the rule's own check.
 support query_op(const graph::Graph& g, const graph::Op& op);
+/// What can be said of an op before its shapes are known: its domain, its type's rule, the
+/// rule's attribute check.
+support query_op_pending(const graph::Op& op);
 
 // ---- helpers shared by the rule files ------------------------------------------------------
 

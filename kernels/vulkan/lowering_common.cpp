@@ -23,11 +23,20 @@ const std::map<std::string, op_rule>& op_rules() {
   return t;
 }
 
-support query_op(const graph::Graph& g, const graph::Op& op) {
+support query_op_pending(const graph::Op& op) {
   auto no = [&](const std::string& why) { return support{false, graph::describe(op) + ": " + why}; };
   if (!op.domain.empty() && op.domain != "ai.onnx") return no("no Vulkan shader for domain '" + op.domain + "'");
   auto it = op_rules().find(op.type);
   if (it == op_rules().end()) return no("no Vulkan shader for op type '" + op.type + "'");
+  if (it->second.check_attrs)
+    if (auto why = it->second.check_attrs(op); !why.empty()) return no(why);
+  return {true, ""};
+}
+
+support query_op(const graph::Graph& g, const graph::Op& op) {
+  auto no = [&](const std::string& why) { return support{false, graph::describe(op) + ": " + why}; };
+  if (auto pending = query_op_pending(op); !pending.supported) return pending;
+  auto it = op_rules().find(op.type);
   for (auto v : op.outputs) {
     if (v == graph::no_value) continue;
     const auto& val = g.value(v);

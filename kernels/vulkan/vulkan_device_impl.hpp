@@ -14,6 +14,7 @@ public:
   std::string name() const override { return name_; }
   std::map<std::string, std::string> info() const override;
   support query(const graph::Graph& g, const graph::Op& op) const override;
+  support query_pending(const graph::Graph& g, const graph::Op& op) const override;
   std::unique_ptr<executable> compile(const graph::Graph& g, const compile_config& cfg) const override;
   gpu_context& context() const { return *ctx_; }
 
