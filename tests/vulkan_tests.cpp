@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <sstream>
 
 #include <unistd.h>
 
@@ -17,6 +18,7 @@
 
 #include "tests/support/random_tensor.hpp"
 #include "kernels/reference/kernels.hpp"
+#include "kernels/vulkan/lowering.hpp"
 #include "kernels/vulkan/vulkan_device.hpp"
 #include "kernels/vulkan/pipeline_cache_file.hpp"
 #include "kernels/vulkan/spirv_table.hpp"
@@ -1065,12 +1067,13 @@ BOOST_AUTO_TEST_CASE(query_says_why_unsupported) {
   BOOST_TEST(!s2.supported);
   BOOST_TEST(!s2.reason.empty());
   graph_builder c;
-  auto i = c.input("i", {4}, element_type::i64);
+  // An element type no shader has (i64 Relu runs on the typed shader since 2026-11-25).
+  auto i = c.input("i", {4}, element_type::f64);
   auto& op = c.op("Relu", {i}, {{4}});
-  c.g.value(op.outputs[0]).type = element_type::i64;
+  c.g.value(op.outputs[0]).type = element_type::f64;
   auto s3 = gpu().query(c.g, c.g.ops[0]);
   BOOST_TEST(!s3.supported);
-  BOOST_TEST(s3.reason.find("i64") != std::string::npos, s3.reason);
+  BOOST_TEST(s3.reason.find("f64") != std::string::npos, s3.reason);
   BOOST_CHECK_THROW(gpu().compile(b.g, {}), Exception);
 }
 
@@ -1508,3 +1511,286 @@ BOOST_AUTO_TEST_CASE(pipeline_cache_file_round_trips_and_rejects_what_it_must) {
                         });
   fs::remove_all(dir);
 }
+
+// ---- typed element-wise ops (shaders/eltwise_typed.comp) ----------------------------------
+
+namespace {
+
+bool is_unsigned_type(element_type t) {
+  return t == element_type::u8 || t == element_type::u16 || t == element_type::u32 || t == element_type::u64 ||
+         t == element_type::boolean;
+}
+
+/// Values of `t` in [lo, hi] (floats on a 1/8 grid, exact in f16; unsigned types from 0; bool
+/// 0 or 1), never 0 with `nonzero`. With `wide`, u32/u64 values get their top bit set at random
+/// and i32/i64 ones are scaled out of the 16/32-bit range, so that signed or narrow arithmetic
+/// on them shows.
+Tensor typed_tensor(element_type t, const Shape& s, unsigned seed, int lo, int hi, bool nonzero = false, bool wide = false) {
+  std::mt19937 rng(seed);
+  if (is_unsigned_type(t)) lo = std::max(lo, 0);
+  if (t == element_type::boolean) hi = std::min(hi, 1);
+  hi = std::max(hi, lo);
+  const bool fl = t == element_type::f32 || t == element_type::f16;
+  std::uniform_int_distribution<int> d(fl ? lo * 8 : lo, fl ? hi * 8 : hi);
+  Tensor x(t, s);
+  auto* p = static_cast<uint8_t*>(x.data());
+  for (int64_t i = 0; i < x.get_size(); ++i) {
+    int v = d(rng);
+    while (nonzero && v == 0) v = d(rng);
+    const bool top = wide && (rng() & 1);
+    auto put = [&](auto value) { std::memcpy(p + static_cast<std::size_t>(i) * sizeof value, &value, sizeof value); };
+    switch (t) {
+    case element_type::f32: put(static_cast<float>(v) / 8); break;
+    case element_type::f16: put(float_to_half_bits(static_cast<float>(v) / 8)); break;
+    case element_type::i8: put(static_cast<int8_t>(v)); break;
+    case element_type::u8: put(static_cast<uint8_t>(v)); break;
+    case element_type::boolean: put(static_cast<uint8_t>(v != 0)); break;
+    case element_type::i16: put(static_cast<int16_t>(v)); break;
+    case element_type::u16: put(static_cast<uint16_t>(v)); break;
+    case element_type::i32: put(static_cast<int32_t>(wide ? int64_t{v} * 40000019 : v)); break;
+    case element_type::u32: put(static_cast<uint32_t>(v) | (top ? 0x80000000u : 0u)); break;
+    case element_type::i64: put(static_cast<int64_t>(wide ? v * 1000000000007LL : v)); break;
+    case element_type::u64: put(static_cast<uint64_t>(v) | (top ? uint64_t{1} << 63 : 0)); break;
+    default: BOOST_FAIL("no values for " << to_string(t));
+    }
+  }
+  return x;
+}
+
+/// One op on graph inputs (or, where `constants` holds a tensor, a constant), its output of
+/// type `out` and shape `out_shape`.
+graph::Graph typed_op(const std::string& type, const std::vector<Tensor>& in, element_type out, const Shape& out_shape,
+                      std::map<std::string, graph::AttributeValue> attrs = {}, std::vector<bool> constant = {}) {
+  graph_builder b;
+  std::vector<graph::ValueId> ids;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const std::string name = "in" + std::to_string(i);
+    ids.push_back(i < constant.size() && constant[i] ? b.constant(name, in[i])
+                                                     : b.input(name, in[i].get_shape(), in[i].get_element_type()));
+  }
+  auto& o = b.op(type, ids, {out_shape}, std::move(attrs));
+  b.g.values[static_cast<std::size_t>(o.outputs[0])].type = out;
+  b.outputs_of_last();
+  return b.g;
+}
+
+/// Runs typed_op on the GPU and the reference: integer and bool outputs byte for byte, float ones
+/// within the check tolerance (f16 outputs byte for byte).
+void check_typed(const std::string& type, const std::vector<Tensor>& in, element_type out, const Shape& out_shape,
+                 std::map<std::string, graph::AttributeValue> attrs = {}, std::vector<bool> constant = {}) {
+  auto g = typed_op(type, in, out, out_shape, std::move(attrs), constant);
+  std::vector<Tensor> inputs;
+  for (std::size_t i = 0; i < in.size(); ++i)
+    if (!(i < constant.size() && constant[i])) inputs.push_back(in[i]);
+  std::ostringstream what;
+  what << type;
+  for (const auto& t : in) what << ' ' << to_string(t.get_element_type()) << to_string(t.get_shape());
+  BOOST_TEST_CONTEXT(what.str()) { compare_with_reference(g, inputs, std::max(1e-5f, check_tol_floor), false); }
+}
+
+const std::vector<element_type> all_typed = {element_type::f32, element_type::f16, element_type::i8,  element_type::u8,
+                                             element_type::i16, element_type::u16, element_type::i32, element_type::u32,
+                                             element_type::i64, element_type::u64, element_type::boolean};
+const std::vector<element_type> int_types = {element_type::i8,  element_type::u8,  element_type::i16, element_type::u16,
+                                             element_type::i32, element_type::u32, element_type::i64, element_type::u64};
+
+/// (a, b, out) shapes: equal and odd, broadcasting both ways, a scalar, rank 6, and empty.
+const std::vector<std::array<Shape, 3>> binary_shapes = {{Shape{3, 5, 7}, Shape{3, 5, 7}, Shape{3, 5, 7}},
+                                                         {Shape{2, 1, 5}, Shape{3, 1}, Shape{2, 3, 5}},
+                                                         {Shape{}, Shape{4, 3}, Shape{4, 3}},
+                                                         {Shape{2, 1, 3, 1, 2, 3}, Shape{1, 4, 1, 3}, Shape{2, 1, 3, 4, 2, 3}},
+                                                         {Shape{0, 3}, Shape{3}, Shape{0, 3}}};
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(typed_eltwise)
+
+BOOST_AUTO_TEST_CASE(comparisons_on_every_type, *boost::unit_test::precondition(tests::gpu_present())) {
+  unsigned seed = 1;
+  for (const char* op : {"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual"})
+    for (auto t : all_typed)
+      for (const auto& [a, b, y] : binary_shapes) {
+        // Small values, so that equal pairs happen; wide ones, so that the sign bit of u32/u64 counts.
+        check_typed(op, {typed_tensor(t, a, seed, -3, 3), typed_tensor(t, b, seed + 1, -3, 3)}, element_type::boolean, y);
+        check_typed(op, {typed_tensor(t, a, seed + 2, -3, 3, false, true), typed_tensor(t, b, seed + 3, -3, 3, false, true)},
+                    element_type::boolean, y);
+        seed += 4;
+      }
+  // A scalar constant operand (held in specialization constants), of a 64-bit type too.
+  for (auto t : {element_type::i64, element_type::f32, element_type::u8})
+    check_typed("Less", {typed_tensor(t, {4, 5}, 3, -3, 3), typed_tensor(t, {}, 4, 1, 1)}, element_type::boolean, {4, 5}, {},
+                {false, true});
+}
+
+BOOST_AUTO_TEST_CASE(logic_and_where, *boost::unit_test::precondition(tests::gpu_present())) {
+  const auto B = element_type::boolean;
+  unsigned seed = 1;
+  for (const char* op : {"And", "Or", "Xor"})
+    for (const auto& [a, b, y] : binary_shapes) check_typed(op, {typed_tensor(B, a, seed++, 0, 1), typed_tensor(B, b, seed++, 0, 1)}, B, y);
+  for (const Shape& s : {Shape{3, 5, 7}, Shape{1}, Shape{0}}) check_typed("Not", {typed_tensor(B, s, seed++, 0, 1)}, B, s);
+  // Where: condition, X and Y broadcast against each other, X/Y of every type.
+  for (auto t : all_typed) {
+    check_typed("Where", {typed_tensor(B, {3, 1, 5}, seed, 0, 1), typed_tensor(t, {4, 1}, seed + 1, -9, 9, false, true),
+                          typed_tensor(t, {3, 4, 5}, seed + 2, -9, 9, false, true)},
+                t, {3, 4, 5});
+    check_typed("Where", {typed_tensor(B, {7}, seed, 0, 1), typed_tensor(t, {7}, seed + 1, -9, 9), typed_tensor(t, {}, seed + 2, 2, 2)},
+                t, {7}, {}, {false, false, true});
+    check_typed("Where", {typed_tensor(B, {0, 2}, seed, 0, 1), typed_tensor(t, {2}, seed, 0, 1), typed_tensor(t, {1}, seed, 0, 1)}, t, {0, 2});
+    seed += 3;
+  }
+}
+
+BOOST_AUTO_TEST_CASE(mod_bitshift_isinf_isnan, *boost::unit_test::precondition(tests::gpu_present())) {
+  unsigned seed = 1;
+  for (auto t : all_typed) {
+    if (t == element_type::boolean) continue;
+    for (int64_t f : {0, 1})
+      for (const auto& [a, b, y] : binary_shapes)
+        check_typed("Mod", {typed_tensor(t, a, seed++, -40, 40, false, true), typed_tensor(t, b, seed++, -9, 9, true)}, t, y,
+                    {{"fmod", f}});
+  }
+  for (auto t : {element_type::u8, element_type::u16, element_type::u32, element_type::u64, element_type::i32})
+    for (const char* dir : {"LEFT", "RIGHT"})
+      for (const auto& [a, b, y] : binary_shapes) {
+        const int bits = static_cast<int>(element_size(t) * 8);
+        check_typed("BitShift", {typed_tensor(t, a, seed++, 0, 255, false, true), typed_tensor(t, b, seed++, 0, bits + 2)}, t, y,
+                    {{"direction", std::string(dir)}});
+      }
+  for (auto t : {element_type::f32, element_type::f16}) {
+    Tensor x = typed_tensor(t, {3, 7}, seed++, -4, 4);
+    const float specials[] = {std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                              std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::quiet_NaN()};
+    for (int i = 0; i < 4; ++i) {
+      if (t == element_type::f32) x.data<float>()[i * 5] = specials[i];
+      else x.data<uint16_t>()[i * 5] = float_to_half_bits(specials[i]);
+    }
+    check_typed("IsNaN", {x}, element_type::boolean, {3, 7});
+    for (int64_t pos : {0, 1})
+      for (int64_t neg : {0, 1})
+        check_typed("IsInf", {x}, element_type::boolean, {3, 7}, {{"detect_positive", pos}, {"detect_negative", neg}});
+  }
+}
+
+BOOST_AUTO_TEST_CASE(integer_arithmetic, *boost::unit_test::precondition(tests::gpu_present())) {
+  unsigned seed = 1;
+  for (auto t : int_types) {
+    for (const char* op : {"Add", "Sub", "Mul", "Min", "Max"})
+      for (const auto& [a, b, y] : binary_shapes)
+        check_typed(op, {typed_tensor(t, a, seed++, -100, 100, false, true), typed_tensor(t, b, seed++, -100, 100, false, true)}, t, y);
+    for (const auto& [a, b, y] : binary_shapes)
+      check_typed("Div", {typed_tensor(t, a, seed++, -100, 100, false, true), typed_tensor(t, b, seed++, -9, 9, true)}, t, y);
+    // Pow: small exponents (overflow saturates as the reference's double pow converts), negative ones.
+    check_typed("Pow", {typed_tensor(t, {4, 6}, seed++, -5, 5), typed_tensor(t, {6}, seed++, 0, 6)}, t, {4, 6});
+    check_typed("Pow", {typed_tensor(t, {4, 6}, seed++, -2, 2), typed_tensor(t, {4, 1}, seed++, -3, 0)}, t, {4, 6});
+    for (const char* op : {"Neg", "Abs", "Sign", "Relu"})
+      for (const Shape& s : {Shape{3, 5, 7}, Shape{}, Shape{0, 2}})
+        check_typed(op, {typed_tensor(t, s, seed++, -100, 100, false, true)}, t, s);
+    // Variadic Min/Max/Sum of three inputs, and of one.
+    for (const char* op : {"Min", "Max", "Sum"}) {
+      check_typed(op, {typed_tensor(t, {2, 3, 5}, seed++, -50, 50), typed_tensor(t, {3, 1}, seed++, -50, 50),
+                       typed_tensor(t, {5}, seed++, -50, 50)}, t, {2, 3, 5});
+      check_typed(op, {typed_tensor(t, {9}, seed++, -50, 50)}, t, {9});
+    }
+  }
+  // Pow across types: float base with an integer exponent, integer base with a float exponent
+  // (a fraction truncates; a negative base gives NaN, then 0).
+  for (auto e : {element_type::i32, element_type::i64, element_type::u32})
+    check_typed("Pow", {typed_tensor(element_type::f32, {3, 4}, seed++, -2, 2, true), typed_tensor(e, {4}, seed++, -3, 3)},
+                element_type::f32, {3, 4});
+  for (auto base : {element_type::i32, element_type::i64}) {
+    Tensor x(base, {8}), y(element_type::f32, {8});
+    const int64_t xs[] = {2, 3, 2, 3, -2, 5, 0, 7};
+    const float ys[] = {0.5f, 1.5f, 2.5f, 2.5f, 0.5f, 3.0f, 2.0f, -1.0f};
+    for (int i = 0; i < 8; ++i) {
+      if (base == element_type::i32) x.data<int32_t>()[i] = static_cast<int32_t>(xs[i]);
+      else x.data<int64_t>()[i] = xs[i];
+      y.data<float>()[i] = ys[i];
+    }
+    check_typed("Pow", {x, y}, base, {8});
+  }
+}
+
+BOOST_AUTO_TEST_CASE(clip_with_tensor_bounds, *boost::unit_test::precondition(tests::gpu_present())) {
+  unsigned seed = 1;
+  for (auto t : {element_type::f32, element_type::f16, element_type::i8, element_type::u8, element_type::i32,
+                 element_type::i64, element_type::u64}) {
+    const Shape s{3, 5, 7};
+    auto lo = typed_tensor(t, {}, seed++, -20, -1), hi = typed_tensor(t, {1}, seed++, 1, 20);
+    check_typed("Clip", {typed_tensor(t, s, seed++, -40, 40), lo, hi}, t, s);                     // tensors
+    check_typed("Clip", {typed_tensor(t, s, seed++, -40, 40), lo, hi}, t, s, {}, {false, true, true}); // constants
+    // Only a min (a constant), only a max (a tensor), neither.
+    auto g = typed_op("Clip", {typed_tensor(t, s, seed, -40, 40), lo}, t, s, {}, {false, true});
+    compare_with_reference(g, {typed_tensor(t, s, seed++, -40, 40)}, 1e-5f, false);
+    graph_builder b;
+    auto x = b.input("x", s, t), h = b.input("hi", {}, t);
+    auto& o = b.op("Clip", {x, graph::no_value, h}, {s});
+    b.g.values[static_cast<std::size_t>(o.outputs[0])].type = t;
+    b.outputs_of_last();
+    compare_with_reference(b.g, {typed_tensor(t, s, seed++, -40, 40), typed_tensor(t, {}, seed++, 0, 9)}, 1e-5f, false);
+    check_typed("Clip", {typed_tensor(t, s, seed++, -40, 40, false, true)}, t, s);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(float16_storage, *boost::unit_test::precondition(tests::gpu_present())) {
+  // INFERENCE_PRECISION_HINT=f16: f32 tensors are halves on the device, integers keep their width.
+  f16_checks mode;
+  const auto F = element_type::f32, B = element_type::boolean;
+  unsigned seed = 1;
+  for (const char* op : {"Equal", "Less", "GreaterOrEqual"})
+    for (const auto& [a, b, y] : binary_shapes) check_typed(op, {typed_tensor(F, a, seed++, -3, 3), typed_tensor(F, b, seed++, -3, 3)}, B, y);
+  for (const auto& [a, b, y] : binary_shapes) {
+    check_typed("Where", {typed_tensor(B, a, seed++, 0, 1), typed_tensor(F, b, seed++, -3, 3), typed_tensor(F, y, seed++, -3, 3)}, F, y);
+    check_typed("Mod", {typed_tensor(F, a, seed++, -20, 20), typed_tensor(F, b, seed++, -5, 5, true)}, F, y, {{"fmod", int64_t{1}}});
+    check_typed("Mod", {typed_tensor(F, a, seed++, -20, 20), typed_tensor(F, b, seed++, -5, 5, true)}, F, y);
+  }
+  Tensor x = typed_tensor(F, {2, 9}, seed++, -4, 4);
+  x.data<float>()[1] = std::numeric_limits<float>::infinity();
+  x.data<float>()[4] = -std::numeric_limits<float>::infinity();
+  x.data<float>()[7] = std::numeric_limits<float>::quiet_NaN();
+  check_typed("IsInf", {x}, B, {2, 9}, {{"detect_negative", int64_t{0}}});
+  check_typed("IsNaN", {x}, B, {2, 9});
+  check_typed("Clip", {typed_tensor(F, {3, 5}, seed++, -9, 9), typed_tensor(F, {}, seed++, -3, -1), typed_tensor(F, {}, seed++, 1, 3)}, F, {3, 5});
+  check_typed("Pow", {typed_tensor(F, {3, 5}, seed++, -2, 2, true), typed_tensor(element_type::i64, {5}, seed++, -2, 3)}, F, {3, 5});
+  check_typed("Add", {typed_tensor(element_type::i32, {3, 5}, seed++, -9, 9), typed_tensor(element_type::i32, {5}, seed++, -9, 9)},
+              element_type::i32, {3, 5});
+}
+
+BOOST_AUTO_TEST_CASE(typed_rules_and_refusals, *boost::unit_test::precondition(tests::gpu_present())) {
+  // f32 arithmetic keeps the f32 shader; other types go to the typed one, 64-bit ones to its
+  // INT64 variant (shaderInt64, which lavapipe has).
+  auto ex = [](element_type t) {
+    std::vector<Tensor> in{typed_tensor(t, {8}, 1, 0, 3), typed_tensor(t, {8}, 2, 0, 3)}, out;
+    kernels::compile_config cfg;
+    cfg.profiling = true;
+    auto exe = gpu().compile(typed_op("Add", in, t, {8}), cfg);
+    exe->run(in, out);
+    return exe->profile().at(1).exec_type;
+  };
+  BOOST_TEST(ex(element_type::f32) == "vulkan:eltwise_v4");
+  BOOST_TEST(ex(element_type::i32) == "vulkan:eltwise_typed");
+  BOOST_TEST(ex(element_type::i64) == "vulkan:eltwise_typed_i64");
+  auto g64 = typed_op("Add", {typed_tensor(element_type::i64, {8}, 1, 0, 3), typed_tensor(element_type::i64, {8}, 2, 0, 3)},
+                      element_type::i64, {8});
+  BOOST_TEST(kv::needs_shader_int64(g64, g64.ops[0]));
+  auto g32 = typed_op("Less", {typed_tensor(element_type::i32, {8}, 1, 0, 3), typed_tensor(element_type::i32, {8}, 2, 0, 3)},
+                      element_type::boolean, {8});
+  BOOST_TEST(!kv::needs_shader_int64(g32, g32.ops[0]));
+  auto refused = [](const graph::Graph& g, const std::string& why) {
+    auto s = gpu().query(g, g.ops[0]);
+    BOOST_TEST(!s.supported);
+    BOOST_TEST(s.reason.find(why) != std::string::npos, s.reason << " does not say " << why);
+  };
+  Tensor d(element_type::f64, {4});
+  std::fill(d.data<double>(), d.data<double>() + 4, 1.0);
+  refused(typed_op("Equal", {d, d}, element_type::boolean, {4}), "input 0 is f64");
+  auto i = typed_tensor(element_type::i32, {4}, 1, 1, 3);
+  refused(typed_op("Mod", {i, i}, element_type::i32, {4}, {{"fmod", int64_t{2}}}), "fmod must be 0 or 1");
+  refused(typed_op("BitShift", {i, i}, element_type::i32, {4}, {{"direction", std::string("UP")}}), "direction 'UP'");
+  refused(typed_op("And", {i, i}, element_type::boolean, {4}), "input 0 is i32; the op takes bool");
+  refused(typed_op("Add", {i, typed_tensor(element_type::i64, {4}, 1, 1, 3)}, element_type::i32, {4}),
+          "inputs of types i32 and i64");
+  auto l = typed_tensor(element_type::i64, {4}, 1, 1, 3);
+  refused(typed_op("Add", {l, l}, element_type::i64, {4}, {}, {false, true}), "is not uploaded");
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -95,6 +95,9 @@ device_facts gpu_context::describe(VkPhysicalDevice phys, uint32_t index) {
       if (!(fp.bufferFeatures & VK_FORMAT_FEATURE_STORAGE_TEXEL_BUFFER_BIT)) f.fp16 = false;
     }
   }
+  VkPhysicalDeviceFeatures feats;
+  vkGetPhysicalDeviceFeatures(phys, &feats);
+  f.int64 = feats.shaderInt64 == VK_TRUE;
   VkPhysicalDeviceMemoryProperties mem;
   vkGetPhysicalDeviceMemoryProperties(phys, &mem);
   for (uint32_t i = 0; i < mem.memoryHeapCount; ++i)
@@ -138,6 +141,10 @@ gpu_context::gpu_context(std::shared_ptr<vk_instance> inst, VkPhysicalDevice phy
     f16.pNext = &s16;
     di.pNext = &f16;
   }
+  // The "_i64" variants declare Int64.
+  VkPhysicalDeviceFeatures enabled{};
+  enabled.shaderInt64 = facts_.int64 ? VK_TRUE : VK_FALSE;
+  di.pEnabledFeatures = &enabled;
   vk_check(vkCreateDevice(phys, &di, nullptr, &device_), "vkCreateDevice");
   try {
     vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
@@ -147,6 +154,7 @@ gpu_context::gpu_context(std::shared_ptr<vk_instance> inst, VkPhysicalDevice phy
       const std::string name = blob.name;
       const bool f16_variant = name.find("_f16") != std::string::npos;
       if (f16_variant && !facts_.fp16) continue; // they declare Float16 / 16-bit storage
+      if (name.find("_i64") != std::string::npos && !facts_.int64) continue;
       load_shader(name, blob.words, blob.count);
     }
     VkDeviceSize align = std::max<VkDeviceSize>(facts_.limits.minStorageBufferOffsetAlignment, 256);

@@ -38,6 +38,7 @@ struct device_facts {
   uint64_t memory_bytes = 0;
   uint32_t subgroup_size = 0;
   bool fp16 = false; ///< shaderFloat16 and 16-bit storage buffers
+  bool int64 = false; ///< shaderInt64: the "_i64" shader variants (64-bit integer arithmetic)
   std::array<uint8_t, 16> uuid{};
   uint32_t api_version = 0;
   std::string driver_version;

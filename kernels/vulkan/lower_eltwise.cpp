@@ -2,6 +2,7 @@
 /// BatchNormalization as a per-channel scale-shift (folded from its constants on the host).
 #include <cmath>
 
+#include "kernels/vulkan/broadcast.hpp"
 #include "kernels/vulkan/lowering.hpp"
 
 namespace troupe::kernels::vulkan {
@@ -17,27 +18,6 @@ std::string need_f32(const graph::Graph& g, const graph::Op& op, std::size_t n_i
   for (auto v : op.outputs)
     if (v != graph::no_value && !is_f32(g, v)) return "output is not float32; the shader is float32 only";
   return "";
-}
-
-/// Dims of `out` right-aligned into 6.
-std::array<uint32_t, 6> dims6(const Shape& out) {
-  std::array<uint32_t, 6> d{1, 1, 1, 1, 1, 1};
-  for (std::size_t i = 0; i < out.size(); ++i) d[6 - out.size() + i] = static_cast<uint32_t>(out[i]);
-  return d;
-}
-
-/// Broadcasting strides of `in` against `out` (both right-aligned in 6 dims).
-std::array<uint32_t, 6> bstrides(const Shape& in, const Shape& out) {
-  std::array<uint32_t, 6> s{0, 0, 0, 0, 0, 0};
-  uint32_t stride = 1;
-  for (std::size_t k = 0; k < in.size(); ++k) {
-    std::size_t i = in.size() - 1 - k;
-    std::size_t o = 5 - k;
-    s[o] = in[i] == 1 ? 0 : stride;
-    stride *= static_cast<uint32_t>(in[i]);
-  }
-  (void)out;
-  return s;
 }
 
 /// Emits one eltwise dispatch: OP over up to 3 operand buffers with their shapes.
@@ -56,7 +36,7 @@ void emit(op_builder& b, int code, const std::vector<std::pair<buffer_ref, Shape
   std::vector<buffer_ref> args;
   for (std::size_t k = 0; k < 3; ++k) {
     const auto& [ref, shape] = operands[std::min(k, operands.size() - 1)];
-    auto s = bstrides(shape, out);
+    auto s = bstrides(shape);
     for (int i = 0; i < 6; ++i) spec[static_cast<uint32_t>(8 + 6 * k + i)] = s[i];
     spec[static_cast<uint32_t>(26 + k)] = shape == out ? 1u : 0u;
     // V4 operand mode: 0 contiguous texel, 1 one element for all 4 outputs, 2 per element.
@@ -72,13 +52,6 @@ void emit(op_builder& b, int code, const std::vector<std::pair<buffer_ref, Shape
   add_activation(op, spec);
   args.push_back(v4 ? texels(b.output(0), 4) : b.output(0));
   b.dispatch(v4 ? "eltwise_v4" : "eltwise", std::move(spec), std::move(args), v4 ? total / 4 : total);
-}
-
-std::string check_rank(const graph::Graph& g, const graph::Op& op) {
-  for (auto v : op.inputs)
-    if (v != graph::no_value && shape_of(g, v).size() > 6) return "rank above 6 has no Vulkan shader";
-  if (shape_of(g, op.outputs[0]).size() > 6) return "rank above 6 has no Vulkan shader";
-  return "";
 }
 
 void add_unary(rule_table& t, const std::string& name, int code, float def0 = 0, const char* attr0 = nullptr,

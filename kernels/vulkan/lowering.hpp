@@ -105,6 +105,12 @@ void dispatch_gemm(op_builder& b, const gemm_args& g);
 
 using rule_table = std::map<std::string, op_rule>;
 void add_eltwise_rules(rule_table& t);
+/// Comparisons, logic, Where, Mod, BitShift, IsInf/IsNaN and the arithmetic ops on other types
+/// than f32 (lower_eltwise_typed.cpp): wraps the f32 rules already in `t`, so it comes next.
+void add_typed_eltwise_rules(rule_table& t);
+/// Whether the op's dispatch needs 64-bit integer arithmetic (shaderInt64): the device refuses
+/// it in query when it lacks the feature.
+bool needs_shader_int64(const graph::Graph& g, const graph::Op& op);
 void add_conv_rules(rule_table& t);
 void add_matmul_rules(rule_table& t);
 void add_pool_rules(rule_table& t);

@@ -10,6 +10,7 @@ const std::map<std::string, op_rule>& op_rules() {
   static const rule_table t = [] {
     rule_table r;
     add_eltwise_rules(r);
+    add_typed_eltwise_rules(r);
     add_conv_rules(r);
     add_matmul_rules(r);
     add_pool_rules(r);

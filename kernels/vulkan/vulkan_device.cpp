@@ -30,6 +30,8 @@ std::map<std::string, std::string> vulkan_device::info() const {
 support vulkan_device::query(const graph::Graph& g, const graph::Op& op) const {
   auto s = query_op(g, op);
   if (!s.supported) return s;
+  if (needs_shader_int64(g, op) && !ctx_->facts().int64)
+    return {false, graph::describe(op) + ": 64-bit integer tensors need shaderInt64, which " + ctx_->facts().name + " lacks"};
   return check_sizes(g, op, ctx_->facts().limits.maxStorageBufferRange, name_);
 }
 
