@@ -1,6 +1,8 @@
 #version 450
 // 2-D MaxPool / AveragePool / GlobalAveragePool / GlobalMaxPool over NCHW; one output
 // element per invocation. The output size (ceil_mode, auto_pad) comes from shape inference.
+// INDICES (MaxPool's second output): also the int64 flat index of the maximum in x (the first
+// one of the window on ties, as the reference; COL_MAJOR: storage_order 1, w * IH + h in the image).
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 
@@ -24,6 +26,10 @@ layout(constant_id = 16) const int PW_END = 0;
 
 layout(set = 0, binding = 0) readonly buffer I { SFLOAT x[]; };
 layout(set = 0, binding = 1) writeonly buffer O { SFLOAT y[]; };
+#ifdef INDICES
+layout(constant_id = 17) const bool COL_MAJOR = false;
+layout(set = 0, binding = 2) writeonly buffer N { uint inds[]; };
+#endif
 
 void main() {
   uint id = linear_id();
@@ -35,6 +41,9 @@ void main() {
   uint base = nc * uint(IH * IW);
   float acc = IS_MAX ? -3.402823466e38 : 0.0;
   int count = 0;
+#ifdef INDICES
+  int arg = -1;
+#endif
   for (int kh = 0; kh < KH; ++kh) {
     int ih = oh * SH - PH + kh * DH;
     if (ih < 0 || ih >= IH) continue;
@@ -42,7 +51,14 @@ void main() {
       int iw = ow * SW - PW + kw * DW;
       if (iw < 0 || iw >= IW) continue;
       float v = x[base + uint(ih * IW + iw)];
+#ifdef INDICES
+      if (v > acc || arg < 0) {
+        acc = v;
+        arg = COL_MAJOR ? iw * IH + ih : ih * IW + iw;
+      }
+#else
       acc = IS_MAX ? max(acc, v) : acc + v;
+#endif
       count++;
     }
   }
@@ -55,4 +71,8 @@ void main() {
     acc = count > 0 ? acc / float(count) : 0.0;
   }
   y[id] = SFLOAT(acc);
+#ifdef INDICES
+  inds[2u * id] = base + uint(arg); // the images before this one, then the index in it
+  inds[2u * id + 1u] = 0u;
+#endif
 }

@@ -1101,6 +1101,55 @@ BOOST_AUTO_TEST_CASE(gather_nd_and_scatters) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(one_d_windows) {
+  using V = std::vector<int64_t>;
+  using A = std::map<std::string, graph::AttributeValue>;
+  check_against_reference(conv({2, 3, 11}, {4, 3, 3}, {2, 4, 5}, A{{"pads", V{1, 0}}, {"strides", V{2}}}, true));
+  check_against_reference(conv({1, 6, 16}, {6, 2, 5}, {1, 6, 8}, A{{"group", int64_t(3)}, {"dilations", V{2}}, {"auto_pad", std::string("SAME_UPPER")}, {"strides", V{2}}}, false));
+  check_against_reference(conv({1, 8, 13}, {8, 1, 3}, {1, 8, 13}, A{{"group", int64_t(8)}, {"pads", V{1, 1}}}, true));
+  check_against_reference(conv({2, 8, 12}, {5, 8, 1}, {2, 5, 12}, {}, false, false));
+  {
+    graph_builder b;
+    b.op("ConvTranspose", {b.input("x", {2, 3, 7}), b.random_constant("w", {3, 4, 3}), b.random_constant("b", {4})}, {{2, 4, 15}},
+         {{"strides", V{2}}, {"pads", V{0, 1}}, {"output_padding", V{1}}});
+    b.outputs_of_last();
+    check_against_reference(b.g);
+  }
+  for (const char* t : {"MaxPool", "AveragePool"}) {
+    graph_builder b;
+    b.op(t, {b.input("x", {2, 3, 11})}, {{2, 3, 6}}, {{"kernel_shape", V{3}}, {"strides", V{2}}, {"pads", V{1, 1}}});
+    b.outputs_of_last();
+    check_against_reference(b.g);
+  }
+  {
+    graph_builder b;
+    b.op("AveragePool", {b.input("x", {2, 3, 10})}, {{2, 3, 5}},
+         {{"kernel_shape", V{4}}, {"strides", V{2}}, {"auto_pad", std::string("SAME_LOWER")}, {"count_include_pad", int64_t(1)}});
+    b.outputs_of_last();
+    check_against_reference(b.g);
+  }
+  for (int64_t order : {0, 1}) { // MaxPool's Indices, 2-D (either storage order) and 1-D; ties to the first
+    graph_builder b;
+    auto g = one_op(b, "MaxPool", {b.input("x", {2, 3, 7, 9})}, {{2, 3, 4, 4}, {2, 3, 4, 4}},
+                    {{"kernel_shape", V{3, 3}}, {"strides", V{2, 2}}, {"pads", V{1, 0, 1, 0}}, {"storage_order", order}},
+                    {element_type::f32, element_type::i64});
+    auto x = random_tensor({2, 3, 7, 9}, 5, -2, 2);
+    for (int64_t i = 0; i < x.get_size(); ++i) x.data<float>()[i] = std::round(x.data<float>()[i] * 2);
+    check_exact(g, {x});
+    graph_builder c;
+    auto g1 = one_op(c, "MaxPool", {c.input("x", {2, 3, 11})}, {{2, 3, 4}, {2, 3, 4}},
+                     {{"kernel_shape", V{3}}, {"strides", V{2}}, {"dilations", V{2}}, {"storage_order", order}},
+                     {element_type::f32, element_type::i64});
+    check_against_reference(g1);
+  }
+  for (const char* t : {"GlobalMaxPool", "GlobalAveragePool"}) {
+    graph_builder b;
+    b.op(t, {b.input("x", {2, 3, 10})}, {{2, 3, 1}});
+    b.outputs_of_last();
+    check_against_reference(b.g);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(index_ops_in_f16_storage) {
   f16_checks mode;
   {
@@ -1138,6 +1187,10 @@ BOOST_AUTO_TEST_CASE(index_ops_in_f16_storage) {
     graph_builder b;
     auto g = one_op(b, "GatherND", {b.input("x", {4, 3}), b.input("i", {2, 2}, element_type::i64)}, {{2}});
     compare_with_reference(g, {random_tensor({4, 3}, 1), ints_of<int64_t>({2, 2}, {3, 2, -1, 0})}, 1e-2f, false);
+  }
+  {
+    using V = std::vector<int64_t>;
+    check_against_reference(conv({1, 4, 9}, {6, 4, 3}, {1, 6, 9}, {{"pads", V{1, 1}}}, true));
   }
 }
 
@@ -1300,7 +1353,7 @@ BOOST_AUTO_TEST_CASE(query_says_why_unsupported) {
   graph_builder b;
   auto x = b.input("x", {1, 4, 8});
   b.op("NonMaxSuppression", {x}, {{1, 3}});
-  b.op("Conv", {x, b.random_constant("w", {2, 4, 3})}, {{1, 2, 6}}); // 1-D convolution
+  b.op("Conv", {b.input("x3", {1, 4, 5, 5, 5}), b.random_constant("w", {2, 4, 3, 3, 3})}, {{1, 2, 3, 3, 3}}); // 3-D convolution
   b.op("Resize", {x, graph::no_value, graph::no_value, b.ints("sizes", {1, 4, 16})}, {{1, 4, 16}}, {{"mode", std::string("cubic")}});
   auto s0 = gpu().query(b.g, b.g.ops[0]);
   BOOST_TEST(!s0.supported);
