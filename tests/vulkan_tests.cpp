@@ -1150,6 +1150,38 @@ BOOST_AUTO_TEST_CASE(one_d_windows) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(three_d_pools) {
+  using V = std::vector<int64_t>;
+  for (int64_t include : {0, 1}) {
+    graph_builder b;
+    b.op("AveragePool", {b.input("x", {2, 3, 5, 6, 7})}, {{2, 3, 3, 3, 4}},
+         {{"kernel_shape", V{3, 2, 3}}, {"strides", V{2, 2, 2}}, {"pads", V{1, 0, 1, 1, 1, 1}}, {"count_include_pad", include}});
+    b.outputs_of_last();
+    check_against_reference(b.g);
+  }
+  for (int64_t order : {0, 1}) { // with Indices, ties to the first
+    graph_builder b;
+    auto g = one_op(b, "MaxPool", {b.input("x", {1, 2, 5, 4, 6})}, {{1, 2, 2, 3, 3}, {1, 2, 2, 3, 3}},
+                    {{"kernel_shape", V{2, 2, 3}}, {"strides", V{2, 1, 2}}, {"dilations", V{2, 1, 1}}, {"pads", V{0, 0, 1, 0, 0, 0}},
+                     {"storage_order", order}},
+                    {element_type::f32, element_type::i64});
+    auto x = random_tensor({1, 2, 5, 4, 6}, 9, -2, 2);
+    for (int64_t i = 0; i < x.get_size(); ++i) x.data<float>()[i] = std::round(x.data<float>()[i] * 2);
+    check_exact(g, {x});
+  }
+  for (const char* t : {"GlobalMaxPool", "GlobalAveragePool"}) {
+    graph_builder b;
+    b.op(t, {b.input("x", {2, 3, 4, 5, 3})}, {{2, 3, 1, 1, 1}});
+    b.outputs_of_last();
+    check_against_reference(b.g);
+  }
+  graph_builder b; // SAME_* pads on a 3-D window are refused, named
+  b.op("MaxPool", {b.input("x", {1, 1, 4, 4, 4})}, {{1, 1, 4, 4, 4}}, {{"kernel_shape", V{3, 3, 3}}, {"auto_pad", std::string("SAME_UPPER")}});
+  auto s = gpu().query(b.g, b.g.ops[0]);
+  BOOST_TEST(!s.supported);
+  BOOST_TEST(s.reason.find("auto_pad 'SAME_UPPER'") != std::string::npos, s.reason);
+}
+
 BOOST_AUTO_TEST_CASE(index_ops_in_f16_storage) {
   f16_checks mode;
   {
