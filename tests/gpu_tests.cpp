@@ -490,34 +490,29 @@ BOOST_AUTO_TEST_CASE(profiling_has_upload_and_download_rows, *utf::precondition(
 BOOST_AUTO_TEST_CASE(an_op_the_gpu_lacks_names_op_node_and_device, *utf::precondition(tests::gpu_present())) {
   Core core;
   require_gpu(core);
-  // values, indices = TopK(relu(a), k=2): Relu runs on the GPU, TopK has no shader.
+  // y = LpNormalization(relu(a)): Relu runs on the GPU, LpNormalization has no shader.
   tiny_onnx::model_builder b;
-  b.input("a", {2, 5}).output("values", {2, 2}).output("indices", {2, 2}, onnx::TensorProto::INT64);
-  auto* k = b.graph->add_initializer();
-  k->set_name("k");
-  k->set_data_type(onnx::TensorProto::INT64);
-  k->add_dims(1);
-  k->add_int64_data(2);
-  b.node("Relu", {"a"}, {"r"}, "relu").node("TopK", {"r", "k"}, {"values", "indices"}, "my_topk");
-  auto model = core.read_model(b.write(temp_file("topk.onnx")));
+  b.input("a", {2, 5}).output("y", {2, 5});
+  b.node("Relu", {"a"}, {"r"}, "relu").node("LpNormalization", {"r"}, {"y"}, "my_lpnorm");
+  auto model = core.read_model(b.write(temp_file("lpnorm.onnx")));
   auto q = core.query_model(model, "GPU");
   BOOST_TEST(q.count("relu") == 1);
-  BOOST_TEST(q.count("my_topk") == 0);
+  BOOST_TEST(q.count("my_lpnorm") == 0);
   // The reason the device gives names the op; supported ops have none.
   auto why = core.query_model_unsupported(model, "GPU");
   BOOST_TEST(why.count("relu") == 0);
-  BOOST_TEST_REQUIRE(why.count("my_topk") == 1);
-  BOOST_TEST(why.at("my_topk").find("TopK") != std::string::npos, why.at("my_topk"));
-  expect_error([&] { core.compile_model(model, "GPU"); }, {"TopK", "my_topk", "GPU.0"});
+  BOOST_TEST_REQUIRE(why.count("my_lpnorm") == 1);
+  BOOST_TEST(why.at("my_lpnorm").find("LpNormalization") != std::string::npos, why.at("my_lpnorm"));
+  expect_error([&] { core.compile_model(model, "GPU"); }, {"LpNormalization", "my_lpnorm", "GPU.0"});
   // The CPU runs it: the refusal is the GPU's, not the model's.
   BOOST_CHECK_NO_THROW(core.compile_model(model, "CPU"));
   // `troupe query` prints the device's reason on the op's line.
-  auto [code, out] = troupe_cli("query -m " + temp_file("topk.onnx") + " -d GPU");
+  auto [code, out] = troupe_cli("query -m " + temp_file("lpnorm.onnx") + " -d GPU");
   BOOST_TEST(code == 0, out);
-  auto line = out.substr(out.find("my_topk"));
+  auto line = out.substr(out.find("my_lpnorm"));
   line = line.substr(0, line.find('\n'));
   BOOST_TEST(line.find("not supported: ") != std::string::npos, line);
-  BOOST_TEST(line.find("TopK") != std::string::npos, line);
+  BOOST_TEST(line.find("LpNormalization") != std::string::npos, line);
   BOOST_TEST(out.find("1 of 2 ops supported by GPU") != std::string::npos, out);
 
   // NonZero too (data-dependent output shape).

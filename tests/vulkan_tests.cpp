@@ -896,6 +896,345 @@ BOOST_AUTO_TEST_CASE(movement_ops) {
   }
 }
 
+namespace {
+
+/// Integers of type T in [lo, hi] (seeded), for the integer variants.
+template <class T>
+Tensor random_ints(Shape s, unsigned seed, int64_t lo, int64_t hi) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int64_t> d(lo, hi);
+  std::vector<int64_t> v(static_cast<std::size_t>(shape_size(s)));
+  for (auto& e : v) e = d(rng);
+  return ints_of<T>(std::move(s), std::move(v));
+}
+
+/// One op with outputs of `out_type` (f32 by default), its outputs the graph's.
+graph::Graph one_op(graph_builder& b, const std::string& type, std::vector<graph::ValueId> in, const std::vector<Shape>& out,
+                    std::map<std::string, graph::AttributeValue> attrs = {}, std::vector<element_type> out_types = {}) {
+  auto& op = b.op(type, std::move(in), out, std::move(attrs));
+  for (std::size_t i = 0; i < out_types.size(); ++i) b.g.value(op.outputs[i]).type = out_types[i];
+  b.outputs_of_last();
+  return b.g;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(pad_every_mode) {
+  using V = std::vector<int64_t>;
+  for (const char* mode : {"constant", "reflect", "edge", "wrap"}) {
+    { // odd sizes, padding on three dims and cropping (a negative pad) on one
+      graph_builder b;
+      auto x = b.input("x", {2, 3, 5, 4});
+      auto g = one_op(b, "Pad", {x, b.ints("p", {0, 2, 1, -1, 1, 1, 3, 2})}, {{3, 6, 9, 5}}, {{"mode", std::string(mode)}});
+      check_against_reference(g);
+    }
+    { // int32 and int64 data: the word-moving variant; pads beyond the length (periodic reflect)
+      for (auto t : {element_type::i32, element_type::i64}) {
+        graph_builder b;
+        auto x = b.input("x", {3, 4}, t);
+        auto g = one_op(b, "Pad", {x, b.ints("p", {4, 0, 2, 5})}, {{9, 9}}, {{"mode", std::string(mode)}}, {t});
+        const auto data = t == element_type::i32 ? random_ints<int32_t>({3, 4}, 3, -1000, 1000)
+                                                 : random_ints<int64_t>({3, 4}, 3, -5000000000LL, 5000000000LL);
+        check_exact(g, {data});
+      }
+    }
+  }
+  { // constant_value as an input, axes (opset 18) with a negative axis
+    graph_builder b;
+    b.g.opset = 18;
+    auto x = b.input("x", {2, 3, 4});
+    Tensor v(element_type::f32, Shape{});
+    v.data<float>()[0] = 2.5f;
+    auto g = one_op(b, "Pad", {x, b.ints("p", {1, -1, 2, 3}), b.constant("v", v), b.ints("axes", {-1, 0})}, {{4, 3, 7}});
+    check_against_reference(g);
+  }
+  { // an int64 constant_value beyond 32 bits
+    graph_builder b;
+    auto x = b.input("x", {2, 2}, element_type::i64);
+    auto g = one_op(b, "Pad", {x, b.ints("p", {1, 0, 0, 2}), b.constant("v", ints_of<int64_t>({}, {-7000000000LL}))}, {{3, 4}}, {},
+                    {element_type::i64});
+    check_exact(g, {random_ints<int64_t>({2, 2}, 5, -9, 9)});
+  }
+  { // opset < 11: pads and value are attributes; rank 6
+    graph_builder b;
+    b.g.opset = 2;
+    auto x = b.input("x", {2, 1, 2, 3, 1, 2});
+    auto g = one_op(b, "Pad", {x}, {{2, 3, 2, 4, 2, 3}},
+                    {{"pads", V{0, 1, 0, 0, 1, 0, 0, 1, 0, 1, 0, 1}}, {"value", 1.5f}, {"mode", std::string("constant")}});
+    check_against_reference(g);
+  }
+  { // an empty input padded with the constant, and an empty output (nothing dispatched)
+    graph_builder b;
+    auto x = b.input("x", {2, 0, 3});
+    auto g = one_op(b, "Pad", {x, b.ints("p", {0, 1, 0, 0, 1, 0})}, {{2, 2, 3}});
+    check_against_reference(g);
+    graph_builder c;
+    auto g2 = one_op(c, "Pad", {c.input("x", {2, 3}), c.ints("p", {0, 0, -2, 0})}, {{0, 3}});
+    check_against_reference(g2);
+  }
+  { // what the shader cannot do is refused, naming the input
+    graph_builder b;
+    auto x = b.input("x", {2, 3});
+    b.op("Pad", {x, b.input("p", {4}, element_type::i64)}, {{4, 5}});
+    auto s = gpu().query(b.g, b.g.ops[0]);
+    BOOST_TEST(!s.supported);
+    BOOST_TEST(s.reason.find("pads (input 1) is not a constant") != std::string::npos, s.reason);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(cumsum_every_attribute) {
+  for (int64_t axis : {0, 1, -1})
+    for (int64_t excl : {0, 1})
+      for (int64_t rev : {0, 1}) {
+        std::map<std::string, graph::AttributeValue> a{{"exclusive", excl}, {"reverse", rev}};
+        graph_builder b;
+        check_against_reference(one_op(b, "CumSum", {b.input("x", {3, 7, 5}), b.ints("axis", {axis})}, {{3, 7, 5}}, a));
+        for (auto t : {element_type::i32, element_type::i64}) {
+          graph_builder c;
+          auto g = one_op(c, "CumSum", {c.input("x", {4, 5, 3}, t), c.ints("axis", {axis})}, {{4, 5, 3}}, a, {t});
+          // int64 sums that cross 32 bits (a carry between the words); no int32 overflow (undefined
+          // behaviour in the reference's arithmetic)
+          check_exact(g, {t == element_type::i32 ? random_ints<int32_t>({4, 5, 3}, 9, -200000000, 200000000)
+                                                 : random_ints<int64_t>({4, 5, 3}, 9, -4000000000LL, 4000000000LL)});
+        }
+      }
+  { // the axis a run-time input (as ONNX's conformance cases give it), int64 or int32
+    graph_builder b;
+    auto g = one_op(b, "CumSum", {b.input("x", {3, 7, 5}), b.input("axis", {}, element_type::i64)}, {{3, 7, 5}}, {{"exclusive", int64_t(1)}});
+    auto exe = gpu().compile(g, {});
+    const auto x = random_tensor({3, 7, 5}, 4);
+    for (int64_t axis : {0, 1, 2, -1, -3}) {
+      const std::vector<Tensor> in{x, ints_of<int64_t>({}, {axis})};
+      std::vector<Tensor> got;
+      exe->run(in, got);
+      const auto want = reference_run(g, in);
+      double worst = 0;
+      for (int64_t i = 0; i < want[0].get_size(); ++i)
+        worst = std::max<double>(worst, std::abs(got.at(0).data<float>()[i] - want[0].data<float>()[i]));
+      BOOST_TEST(worst <= 1e-5, "axis " << axis << ": worst error " << worst);
+    }
+    graph_builder c;
+    auto gi = one_op(c, "CumSum", {c.input("x", {4, 6}, element_type::i32), c.input("axis", {1}, element_type::i32)}, {{4, 6}},
+                     {{"reverse", int64_t(1)}}, {element_type::i32});
+    check_exact(gi, {random_ints<int32_t>({4, 6}, 2, -1000, 1000), ints_of<int32_t>({1}, {-2})});
+  }
+  graph_builder b; // empty: no dispatch
+  check_against_reference(one_op(b, "CumSum", {b.input("x", {3, 0}), b.ints("axis", {1})}, {{3, 0}}));
+}
+
+BOOST_AUTO_TEST_CASE(top_k_values_and_indices) {
+  for (int64_t axis : {1, -1, 0})
+    for (int64_t largest : {0, 1}) {
+      const Shape x{4, 9, 6};
+      const auto len = x[static_cast<std::size_t>(axis < 0 ? axis + 3 : axis)];
+      for (int64_t k : {int64_t(1), int64_t(3), len}) {
+        Shape y = x;
+        y[static_cast<std::size_t>(axis < 0 ? axis + 3 : axis)] = k;
+        graph_builder b;
+        auto g = one_op(b, "TopK", {b.input("x", x), b.ints("k", {k})}, {y, y},
+                        {{"axis", axis}, {"largest", largest}, {"sorted", int64_t(1)}}, {element_type::f32, element_type::i64});
+        // values on a coarse grid: many ties, which go to the lower index first
+        auto data = random_tensor(x, 11, -2, 2);
+        for (int64_t i = 0; i < data.get_size(); ++i) data.data<float>()[i] = std::round(data.data<float>()[i] * 2) / 2;
+        check_exact(g, {data});
+      }
+    }
+  { // opset 1: K an attribute; K = 0 gives empty outputs
+    graph_builder b;
+    b.g.opset = 1;
+    check_against_reference(one_op(b, "TopK", {b.input("x", {3, 5})}, {{3, 2}, {3, 2}}, {{"k", int64_t(2)}},
+                                   {element_type::f32, element_type::i64}));
+    graph_builder c;
+    check_against_reference(one_op(c, "TopK", {c.input("x", {3, 5}), c.ints("k", {0})}, {{3, 0}, {3, 0}}, {},
+                                   {element_type::f32, element_type::i64}));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(gather_nd_and_scatters) {
+  const auto data = random_tensor({4, 3, 5}, 21, -1, 1);
+  { // GatherND: tuples of 1 and 2 indices (negative ones too), batch_dims 1, int32 data
+    graph_builder b;
+    check_exact(one_op(b, "GatherND", {b.input("x", {4, 3, 5}), b.input("i", {2, 2, 2}, element_type::i64)}, {{2, 2, 5}}),
+                {data, ints_of<int64_t>({2, 2, 2}, {0, 1, 3, -1, -4, 2, 2, 0})});
+    graph_builder c;
+    check_exact(one_op(c, "GatherND", {c.input("x", {4, 3, 5}), c.input("i", {4, 1}, element_type::i32)}, {{4, 3, 5}}),
+                {data, ints_of<int32_t>({4, 1}, {3, 0, -1, 1})});
+    graph_builder d;
+    auto g = one_op(d, "GatherND", {d.input("x", {4, 3, 5}, element_type::i64), d.input("i", {4, 2, 1}, element_type::i64)},
+                    {{4, 2, 5}}, {{"batch_dims", int64_t(1)}}, {element_type::i64});
+    check_exact(g, {random_ints<int64_t>({4, 3, 5}, 4, -5000000000LL, 5000000000LL),
+                    ints_of<int64_t>({4, 2, 1}, {0, 2, 1, 1, -1, 0, 2, 2})});
+  }
+  for (const char* red : {"none", "add", "mul"}) {
+    std::map<std::string, graph::AttributeValue> a{{"reduction", std::string(red)}};
+    { // ScatterND: duplicate tuples apply in order (the last one wins with none)
+      graph_builder b;
+      auto g = one_op(b, "ScatterND", {b.input("x", {4, 3, 5}), b.input("i", {3, 2}, element_type::i64), b.input("u", {3, 5})},
+                      {{4, 3, 5}}, a);
+      check_exact(g, {data, ints_of<int64_t>({3, 2}, {1, 2, -3, -1, 1, 2}), random_tensor({3, 5}, 22, -2, 2)});
+      for (auto t : {element_type::i32, element_type::i64}) {
+        graph_builder c;
+        auto gi = one_op(c, "ScatterND", {c.input("x", {4, 3}, t), c.input("i", {3, 1}, element_type::i32), c.input("u", {3, 3}, t)},
+                         {{4, 3}}, a, {t});
+        // int64 sums and products past 32 bits (a carry, the high product word); no overflow,
+        // which is undefined behaviour in the reference's arithmetic
+        const bool mul = std::string(red) == "mul";
+        auto r = [&](Shape s, unsigned seed) {
+          return t == element_type::i32 ? random_ints<int32_t>(s, seed, mul ? -40 : -70000, mul ? 40 : 70000)
+                                        : random_ints<int64_t>(s, seed, mul ? -100000 : -3000000000LL, mul ? 100000 : 3000000000LL);
+        };
+        check_exact(gi, {r({4, 3}, 1), ints_of<int32_t>({3, 1}, {2, 0, 2}), r({3, 3}, 2)});
+      }
+    }
+    for (int64_t axis : {0, -1}) { // ScatterElements, duplicates along the axis
+      graph_builder b;
+      auto g = one_op(b, "ScatterElements", {b.input("x", {4, 3, 5}), b.input("i", {2, 3, 4}, element_type::i32), b.input("u", {2, 3, 4})},
+                      {{4, 3, 5}}, {{"axis", axis}, {"reduction", std::string(red)}});
+      std::vector<int64_t> idx(24);
+      for (std::size_t k = 0; k < idx.size(); ++k) idx[k] = static_cast<int64_t>(k * 5 % 4) - (k % 7 == 0 ? 1 : 0);
+      check_exact(g, {data, ints_of<int32_t>({2, 3, 4}, idx), random_tensor({2, 3, 4}, 23, -2, 2)});
+    }
+  }
+  { // the legacy Scatter (opset 10), int64 data
+    graph_builder b;
+    b.g.opset = 10;
+    auto g = one_op(b, "Scatter", {b.input("x", {3, 4}, element_type::i64), b.input("i", {3, 2}, element_type::i64), b.input("u", {3, 2}, element_type::i64)},
+                    {{3, 4}}, {{"axis", int64_t(1)}}, {element_type::i64});
+    check_exact(g, {random_ints<int64_t>({3, 4}, 7, -9, 9), ints_of<int64_t>({3, 2}, {0, 3, -1, 1, 2, 2}),
+                    random_ints<int64_t>({3, 2}, 8, -5000000000LL, 5000000000LL)});
+  }
+  { // empty indices: the copy alone
+    graph_builder b;
+    auto g = one_op(b, "ScatterElements", {b.input("x", {4, 3}), b.input("i", {0, 3}, element_type::i64), b.input("u", {0, 3})}, {{4, 3}});
+    check_exact(g, {random_tensor({4, 3}, 1), ints_of<int64_t>({0, 3}, {}), random_tensor({0, 3}, 2)});
+  }
+}
+
+BOOST_AUTO_TEST_CASE(one_d_windows) {
+  using V = std::vector<int64_t>;
+  using A = std::map<std::string, graph::AttributeValue>;
+  check_against_reference(conv({2, 3, 11}, {4, 3, 3}, {2, 4, 5}, A{{"pads", V{1, 0}}, {"strides", V{2}}}, true));
+  check_against_reference(conv({1, 6, 16}, {6, 2, 5}, {1, 6, 8}, A{{"group", int64_t(3)}, {"dilations", V{2}}, {"auto_pad", std::string("SAME_UPPER")}, {"strides", V{2}}}, false));
+  check_against_reference(conv({1, 8, 13}, {8, 1, 3}, {1, 8, 13}, A{{"group", int64_t(8)}, {"pads", V{1, 1}}}, true));
+  check_against_reference(conv({2, 8, 12}, {5, 8, 1}, {2, 5, 12}, {}, false, false));
+  {
+    graph_builder b;
+    b.op("ConvTranspose", {b.input("x", {2, 3, 7}), b.random_constant("w", {3, 4, 3}), b.random_constant("b", {4})}, {{2, 4, 15}},
+         {{"strides", V{2}}, {"pads", V{0, 1}}, {"output_padding", V{1}}});
+    b.outputs_of_last();
+    check_against_reference(b.g);
+  }
+  for (const char* t : {"MaxPool", "AveragePool"}) {
+    graph_builder b;
+    b.op(t, {b.input("x", {2, 3, 11})}, {{2, 3, 6}}, {{"kernel_shape", V{3}}, {"strides", V{2}}, {"pads", V{1, 1}}});
+    b.outputs_of_last();
+    check_against_reference(b.g);
+  }
+  {
+    graph_builder b;
+    b.op("AveragePool", {b.input("x", {2, 3, 10})}, {{2, 3, 5}},
+         {{"kernel_shape", V{4}}, {"strides", V{2}}, {"auto_pad", std::string("SAME_LOWER")}, {"count_include_pad", int64_t(1)}});
+    b.outputs_of_last();
+    check_against_reference(b.g);
+  }
+  for (int64_t order : {0, 1}) { // MaxPool's Indices, 2-D (either storage order) and 1-D; ties to the first
+    graph_builder b;
+    auto g = one_op(b, "MaxPool", {b.input("x", {2, 3, 7, 9})}, {{2, 3, 4, 4}, {2, 3, 4, 4}},
+                    {{"kernel_shape", V{3, 3}}, {"strides", V{2, 2}}, {"pads", V{1, 0, 1, 0}}, {"storage_order", order}},
+                    {element_type::f32, element_type::i64});
+    auto x = random_tensor({2, 3, 7, 9}, 5, -2, 2);
+    for (int64_t i = 0; i < x.get_size(); ++i) x.data<float>()[i] = std::round(x.data<float>()[i] * 2);
+    check_exact(g, {x});
+    graph_builder c;
+    auto g1 = one_op(c, "MaxPool", {c.input("x", {2, 3, 11})}, {{2, 3, 4}, {2, 3, 4}},
+                     {{"kernel_shape", V{3}}, {"strides", V{2}}, {"dilations", V{2}}, {"storage_order", order}},
+                     {element_type::f32, element_type::i64});
+    check_against_reference(g1);
+  }
+  for (const char* t : {"GlobalMaxPool", "GlobalAveragePool"}) {
+    graph_builder b;
+    b.op(t, {b.input("x", {2, 3, 10})}, {{2, 3, 1}});
+    b.outputs_of_last();
+    check_against_reference(b.g);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(three_d_pools) {
+  using V = std::vector<int64_t>;
+  for (int64_t include : {0, 1}) {
+    graph_builder b;
+    b.op("AveragePool", {b.input("x", {2, 3, 5, 6, 7})}, {{2, 3, 3, 3, 4}},
+         {{"kernel_shape", V{3, 2, 3}}, {"strides", V{2, 2, 2}}, {"pads", V{1, 0, 1, 1, 1, 1}}, {"count_include_pad", include}});
+    b.outputs_of_last();
+    check_against_reference(b.g);
+  }
+  for (int64_t order : {0, 1}) { // with Indices, ties to the first
+    graph_builder b;
+    auto g = one_op(b, "MaxPool", {b.input("x", {1, 2, 5, 4, 6})}, {{1, 2, 2, 3, 3}, {1, 2, 2, 3, 3}},
+                    {{"kernel_shape", V{2, 2, 3}}, {"strides", V{2, 1, 2}}, {"dilations", V{2, 1, 1}}, {"pads", V{0, 0, 1, 0, 0, 0}},
+                     {"storage_order", order}},
+                    {element_type::f32, element_type::i64});
+    auto x = random_tensor({1, 2, 5, 4, 6}, 9, -2, 2);
+    for (int64_t i = 0; i < x.get_size(); ++i) x.data<float>()[i] = std::round(x.data<float>()[i] * 2);
+    check_exact(g, {x});
+  }
+  for (const char* t : {"GlobalMaxPool", "GlobalAveragePool"}) {
+    graph_builder b;
+    b.op(t, {b.input("x", {2, 3, 4, 5, 3})}, {{2, 3, 1, 1, 1}});
+    b.outputs_of_last();
+    check_against_reference(b.g);
+  }
+  graph_builder b; // SAME_* pads on a 3-D window are refused, named
+  b.op("MaxPool", {b.input("x", {1, 1, 4, 4, 4})}, {{1, 1, 4, 4, 4}}, {{"kernel_shape", V{3, 3, 3}}, {"auto_pad", std::string("SAME_UPPER")}});
+  auto s = gpu().query(b.g, b.g.ops[0]);
+  BOOST_TEST(!s.supported);
+  BOOST_TEST(s.reason.find("auto_pad 'SAME_UPPER'") != std::string::npos, s.reason);
+}
+
+BOOST_AUTO_TEST_CASE(index_ops_in_f16_storage) {
+  f16_checks mode;
+  {
+    graph_builder b;
+    check_against_reference(one_op(b, "Pad", {b.input("x", {2, 3, 5}), b.ints("p", {0, 2, 3, 1, 1, 2})}, {{3, 6, 10}},
+                                   {{"mode", std::string("reflect")}}));
+  }
+  {
+    graph_builder b;
+    check_against_reference(one_op(b, "Pad", {b.input("x", {2, 3}), b.ints("p", {1, 1, 1, 1})}, {{4, 5}}));
+  }
+  {
+    graph_builder b;
+    check_against_reference(one_op(b, "CumSum", {b.input("x", {3, 6, 4}), b.ints("axis", {-2})}, {{3, 6, 4}}, {{"reverse", int64_t(1)}}));
+  }
+  { // distinct values exact in f16: the same order as in f32
+    graph_builder b;
+    auto g = one_op(b, "TopK", {b.input("x", {3, 8}), b.ints("k", {3})}, {{3, 3}, {3, 3}}, {}, {element_type::f32, element_type::i64});
+    Tensor x(element_type::f32, {3, 8});
+    for (int64_t i = 0; i < 24; ++i) x.data<float>()[i] = static_cast<float>((i * 7) % 24) / 8.0f;
+    compare_with_reference(g, {x}, 1e-2f, false);
+  }
+  {
+    graph_builder b;
+    auto g = one_op(b, "ScatterND", {b.input("x", {4, 3}), b.input("i", {2, 1}, element_type::i64), b.input("u", {2, 3})}, {{4, 3}},
+                    {{"reduction", std::string("add")}});
+    compare_with_reference(g, {random_tensor({4, 3}, 1), ints_of<int64_t>({2, 1}, {3, 3}), random_tensor({2, 3}, 2)}, 1e-2f, false);
+  }
+  {
+    graph_builder b;
+    auto g = one_op(b, "ScatterElements", {b.input("x", {4, 3}), b.input("i", {2, 3}, element_type::i32), b.input("u", {2, 3})}, {{4, 3}});
+    compare_with_reference(g, {random_tensor({4, 3}, 1), ints_of<int32_t>({2, 3}, {3, 0, 1, -1, 2, 0}), random_tensor({2, 3}, 2)}, 1e-2f, false);
+  }
+  {
+    graph_builder b;
+    auto g = one_op(b, "GatherND", {b.input("x", {4, 3}), b.input("i", {2, 2}, element_type::i64)}, {{2}});
+    compare_with_reference(g, {random_tensor({4, 3}, 1), ints_of<int64_t>({2, 2}, {3, 2, -1, 0})}, 1e-2f, false);
+  }
+  {
+    using V = std::vector<int64_t>;
+    check_against_reference(conv({1, 4, 9}, {6, 4, 3}, {1, 6, 9}, {{"pads", V{1, 1}}}, true));
+  }
+}
+
 BOOST_AUTO_TEST_CASE(layer_normalization) {
   for (int64_t axis : {-1, 1}) {
     graph_builder b;
@@ -1055,7 +1394,7 @@ BOOST_AUTO_TEST_CASE(query_says_why_unsupported) {
   graph_builder b;
   auto x = b.input("x", {1, 4, 8});
   b.op("NonMaxSuppression", {x}, {{1, 3}});
-  b.op("Conv", {x, b.random_constant("w", {2, 4, 3})}, {{1, 2, 6}}); // 1-D convolution
+  b.op("Conv", {b.input("x3", {1, 4, 5, 5, 5}), b.random_constant("w", {2, 4, 3, 3, 3})}, {{1, 2, 3, 3, 3}}); // 3-D convolution
   b.op("Resize", {x, graph::no_value, graph::no_value, b.ints("sizes", {1, 4, 16})}, {{1, 4, 16}}, {{"mode", std::string("cubic")}});
   auto s0 = gpu().query(b.g, b.g.ops[0]);
   BOOST_TEST(!s0.supported);

@@ -1,6 +1,7 @@
-/// Conv and ConvTranspose (2-D, NCHW) on shaders/conv.comp, conv_row.comp, conv_dw.comp (depthwise)
-/// and conv_transpose.comp; 1x1 convolutions on the GEMM shader.
+/// Conv and ConvTranspose (2-D, NCHW; 1-D NCL as 2-D with H = 1) on shaders/conv.comp,
+/// conv_row.comp, conv_dw.comp (depthwise) and conv_transpose.comp; 1x1 convolutions on the GEMM shader.
 #include "kernels/vulkan/lowering.hpp"
+#include "kernels/vulkan/window_1d.hpp"
 
 namespace troupe::kernels::vulkan {
 
@@ -11,8 +12,15 @@ std::string check_common(const graph::Graph& g, const graph::Op& op) {
   for (std::size_t i = 0; i < op.inputs.size(); ++i)
     if (op.inputs[i] != graph::no_value && g.value(op.inputs[i]).type != element_type::f32)
       return "input " + std::to_string(i) + " is " + to_string(g.value(op.inputs[i]).type) + "; the shader is float32 only";
-  if (shape_of(g, op.inputs[0]).size() != 4 || shape_of(g, op.inputs[1]).size() != 4)
-    return "only 2-D convolution (4-D NCHW input) has a Vulkan shader";
+  const auto rank = shape_of(g, op.inputs[0]).size();
+  if ((rank != 4 && rank != 3) || shape_of(g, op.inputs[1]).size() != rank)
+    return "only 1-D and 2-D convolution (3-D NCL or 4-D NCHW input and weights) have a Vulkan shader";
+  const auto spatial = static_cast<std::size_t>(rank - 2);
+  for (const char* a : {"kernel_shape", "strides", "dilations", "output_padding"})
+    if (op.has_attr(a) && op.attr_ints(a).size() != spatial)
+      return std::string(a) + " must have " + std::to_string(spatial) + " values";
+  if (op.has_attr("pads") && op.attr_ints("pads").size() != 2 * spatial)
+    return "pads must have " + std::to_string(2 * spatial) + " values";
   auto ap = op.attr_string("auto_pad", "NOTSET");
   if (ap != "NOTSET" && ap != "VALID" && ap != "SAME_UPPER" && ap != "SAME_LOWER") return "unknown auto_pad '" + ap + "'";
   return check_activation(op);
@@ -28,19 +36,20 @@ struct conv_geom {
 /// Shapes, kernel, strides, dilations and groups; pads differ between Conv and ConvTranspose.
 conv_geom geometry_without_pads(const graph::Graph& g, const graph::Op& op) {
   conv_geom c;
-  c.x = shape_of(g, op.inputs[0]);
-  c.w = shape_of(g, op.inputs[1]);
-  c.y = shape_of(g, op.outputs[0]);
+  c.x = as_2d(shape_of(g, op.inputs[0]));
+  c.w = as_2d(shape_of(g, op.inputs[1]));
+  c.y = as_2d(shape_of(g, op.outputs[0]));
   c.k = {c.w[2], c.w[3]};
-  c.s = op.attr_ints("strides", {1, 1});
-  c.d = op.attr_ints("dilations", {1, 1});
+  const graph::Op op2 = op_as_2d(op, shape_of(g, op.inputs[0]).size());
+  c.s = op2.attr_ints("strides", {1, 1});
+  c.d = op2.attr_ints("dilations", {1, 1});
   c.groups = op.attr_int("group", 1);
   return c;
 }
 
 conv_geom geometry(const graph::Graph& g, const graph::Op& op) {
   conv_geom c = geometry_without_pads(g, op);
-  c.pads = window_pads(op, c.x, c.y, c.k, c.s, c.d);
+  c.pads = window_pads(op_as_2d(op, shape_of(g, op.inputs[0]).size()), c.x, c.y, c.k, c.s, c.d);
   return c;
 }
 
@@ -252,7 +261,7 @@ void add_conv_rules(rule_table& t) {
                             {texels(x, 1), texels(w, ob > 1 ? 4 : 1), bias_ref, texels(b.output(0), 1)}, inv,
                             static_cast<uint32_t>(c.y[0] * ocb));
                },
-               "2-D: 4-D NCHW input and weights, f32; channels consistent with group"};
+               "2-D (4-D NCHW input and weights) or 1-D (3-D NCL), f32; channels consistent with group"};
 
   t["ConvTranspose"] = {[](const graph::Graph& g, const graph::Op& op) {
                           auto w = check_common(g, op);
@@ -267,7 +276,7 @@ void add_conv_rules(rule_table& t) {
                           const auto& g = b.graph();
                           const auto& op = b.op();
                           conv_geom c = geometry_without_pads(g, op);
-                          c.pads = transposed_pads(op, c);
+                          c.pads = transposed_pads(op_as_2d(op, shape_of(g, op.inputs[0]).size()), c);
                           bool bias = has_bias(op);
                           if (try_transpose_gemm(b, c, bias)) return;
                           spec_map spec = conv_spec(c, bias);
@@ -276,7 +285,7 @@ void add_conv_rules(rule_table& t) {
                           b.dispatch("conv_transpose", std::move(spec), {x, b.input(1), bias ? b.input(2) : x, b.output(0)},
                                      static_cast<uint64_t>(shape_size(c.y)));
                         },
-                        "2-D: 4-D NCHW input and weights, f32; channels consistent with group"};
+                        "2-D (4-D NCHW input and weights) or 1-D (3-D NCL), f32; channels consistent with group"};
 }
 
 } // namespace troupe::kernels::vulkan

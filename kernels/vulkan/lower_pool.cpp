@@ -1,26 +1,69 @@
-/// MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool (shaders/pool.comp) and Resize
-/// (shaders/resize.comp), all 2-D over NCHW.
+/// MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool (shaders/pool.comp), 2-D over NCHW
+/// or 1-D over NCL (as 2-D with H = 1), and Resize (shaders/resize.comp), 2-D over NCHW.
 #include <cmath>
 
 #include "kernels/vulkan/lowering.hpp"
+#include "kernels/vulkan/window_1d.hpp"
 
 namespace troupe::kernels::vulkan {
 
 namespace {
 
-std::string check_4d_f32(const graph::Graph& g, const graph::Op& op) {
+/// f32 X of rank 4 (NCHW), or 3 (NCL) and 5 (NCDHW) when `one_d` (other window ranks) is allowed;
+/// one output (MaxPool: two).
+std::string check_f32(const graph::Graph& g, const graph::Op& op, bool one_d) {
   if (op.inputs.empty() || op.inputs[0] == graph::no_value) return "expects X";
   if (g.value(op.inputs[0]).type != element_type::f32) return "the shader is float32 only";
-  if (shape_of(g, op.inputs[0]).size() != 4) return "only 4-D NCHW input has a Vulkan shader";
+  const auto rank = shape_of(g, op.inputs[0]).size();
+  if (rank != 4 && !(one_d && (rank == 3 || rank == 5)))
+    return one_d ? "only 3-D NCL, 4-D NCHW and 5-D NCDHW input have a Vulkan shader" : "only 4-D NCHW input has a Vulkan shader";
   for (std::size_t i = 1; i < op.outputs.size(); ++i)
-    if (op.outputs[i] != graph::no_value) return "a second output (Indices) has no Vulkan shader";
+    if (op.outputs[i] != graph::no_value && (op.type != "MaxPool" || i > 1))
+      return "a second output (Indices) has no Vulkan shader";
   return "";
+}
+
+bool has_indices(const graph::Op& op) { return op.outputs.size() > 1 && op.outputs[1] != graph::no_value; }
+
+std::string check_4d_f32(const graph::Graph& g, const graph::Op& op) { return check_f32(g, op, false); }
+
+/// A 3-D window (5-D NCDHW input): the depth's length, output length, kernel, stride, begin pad,
+/// dilation and end pad (spec ids 18..24 of pool.comp); H and W go through the 2-D spec as usual.
+std::array<int64_t, 7> depth_of(const graph::Op& op, const Shape& x, const Shape& y, bool global) {
+  if (x.size() != 5) return {1, 1, 1, 1, 0, 1, 0};
+  if (global) return {x[2], 1, x[2], 1, 0, 1, 0};
+  const auto k = op.attr_ints("kernel_shape"), s = op.attr_ints("strides", {1, 1, 1}), d = op.attr_ints("dilations", {1, 1, 1});
+  const auto p = op.attr_string("auto_pad", "NOTSET") == "NOTSET" ? op.attr_ints("pads", {0, 0, 0, 0, 0, 0}) : std::vector<int64_t>(6, 0);
+  return {x[2], y[2], k[0], s[0], p[0], d[0], p[3]};
+}
+
+/// The op with the depth taken out of a 3-D window's attributes (the 2-D part of it).
+graph::Op without_depth(const graph::Op& op) {
+  graph::Op r = op;
+  for (const char* a : {"kernel_shape", "strides", "dilations"})
+    if (op.has_attr(a)) {
+      auto v = op.attr_ints(a);
+      r.attrs[a] = std::vector<int64_t>(v.begin() + 1, v.end());
+    }
+  if (op.has_attr("pads")) {
+    auto v = op.attr_ints("pads");
+    r.attrs["pads"] = std::vector<int64_t>{v[1], v[2], v[4], v[5]};
+  }
+  return r;
+}
+
+/// (N, C, D, H, W) without D; other shapes as 2-D (N, C, H, W).
+Shape plane_of(Shape s) {
+  if (s.size() == 5) s.erase(s.begin() + 2);
+  return as_2d(std::move(s));
 }
 
 void pool(op_builder& b, bool is_max, bool global) {
   const auto& g = b.graph();
-  const auto& op = b.op();
-  Shape x = shape_of(g, op.inputs[0]), y = shape_of(g, op.outputs[0]);
+  const Shape xr = shape_of(g, b.op().inputs[0]), yr = shape_of(g, b.op().outputs[0]);
+  const Shape x = plane_of(xr), y = plane_of(yr);
+  const auto depth = depth_of(b.op(), xr, yr, global);
+  const graph::Op op = xr.size() == 5 ? without_depth(b.op()) : op_as_2d(b.op(), xr.size());
   std::vector<int64_t> k = global ? std::vector<int64_t>{x[2], x[3]} : op.attr_ints("kernel_shape");
   std::vector<int64_t> s = global ? std::vector<int64_t>{1, 1} : op.attr_ints("strides", {1, 1});
   std::vector<int64_t> d = global ? std::vector<int64_t>{1, 1} : op.attr_ints("dilations", {1, 1});
@@ -33,16 +76,27 @@ void pool(op_builder& b, bool is_max, bool global) {
   spec[14] = op.attr_int("count_include_pad", 0) != 0 ? 1 : 0;
   spec[15] = static_cast<uint32_t>(p[2]);
   spec[16] = static_cast<uint32_t>(p[3]);
-  b.dispatch("pool", std::move(spec), {b.input(0), b.output(0)}, static_cast<uint64_t>(shape_size(y)));
+  for (uint32_t j = 0; j < 7; ++j) spec[18 + j] = static_cast<uint32_t>(depth[j]);
+  if (shape_size(yr) == 0) return;
+  if (has_indices(op)) {
+    spec[17] = op.attr_int("storage_order", 0) != 0 ? 1 : 0;
+    b.dispatch("pool_indices", std::move(spec), {b.input(0), b.output(0), b.output(1)}, static_cast<uint64_t>(shape_size(yr)), 1, 2);
+    return;
+  }
+  b.dispatch("pool", std::move(spec), {b.input(0), b.output(0)}, static_cast<uint64_t>(shape_size(yr)));
 }
 
 std::string check_window(const graph::Graph& g, const graph::Op& op) {
-  auto w = check_4d_f32(g, op);
+  auto w = check_f32(g, op, true);
   if (!w.empty()) return w;
-  if (op.attr_ints("kernel_shape").size() != 2) return std::string("kernel_shape must have 2 values");
-  if (op.attr_int("storage_order", 0) != 0) return std::string("storage_order=1 has no Vulkan shader");
+  const auto spatial = shape_of(g, op.inputs[0]).size() - 2;
+  if (op.attr_ints("kernel_shape").size() != spatial)
+    return "kernel_shape must have " + std::to_string(spatial) + " values";
+  if (has_indices(op) && g.value(op.outputs[1]).type != element_type::i64) return std::string("Indices must be int64");
   auto ap = op.attr_string("auto_pad", "NOTSET");
   if (ap != "NOTSET" && ap != "VALID" && ap != "SAME_UPPER" && ap != "SAME_LOWER") return "unknown auto_pad '" + ap + "'";
+  if (spatial == 3 && ap != "NOTSET" && ap != "VALID") return "auto_pad '" + ap + "' on a 3-D window has no Vulkan shader";
+  if (spatial == 3 && op.has_attr("pads") && op.attr_ints("pads").size() != 6) return std::string("pads must have 6 values");
   return std::string();
 }
 
@@ -71,12 +125,14 @@ std::string resize_attrs(const graph::Op& op) {
 } // namespace
 
 void add_pool_rules(rule_table& t) {
-  const char* window = "f32 4-D NCHW input, 2-D kernel, storage_order 0, no Indices output";
-  const char* global = "f32 4-D NCHW input";
-  t["MaxPool"] = {check_window, [](op_builder& b) { pool(b, true, false); }, window};
+  const std::string window =
+      "f32 4-D NCHW input with a 2-D kernel, 3-D NCL with a 1-D one, or 5-D NCDHW with a 3-D one (auto_pad NOTSET or VALID)";
+  const char* global = "f32 3-D NCL, 4-D NCHW or 5-D NCDHW input";
+  t["MaxPool"] = {check_window, [](op_builder& b) { pool(b, true, false); }, window + "; the Indices output (either storage_order)"};
   t["AveragePool"] = {check_window, [](op_builder& b) { pool(b, false, false); }, window};
-  t["GlobalAveragePool"] = {check_4d_f32, [](op_builder& b) { pool(b, false, true); }, global};
-  t["GlobalMaxPool"] = {check_4d_f32, [](op_builder& b) { pool(b, true, true); }, global};
+  auto check_global = [](const graph::Graph& g, const graph::Op& op) { return check_f32(g, op, true); };
+  t["GlobalAveragePool"] = {check_global, [](op_builder& b) { pool(b, false, true); }, global};
+  t["GlobalMaxPool"] = {check_global, [](op_builder& b) { pool(b, true, true); }, global};
 
   t["Resize"] = {
       [](const graph::Graph& g, const graph::Op& op) {

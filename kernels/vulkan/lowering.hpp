@@ -115,6 +115,9 @@ void add_conv_rules(rule_table& t);
 void add_matmul_rules(rule_table& t);
 void add_pool_rules(rule_table& t);
 void add_movement_rules(rule_table& t);
+void add_pad_rules(rule_table& t);
+/// CumSum, TopK, GatherND and the scatters (lower_indexing.cpp).
+void add_indexing_rules(rule_table& t);
 void add_reduce_rules(rule_table& t);
 void add_cast_rules(rule_table& t);
 /// MatMul -> [scale] -> Softmax(last axis) -> MatMul as one dispatch (lower_attention.cpp): wraps

@@ -15,6 +15,8 @@ const std::map<std::string, op_rule>& op_rules() {
     add_matmul_rules(r);
     add_pool_rules(r);
     add_movement_rules(r);
+    add_pad_rules(r);
+    add_indexing_rules(r);
     add_reduce_rules(r);
     add_cast_rules(r);
     add_attention_rules(r);

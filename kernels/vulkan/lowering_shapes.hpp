@@ -1,0 +1,43 @@
+#pragma once
+/// Shape arithmetic shared by the index-driven rule files (lower_pad.cpp, lower_indexing.cpp).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "graph/ir.hpp"
+
+namespace troupe::kernels::vulkan {
+
+/// Row-major element strides of `s`.
+inline std::vector<int64_t> row_strides(const Shape& s) {
+  std::vector<int64_t> r(s.size(), 1);
+  for (std::size_t i = s.size(); i-- > 1;) r[i - 1] = r[i] * s[i];
+  return r;
+}
+
+inline std::size_t axis_of(int64_t a, std::size_t rank) {
+  return static_cast<std::size_t>(a < 0 ? a + static_cast<int64_t>(rank) : a);
+}
+
+/// Product of s[from, to).
+inline int64_t dims_between(const Shape& s, std::size_t from, std::size_t to) {
+  int64_t p = 1;
+  for (std::size_t i = from; i < to && i < s.size(); ++i) p *= s[i];
+  return p;
+}
+
+/// How a word-moving shader holds an element of type t: 0 = float (the SFLOAT variant, float16
+/// in f16 mode), 1 or 2 = that many 32-bit words (the _words variant), -1 = no shader (8- and
+/// 16-bit types are packed several to a word).
+inline int words_of(element_type t) {
+  if (t == element_type::f32) return 0;
+  std::size_t s = element_size(t);
+  return s == 4 ? 1 : s == 8 ? 2 : -1;
+}
+
+/// int32 or int64 (and their unsigned twins): add and multiply wrap the same way in words.
+inline bool integer_words(element_type t) {
+  return t == element_type::i32 || t == element_type::i64 || t == element_type::u32 || t == element_type::u64;
+}
+
+} // namespace troupe::kernels::vulkan
