@@ -2,7 +2,8 @@
 // Pad over up to 6 dims (right-aligned): y at output coordinate o reads x at o - P (P the begin
 // pads, negative ones crop). Outside x: MODE 0 writes the constant, 1 reflects, 2 repeats the
 // edge, 3 wraps around. One element per invocation; with WORDS any element type of PER 32-bit
-// words (int32, int64), one word per invocation, the constant given as VALUE_LO/VALUE_HI.
+// words (int32, int64), one word per invocation, the constant given as VALUE_LO/VALUE_HI, or
+// read from binding 1 when it is a run-time input (VALUE_IN_BUFFER).
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 
@@ -30,13 +31,16 @@ layout(constant_id = 20) const int P2 = 0;
 layout(constant_id = 21) const int P3 = 0;
 layout(constant_id = 22) const int P4 = 0;
 layout(constant_id = 23) const int P5 = 0;
+layout(constant_id = 24) const bool VALUE_IN_BUFFER = false;
 
 #ifdef WORDS
 layout(set = 0, binding = 0) readonly buffer I { uint x[]; };
-layout(set = 0, binding = 1) writeonly buffer O { uint y[]; };
+layout(set = 0, binding = 1) readonly buffer V { uint v[]; };
+layout(set = 0, binding = 2) writeonly buffer O { uint y[]; };
 #else
 layout(set = 0, binding = 0) readonly buffer I { SFLOAT x[]; };
-layout(set = 0, binding = 1) writeonly buffer O { SFLOAT y[]; };
+layout(set = 0, binding = 1) readonly buffer V { SFLOAT v[]; };
+layout(set = 0, binding = 2) writeonly buffer O { SFLOAT y[]; };
 #endif
 
 /// a mod m in [0, m) for any sign of a (GLSL leaves % of negatives undefined).
@@ -77,12 +81,12 @@ void main() {
   bool inside = c0 >= 0 && c1 >= 0 && c2 >= 0 && c3 >= 0 && c4 >= 0 && c5 >= 0;
 #ifdef WORDS
   if (!inside) {
-    y[id] = w == 0u ? VALUE_LO : VALUE_HI;
+    y[id] = VALUE_IN_BUFFER ? v[w] : (w == 0u ? VALUE_LO : VALUE_HI);
     return;
   }
 #else
   if (!inside) {
-    y[id] = SFLOAT(VALUE);
+    y[id] = VALUE_IN_BUFFER ? v[0] : SFLOAT(VALUE);
     return;
   }
 #endif

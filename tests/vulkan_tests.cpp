@@ -955,6 +955,17 @@ BOOST_AUTO_TEST_CASE(pad_every_mode) {
                     {element_type::i64});
     check_exact(g, {random_ints<int64_t>({2, 2}, 5, -9, 9)});
   }
+  { // constant_value given at run time: read from its buffer (f32, and an int64 beyond 32 bits)
+    graph_builder b;
+    auto x = b.input("x", {3, 5});
+    auto g = one_op(b, "Pad", {x, b.ints("p", {1, 2, 2, 0}), b.input("v", {})}, {{6, 7}});
+    check_against_reference(g);
+    graph_builder c;
+    auto xi = c.input("x", {2, 2}, element_type::i64);
+    auto gi = one_op(c, "Pad", {xi, c.ints("p", {0, 1, 2, 1}), c.input("v", {}, element_type::i64)}, {{4, 4}}, {},
+                     {element_type::i64});
+    check_exact(gi, {random_ints<int64_t>({2, 2}, 6, -9, 9), ints_of<int64_t>({}, {9000000001LL})});
+  }
   { // opset < 11: pads and value are attributes; rank 6
     graph_builder b;
     b.g.opset = 2;
@@ -1201,6 +1212,10 @@ BOOST_AUTO_TEST_CASE(index_ops_in_f16_storage) {
   {
     graph_builder b;
     check_against_reference(one_op(b, "Pad", {b.input("x", {2, 3}), b.ints("p", {1, 1, 1, 1})}, {{4, 5}}));
+  }
+  { // a run-time constant_value, stored as a half like the data
+    graph_builder b;
+    check_against_reference(one_op(b, "Pad", {b.input("x", {2, 3}), b.ints("p", {1, 0, 1, 2}), b.input("v", {})}, {{4, 5}}));
   }
   {
     graph_builder b;

@@ -42,7 +42,7 @@ std::array<uint32_t, 2> value_words(const graph::Graph& g, const graph::Op& op, 
     }
     return {static_cast<uint32_t>(bits), static_cast<uint32_t>(bits >> 32)};
   }
-  if (!given(op, 2)) return w;
+  if (!given(op, 2) || !g.is_constant(op.inputs[2])) return w;
   const auto& c = *g.value(op.inputs[2]).constant;
   if (c.get_size() > 0) std::memcpy(w.data(), c.data(), element_size(t));
   return w;
@@ -58,7 +58,6 @@ std::string check(const graph::Graph& g, const graph::Op& op) {
   if (!legacy(op)) {
     if (!given(op, 1) || !g.is_constant(op.inputs[1])) return std::string("pads (input 1) is not a constant");
     if (given(op, 2)) {
-      if (!g.is_constant(op.inputs[2])) return std::string("constant_value (input 2) is not a constant");
       if (g.value(op.inputs[2]).type != t) return std::string("constant_value (input 2) is not of the data's type");
     }
     if (given(op, 3) && !g.is_constant(op.inputs[3])) return std::string("axes (input 3) is not a constant");
@@ -97,9 +96,14 @@ void lower(op_builder& b) {
     s[static_cast<uint32_t>(12 + i)] = real ? static_cast<uint32_t>(x[i - lead]) : 1u;
     s[static_cast<uint32_t>(18 + i)] = real ? static_cast<uint32_t>(static_cast<int32_t>(pads[i - lead])) : 0u;
   }
-  // An empty input (constant mode only) is never read: y itself stands in as the binding.
+  // A constant_value given at run time is read from its buffer.
+  const bool value_in_buffer = given(op, 2) && !g.is_constant(op.inputs[2]);
+  s[24] = value_in_buffer ? 1u : 0u;
+  // An empty input (constant mode only) is never read: y itself stands in as the binding, and
+  // the input stands in for an unread value buffer.
   const buffer_ref src = shape_size(x) == 0 ? b.output(0) : b.input(0);
-  b.dispatch(words == 0 ? "pad" : "pad_words", std::move(s), {src, b.output(0)}, static_cast<uint64_t>(shape_size(y)) * per);
+  const buffer_ref v = value_in_buffer ? b.input(2) : src;
+  b.dispatch(words == 0 ? "pad" : "pad_words", std::move(s), {src, v, b.output(0)}, static_cast<uint64_t>(shape_size(y)) * per);
 }
 
 } // namespace
@@ -107,7 +111,8 @@ void lower(op_builder& b) {
 void add_pad_rules(rule_table& t) {
   t["Pad"] = {check, lower,
               "f32 or any 32- or 64-bit element type, rank <= 6; mode constant, reflect, edge or wrap; pads (and "
-              "axes, constant_value) constant inputs, or the opset < 11 attributes; negative pads crop"};
+              "axes) constant inputs, or the opset < 11 attributes; constant_value a constant or a run-time input "
+              "of the data's type; negative pads crop"};
 }
 
 } // namespace troupe::kernels::vulkan
