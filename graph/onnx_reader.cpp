@@ -1,4 +1,5 @@
 #include "graph/onnx_reader.hpp"
+#include "graph/op_versions.hpp"
 
 #include <troupe/exception.hpp>
 
@@ -171,6 +172,8 @@ private:
     op.name = unique_name(n, g_.ops.size());
     std::string label = where() + describe(op);
 
+    if (op.domain.empty())
+      if (auto why = check_op_version(op.type, g_.opset); !why.empty()) throw Exception(label + ": " + why);
     if (op.type == "Constant" && op.domain.empty()) {
       if (n.output_size() != 1 || n.output(0).empty()) throw Exception(label + ": a Constant needs one output");
       add_constant(n.output(0), constant_node_value(n, label));

@@ -310,6 +310,10 @@ std::optional<std::vector<int64_t>> sizes_input(const infer_ctx& c, std::size_t 
 }
 
 std::vector<value_info> resize(const infer_ctx& c) {
+  // Resize-18's antialias and aspect-ratio policy change the result: refused, never ignored.
+  if (c.op.attr_int("antialias", 0) != 0) c.fail("antialias=1 is not supported");
+  if (auto p = c.op.attr_string("keep_aspect_ratio_policy", "stretch"); p != "stretch")
+    c.fail("keep_aspect_ratio_policy '" + p + "' is not supported (only 'stretch')");
   // Resize-10 is (X, scales); a Resize of today's four inputs (one made by preprocessing in a
   // model of an older opset) is read as today's, as the kernels read it.
   if (c.g.opset < 11 && c.op.input_count() <= 2) {

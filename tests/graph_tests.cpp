@@ -14,6 +14,7 @@
 
 #include "graph/dot_writer.hpp"
 #include "graph/onnx_reader.hpp"
+#include "graph/op_versions.hpp"
 #include "graph/op_cost.hpp"
 #include "graph/passes.hpp"
 #include "graph/shape_inference.hpp"
@@ -175,6 +176,43 @@ BOOST_AUTO_TEST_CASE(missing_file_is_named) {
 BOOST_AUTO_TEST_CASE(garbage_bytes) {
   std::string junk = "this is certainly not a protobuf \xff\xff\xff\xff";
   expect_error([&] { parse(junk, "junk.onnx"); }, {"'junk.onnx' is not a valid ONNX model"});
+}
+
+/// An op version the reader does not know, or troupe does not implement, is an error naming the
+/// op, its node, the domain and the version: never a run under an older version's semantics.
+BOOST_AUTO_TEST_CASE(op_versions_newer_than_known_are_named) {
+  auto relu_at = [](int opset) {
+    return model(pb().msg(1, node("Relu", {"x"}, {"y"}, "r")).msg(11, vinfo("x", 1, {1, 4})).msg(12, vinfo("y", 1, {1, 4})), opset);
+  };
+  BOOST_CHECK_NO_THROW(parse(relu_at(13)));
+  BOOST_CHECK_NO_THROW(parse(relu_at(static_cast<int>(newest_known_opset))));
+  expect_error([&] { parse(relu_at(static_cast<int>(newest_known_opset) + 1), "new.onnx"); },
+               {"new.onnx", "Relu node 'r'", "ai.onnx opset " + std::to_string(newest_known_opset + 1), "newer than this reader knows"});
+  // GridSample-20 renamed its modes: troupe implements GridSample-16.
+  auto grid = model(pb()
+                        .msg(1, node("GridSample", {"x", "g"}, {"y"}, "gs"))
+                        .msg(11, vinfo("x", 1, {1, 1, 2, 2}))
+                        .msg(11, vinfo("g", 1, {1, 2, 2, 2}))
+                        .msg(12, vinfo("y", 1, {1, 1, 2, 2})),
+                    20);
+  expect_error([&] { parse(grid, "gs.onnx"); }, {"GridSample node 'gs'", "GridSample version 20", "domain ai.onnx", "version 16"});
+  // What a model's opset means per op: the schema's version, from the library or the table.
+  BOOST_TEST(op_version("Relu", 13) == 13);
+  BOOST_TEST(op_version("Relu", 20) == 14);
+  BOOST_TEST(op_version("Pad", 18) == 18);
+  BOOST_TEST(op_version("Pad", 20) == 19);
+  BOOST_TEST(op_version("Resize", 12) == 11);
+  BOOST_TEST(op_version("NoSuchOp", 13) == 0);
+}
+
+/// Resize-18's antialias and keep_aspect_ratio_policy change the result: refused, not ignored.
+BOOST_AUTO_TEST_CASE(resize_attributes_that_change_the_result_are_refused) {
+  builder b(18);
+  auto x = b.input("x", PartialShape(Shape{1, 1, 4, 4}));
+  auto& r = b.op("Resize", {x, no_value, b.floats({1, 1, 0.5f, 0.5f})}, {{"antialias", int64_t{1}}});
+  expect_error([&] { b.infer(r); }, {"Resize", "antialias=1 is not supported"});
+  r.attrs = {{"keep_aspect_ratio_policy", std::string("not_larger")}};
+  expect_error([&] { b.infer(r); }, {"keep_aspect_ratio_policy 'not_larger'"});
 }
 
 BOOST_AUTO_TEST_CASE(truncated_bytes) {
