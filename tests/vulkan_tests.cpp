@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <sstream>
 
@@ -2145,6 +2146,198 @@ BOOST_AUTO_TEST_CASE(typed_rules_and_refusals, *boost::unit_test::precondition(t
           "inputs of types i32 and i64");
   auto l = typed_tensor(element_type::i64, {4}, 1, 1, 3);
   refused(typed_op("Add", {l, l}, element_type::i64, {4}, {}, {false, true}), "is not uploaded");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// ---- losses (shaders/loss.comp) -----------------------------------------------------------
+
+namespace {
+
+/// One loss case: op (NegativeLogLikelihoodLoss or SoftmaxCrossEntropyLoss) over x [N, C, d..].
+struct loss_case {
+  std::string op = "NegativeLogLikelihoodLoss";
+  Shape x{3, 5};
+  std::string reduction = "mean";
+  int weight = 0;                       ///< 0 none, 1 an input, 2 a constant
+  std::optional<int64_t> ignore;        ///< ignore_index, when given
+  element_type target = element_type::i64;
+  bool log_prob = false;                ///< SoftmaxCrossEntropyLoss's second output
+  bool all_ignored = false;             ///< every target is the ignore index
+};
+
+Shape loss_targets_shape(const Shape& x) {
+  Shape t = x;
+  t.erase(t.begin() + 1);
+  return t;
+}
+
+/// Targets in [0, C), a quarter of them the ignore index when one is given (or all of them).
+Tensor loss_targets(const loss_case& c, unsigned seed) {
+  std::mt19937 rng(seed);
+  Tensor t(c.target, loss_targets_shape(c.x));
+  std::uniform_int_distribution<int64_t> cls(0, c.x[1] - 1);
+  for (int64_t i = 0; i < t.get_size(); ++i) {
+    int64_t v = cls(rng);
+    if (c.ignore && (c.all_ignored || rng() % 4 == 0)) v = *c.ignore;
+    if (c.target == element_type::i64) t.data<int64_t>()[i] = v;
+    else t.data<int32_t>()[i] = static_cast<int32_t>(v);
+  }
+  return t;
+}
+
+/// The case's graph and its inputs.
+std::pair<graph::Graph, std::vector<Tensor>> loss_graph(const loss_case& c, unsigned seed) {
+  graph_builder b;
+  std::vector<Tensor> inputs{random_tensor(c.x, seed, -3, 3), loss_targets(c, seed + 1)};
+  std::vector<graph::ValueId> in{b.input("x", c.x), b.input("t", inputs[1].get_shape(), c.target)};
+  const Tensor w = random_tensor({c.x[1]}, seed + 2, 0.2f, 2.0f);
+  if (c.weight == 1) {
+    in.push_back(b.input("w", {c.x[1]}));
+    inputs.push_back(w);
+  } else if (c.weight == 2) {
+    in.push_back(b.constant("w", w));
+  }
+  std::map<std::string, graph::AttributeValue> attrs{{"reduction", c.reduction}};
+  if (c.ignore) attrs["ignore_index"] = *c.ignore;
+  std::vector<Shape> outs{c.reduction == "none" ? loss_targets_shape(c.x) : Shape{}};
+  if (c.log_prob) outs.push_back(c.x);
+  b.op(c.op, in, outs, std::move(attrs));
+  b.outputs_of_last();
+  return {b.g, inputs};
+}
+
+loss_case lc(std::string op, Shape x, std::string reduction, int weight = 0, std::optional<int64_t> ignore = std::nullopt,
+             element_type target = element_type::i64, bool log_prob = false, bool all_ignored = false) {
+  return {std::move(op), std::move(x), std::move(reduction), weight, ignore, target, log_prob, all_ignored};
+}
+
+std::string describe(const loss_case& c) {
+  std::ostringstream s;
+  s << c.op << ' ' << to_string(c.x) << ' ' << c.reduction << " weight " << c.weight << " ignore "
+    << (c.ignore ? std::to_string(*c.ignore) : "-") << ' ' << to_string(c.target) << (c.log_prob ? " log_prob" : "")
+    << (c.all_ignored ? " all ignored" : "");
+  return s.str();
+}
+
+void check_loss(const loss_case& c, unsigned seed) {
+  auto [g, inputs] = loss_graph(c, seed);
+  BOOST_TEST_CONTEXT(describe(c)) { compare_with_reference(g, inputs, std::max(1e-4f, check_tol_floor), false); }
+}
+
+/// Every reduction, weight (none, input, constant) and ignore index (none, a class, negative,
+/// beyond int32) on x of k = 0, 1, 2 and 4 spatial dims; int32 and int64 targets alternate, as
+/// does SoftmaxCrossEntropyLoss's log_prob.
+void check_every_loss(const std::vector<Shape>& shapes) {
+  unsigned seed = 1;
+  const std::optional<int64_t> ignores[] = {std::nullopt, int64_t{1}, int64_t{-3}, int64_t{1} << 40};
+  for (const char* op : {"NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss"})
+    for (const auto& x : shapes)
+      for (const char* r : {"none", "sum", "mean"})
+        for (int w : {0, 1, 2})
+          for (const auto& ii : ignores) {
+            check_loss(lc(op, x, r, w, ii, seed % 2 ? element_type::i32 : element_type::i64,
+                          std::string(op) == "SoftmaxCrossEntropyLoss" && seed % 3 != 0),
+                       seed);
+            ++seed;
+          }
+}
+
+/// Runs a one-loss graph on the GPU only.
+std::vector<Tensor> gpu_run(const graph::Graph& g, const std::vector<Tensor>& inputs) {
+  auto exe = gpu().compile(g, check_cfg);
+  std::vector<Tensor> got;
+  exe->run(inputs, got);
+  return got;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(losses)
+
+BOOST_AUTO_TEST_CASE(every_reduction_weight_and_ignore_index, *boost::unit_test::precondition(tests::gpu_present())) {
+  check_every_loss({{5, 3}, {4, 7, 3}, {2, 5, 3, 4}, {2, 3, 2, 1, 3, 2}});
+}
+
+BOOST_AUTO_TEST_CASE(many_targets_in_one_workgroup, *boost::unit_test::precondition(tests::gpu_present())) {
+  // More targets than the workgroup's 64 invocations, many times over and not a multiple of 64.
+  unsigned seed = 50;
+  for (const char* op : {"NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss"})
+    for (const char* r : {"sum", "mean"}) {
+      check_loss(lc(op, {7, 11, 1001}, r, 1, int64_t{2}, element_type::i64), seed++);
+      check_loss(lc(op, {3, 4, 2, 1500}, r, 0, std::nullopt, element_type::i32), seed++);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(mean_with_every_target_ignored_is_nan, *boost::unit_test::precondition(tests::gpu_present())) {
+  // 0 / 0, as the reference's double division gives it; sum is 0.
+  for (const char* op : {"NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss"})
+    for (int w : {0, 1})
+      for (const char* r : {"mean", "sum"}) {
+        const loss_case c = lc(op, {4, 3, 5}, r, w, int64_t{-1}, element_type::i64, false, true);
+        auto [g, inputs] = loss_graph(c, 7);
+        const auto got = gpu_run(g, inputs), want = reference_run(g, inputs);
+        BOOST_TEST_CONTEXT(describe(c)) {
+          const float a = got.at(0).data<float>()[0], e = want.at(0).data<float>()[0];
+          BOOST_TEST(std::isnan(e) == (std::string(r) == "mean"));
+          BOOST_TEST(std::isnan(a) == std::isnan(e), "gpu " << a << ", reference " << e);
+          if (!std::isnan(e)) BOOST_TEST(a == e);
+        }
+      }
+}
+
+BOOST_AUTO_TEST_CASE(target_out_of_range_loses_nothing, *boost::unit_test::precondition(tests::gpu_present())) {
+  // The reference fails the request; the shader cannot, and gives those targets loss 0 and
+  // weight 0 (docs/limits.md).
+  for (auto t : {element_type::i32, element_type::i64}) {
+    const loss_case c = lc("NegativeLogLikelihoodLoss", {6, 3}, "none", 0, std::nullopt, t);
+    auto [g, inputs] = loss_graph(c, 3);
+    const int64_t bad[] = {3, -1, 1, 100, 0, int64_t{1} << 33};
+    for (int i = 0; i < 6; ++i) {
+      if (t == element_type::i64) inputs[1].data<int64_t>()[i] = bad[i];
+      else inputs[1].data<int32_t>()[i] = static_cast<int32_t>(bad[i] == int64_t{1} << 33 ? -7 : bad[i]);
+    }
+    const auto got = gpu_run(g, inputs);
+    const float* y = got.at(0).data<float>();
+    const float* x = inputs[0].data<float>();
+    BOOST_TEST_CONTEXT(to_string(t)) {
+      for (int i : {0, 1, 3, 5}) BOOST_TEST(y[i] == 0.0f);
+      BOOST_TEST(y[2] == -x[2 * 3 + 1]);
+      BOOST_TEST(y[4] == -x[4 * 3 + 0]);
+      // Their weight is 0 in a mean as well: the mean of the two others.
+      auto mean = g;
+      mean.ops[0].attrs["reduction"] = std::string("mean");
+      mean.values[static_cast<std::size_t>(mean.outputs[0])].shape = PartialShape(Shape{});
+      const float m = gpu_run(mean, inputs).at(0).data<float>()[0];
+      BOOST_TEST(std::abs(m - (y[2] + y[4]) / 2) <= 1e-6f * (1 + std::abs(m)), "mean " << m);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(float16_storage, *boost::unit_test::precondition(tests::gpu_present())) {
+  f16_checks mode;
+  check_every_loss({{4, 7, 3}});
+}
+
+BOOST_AUTO_TEST_CASE(refusals, *boost::unit_test::precondition(tests::gpu_present())) {
+  auto refused = [](const graph::Graph& g, const std::string& why) {
+    auto s = gpu().query(g, g.ops[0]);
+    BOOST_TEST(!s.supported);
+    BOOST_TEST(s.reason.find(why) != std::string::npos, s.reason << " does not say " << why);
+  };
+  refused(loss_graph(lc("NegativeLogLikelihoodLoss", {3, 4}, "max"), 1).first, "reduction 'max'");
+  { // an int64 constant target is not uploaded; an int32 one is
+    graph_builder b;
+    b.op("NegativeLogLikelihoodLoss", {b.input("x", {2, 3}), b.constant("t", shaders_vs_reference::ints_of<int64_t>({2}, {0, 2}))}, {{}});
+    b.outputs_of_last();
+    refused(b.g, "constant int64 target");
+    graph_builder b32;
+    b32.op("NegativeLogLikelihoodLoss", {b32.input("x", {2, 3}), b32.constant("t", shaders_vs_reference::ints_of<int32_t>({2}, {0, 2}))}, {{}},
+           {{"reduction", std::string("sum")}});
+    b32.outputs_of_last();
+    compare_with_reference(b32.g, {random_tensor({2, 3}, 4)}, 1e-5f, false);
+  }
+  refused(loss_graph(lc("SoftmaxCrossEntropyLoss", {2, 2, 1 << 20}, "sum"), 1).first, "more than 1048576 targets");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
