@@ -3,11 +3,11 @@
 /// 6, and per operand the element strides over those 6 (0 along a broadcast dim).
 #include <array>
 #include <cstdint>
-#include <string>
 
 #include <troupe/tensor.hpp>
 
 #include "kernels/vulkan/lowering.hpp"
+#include "kernels/vulkan/lowering_shapes.hpp"
 
 namespace troupe::kernels::vulkan {
 
@@ -28,14 +28,6 @@ inline std::array<uint32_t, 6> bstrides(const Shape& in) {
     stride *= static_cast<uint32_t>(in[i]);
   }
   return s;
-}
-
-/// Empty when every input and output 0 have rank <= 6 (the shaders' broadcasting dims).
-inline std::string check_rank(const graph::Graph& g, const graph::Op& op) {
-  for (auto v : op.inputs)
-    if (v != graph::no_value && shape_of(g, v).size() > 6) return "rank above 6 has no Vulkan shader";
-  if (shape_of(g, op.outputs[0]).size() > 6) return "rank above 6 has no Vulkan shader";
-  return "";
 }
 
 } // namespace troupe::kernels::vulkan

@@ -6,19 +6,10 @@ namespace troupe::kernels::vulkan {
 
 namespace {
 
-/// The shader's code for an element type; -1 when it has none.
+/// The shader's code for an element type; -1 when it has none (cast.comp knows kinds 0..7).
 int kind_of(element_type t) {
-  switch (t) {
-  case element_type::f32: return 0;
-  case element_type::i32: return 1;
-  case element_type::u32: return 2;
-  case element_type::i64: return 3;
-  case element_type::u8: return 4;
-  case element_type::i8: return 5;
-  case element_type::boolean: return 6;
-  case element_type::f16: return 7;
-  default: return -1;
-  }
+  const int k = element_kind(t);
+  return k <= 7 ? k : -1;
 }
 
 std::string check_cast(const graph::Graph& g, const graph::Op& op) {

@@ -23,26 +23,9 @@ enum code : uint32_t {
 
 const char* kinds_text = "f32, f16, i8, i16, i32, i64, u8, u16, u32, u64, bool";
 
-/// The shader's code for an element type; -1 when it has none.
-int kind_of(element_type t) {
-  switch (t) {
-  case element_type::f32: return 0;
-  case element_type::i32: return 1;
-  case element_type::u32: return 2;
-  case element_type::i64: return 3;
-  case element_type::u8: return 4;
-  case element_type::i8: return 5;
-  case element_type::boolean: return 6;
-  case element_type::f16: return 7;
-  case element_type::u16: return 8;
-  case element_type::i16: return 9;
-  case element_type::u64: return 10;
-  default: return -1;
-  }
-}
 bool is_float(element_type t) { return t == element_type::f32 || t == element_type::f16; }
 bool is_64(element_type t) { return t == element_type::i64 || t == element_type::u64; }
-bool is_int(element_type t) { return kind_of(t) >= 0 && !is_float(t) && t != element_type::boolean; }
+bool is_int(element_type t) { return element_kind(t) >= 0 && !is_float(t) && t != element_type::boolean; }
 
 /// Each op type's operands and output, in words for the docs and for query's answers.
 struct signature {
@@ -120,7 +103,7 @@ std::string check_typed(const graph::Graph& g, const graph::Op& op) {
     auto v = op.inputs[i];
     if (v == graph::no_value) continue;
     const auto t = g.value(v).type;
-    if (kind_of(t) < 0) return "input " + std::to_string(i) + " is " + to_string(t) + "; the typed shader takes " + kinds_text;
+    if (element_kind(t) < 0) return "input " + std::to_string(i) + " is " + to_string(t) + "; the typed shader takes " + kinds_text;
     // Data inputs: all but Where's condition.
     const bool data = !(op.type == "Where" && i == 0);
     if (!data && t != element_type::boolean) return "the condition is " + to_string(t) + ", not bool";
@@ -223,7 +206,7 @@ void emit(op_builder& b, uint32_t op_code, const std::vector<operand>& operands,
   spec[1] = static_cast<uint32_t>(total);
   auto d = dims6(out);
   for (uint32_t i = 0; i < 6; ++i) spec[2 + i] = d[i];
-  spec[29] = static_cast<uint32_t>(kind_of(out_type));
+  spec[29] = static_cast<uint32_t>(element_kind(out_type));
   bool wide = is_64(out_type);
   std::vector<buffer_ref> args;
   for (uint32_t k = 0; k < 3; ++k) {
@@ -231,7 +214,7 @@ void emit(op_builder& b, uint32_t op_code, const std::vector<operand>& operands,
     auto s = bstrides(o.shape);
     for (uint32_t i = 0; i < 6; ++i) spec[8 + 6 * k + i] = s[i];
     spec[26 + k] = !o.splat && o.shape == out ? 1u : 0u;
-    spec[30 + k] = static_cast<uint32_t>(kind_of(o.type));
+    spec[30 + k] = static_cast<uint32_t>(element_kind(o.type));
     spec[33 + k] = o.splat ? 1u : 0u;
     spec[36 + 2 * k] = o.v0;
     spec[37 + 2 * k] = o.v1;

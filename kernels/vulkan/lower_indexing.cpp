@@ -9,14 +9,6 @@ namespace {
 
 uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
 
-std::string check_rank(const graph::Graph& g, const graph::Op& op) {
-  for (auto v : op.inputs)
-    if (v != graph::no_value && shape_of(g, v).size() > 6) return std::string("rank above 6 has no Vulkan shader");
-  for (auto v : op.outputs)
-    if (v != graph::no_value && shape_of(g, v).size() > 6) return std::string("rank above 6 has no Vulkan shader");
-  return "";
-}
-
 /// Indices bound as a buffer: int32 or int64, not an int64 constant (constants upload as 32-bit words).
 std::string check_indices(const graph::Graph& g, const graph::Op& op, std::size_t i) {
   const auto t = g.value(op.inputs[i]).type;

@@ -4,16 +4,11 @@
 #include <numeric>
 
 #include "kernels/vulkan/lowering.hpp"
+#include "kernels/vulkan/lowering_shapes.hpp"
 
 namespace troupe::kernels::vulkan {
 
 namespace {
-
-std::vector<int64_t> natural_strides(const Shape& s) {
-  std::vector<int64_t> r(s.size(), 1);
-  for (std::size_t i = s.size(); i-- > 1;) r[i - 1] = r[i] * s[i];
-  return r;
-}
 
 /// One strided copy: iterate `dims`; read src[in_off + c.in_strides], write dst[out_off + c.out_strides].
 void copy(op_builder& b, buffer_ref src, buffer_ref dst, const Shape& dims, const std::vector<int64_t>& in_strides,
@@ -44,8 +39,6 @@ std::string check_words(const graph::Graph& g, const graph::Op& op) {
     return std::string("rank above 6 has no Vulkan shader");
   return "";
 }
-
-int64_t norm_axis(int64_t a, std::size_t rank) { return a < 0 ? a + static_cast<int64_t>(rank) : a; }
 
 /// Dropout is an identity only in inference mode or with ratio 0; training mode with a ratio
 /// draws a random mask, which no device can reproduce (the reference refuses it too).
@@ -87,14 +80,14 @@ void add_movement_rules(rule_table& t) {
                    const auto& g = b.graph();
                    const auto& op = b.op();
                    Shape y = shape_of(g, op.outputs[0]);
-                   auto axis = norm_axis(op.attr_int("axis", 0), y.size());
-                   auto ys = natural_strides(y);
+                   const auto axis = axis_of(op.attr_int("axis", 0), y.size());
+                   auto ys = row_strides(y);
                    int64_t off = 0;
                    for (std::size_t i = 0; i < op.inputs.size(); ++i) {
                      if (op.inputs[i] == graph::no_value) continue;
                      Shape x = shape_of(g, op.inputs[i]);
-                     copy(b, b.input(i), b.output(0), x, natural_strides(x), 0, ys, off * ys[static_cast<std::size_t>(axis)]);
-                     off += x[static_cast<std::size_t>(axis)];
+                     copy(b, b.input(i), b.output(0), x, row_strides(x), 0, ys, off * ys[axis]);
+                     off += x[axis];
                    }
                  },
                  words};
@@ -106,10 +99,10 @@ void add_movement_rules(rule_table& t) {
                       std::vector<int64_t> perm(x.size());
                       std::iota(perm.rbegin(), perm.rend(), 0);
                       perm = op.attr_ints("perm", perm);
-                      auto xs = natural_strides(x);
+                      auto xs = row_strides(x);
                       std::vector<int64_t> in(y.size());
                       for (std::size_t i = 0; i < y.size(); ++i) in[i] = xs[static_cast<std::size_t>(perm[i])];
-                      copy(b, b.input(0), b.output(0), y, in, 0, natural_strides(y), 0);
+                      copy(b, b.input(0), b.output(0), y, in, 0, row_strides(y), 0);
                     },
                     words};
 
@@ -137,18 +130,18 @@ void add_movement_rules(rule_table& t) {
                   if (axes.empty())
                     for (std::size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
                   if (steps.empty()) steps.assign(starts.size(), 1);
-                  auto xs = natural_strides(x);
+                  auto xs = row_strides(x);
                   std::vector<int64_t> in = xs;
                   int64_t off = 0;
                   for (std::size_t i = 0; i < axes.size(); ++i) {
-                    auto a = static_cast<std::size_t>(norm_axis(axes[i], x.size()));
+                    auto a = axis_of(axes[i], x.size());
                     int64_t dim = x[a], st = starts[i], step = steps[i];
                     if (st < 0) st += dim;
                     st = step > 0 ? std::clamp<int64_t>(st, 0, dim) : std::clamp<int64_t>(st, 0, dim - 1);
                     off += st * xs[a];
                     in[a] = xs[a] * step;
                   }
-                  copy(b, b.input(0), b.output(0), y, in, off, natural_strides(y), 0);
+                  copy(b, b.input(0), b.output(0), y, in, off, row_strides(y), 0);
                 },
                 words + "; starts, ends, axes and steps constant"};
 
@@ -156,13 +149,13 @@ void add_movement_rules(rule_table& t) {
                   const auto& g = b.graph();
                   const auto& op = b.op();
                   Shape x = shape_of(g, op.inputs[0]);
-                  auto axis = static_cast<std::size_t>(norm_axis(op.attr_int("axis", 0), x.size()));
-                  auto xs = natural_strides(x);
+                  auto axis = axis_of(op.attr_int("axis", 0), x.size());
+                  auto xs = row_strides(x);
                   int64_t off = 0;
                   for (std::size_t j = 0; j < op.outputs.size(); ++j) {
                     if (op.outputs[j] == graph::no_value) continue;
                     Shape y = shape_of(g, op.outputs[j]);
-                    copy(b, b.input(0), b.output(j), y, xs, off * xs[axis], natural_strides(y), 0);
+                    copy(b, b.input(0), b.output(j), y, xs, off * xs[axis], row_strides(y), 0);
                     off += y[axis];
                   }
                 },
@@ -178,13 +171,13 @@ void add_movement_rules(rule_table& t) {
                    const auto& g = b.graph();
                    const auto& op = b.op();
                    Shape x = shape_of(g, op.inputs[0]), y = shape_of(g, op.outputs[0]);
-                   auto xs = natural_strides(x);
+                   auto xs = row_strides(x);
                    std::vector<int64_t> in(y.size(), 0);
                    for (std::size_t k = 0; k < x.size(); ++k) {
                      std::size_t i = x.size() - 1 - k, o = y.size() - 1 - k;
                      in[o] = x[i] == 1 ? 0 : xs[i];
                    }
-                   copy(b, b.input(0), b.output(0), y, in, 0, natural_strides(y), 0);
+                   copy(b, b.input(0), b.output(0), y, in, 0, row_strides(y), 0);
                  },
                  words + "; shape constant"};
 
@@ -205,7 +198,7 @@ void add_movement_rules(rule_table& t) {
                  Shape x = shape_of(g, op.inputs[0]), y = shape_of(g, op.outputs[0]);
                  if (shape_size(y) == 0) return; // a repeat of 0: nothing to write
                  const auto reps = const_ints(g, op, 1);
-                 const auto xs = natural_strides(x), ys = natural_strides(y);
+                 const auto xs = row_strides(x), ys = row_strides(y);
                  Shape dims;
                  std::vector<int64_t> in, out;
                  for (std::size_t i = 0; i < x.size(); ++i) {
@@ -251,7 +244,7 @@ void add_movement_rules(rule_table& t) {
         const auto& op = b.op();
         Shape x = shape_of(g, op.inputs[0]), y = shape_of(g, op.outputs[0]);
         const int64_t bs = op.attr_int("blocksize", 1);
-        const auto xs = natural_strides(x), ys = natural_strides(y);
+        const auto xs = row_strides(x), ys = row_strides(y);
         if (op.type == "DepthToSpace") {
           const int64_t c = y[1];
           const bool crd = op.attr_string("mode", "DCR") == "CRD";
@@ -286,7 +279,7 @@ void add_movement_rules(rule_table& t) {
                    const auto& g = b.graph();
                    const auto& op = b.op();
                    const Shape x = shape_of(g, op.inputs[0]), idx = shape_of(g, op.inputs[1]), y = shape_of(g, op.outputs[0]);
-                   const auto axis = static_cast<std::size_t>(norm_axis(op.attr_int("axis", 0), x.size()));
+                   const auto axis = axis_of(op.attr_int("axis", 0), x.size());
                    spec_map s{{0, static_cast<uint32_t>(shape_size(y))},
                               {1, g.value(op.inputs[1]).type == element_type::i64 ? 2u : 1u},
                               {2, static_cast<uint32_t>(x[axis])}};
@@ -297,7 +290,7 @@ void add_movement_rules(rule_table& t) {
                      return;
                    }
                    const std::size_t pad = 6 - y.size();
-                   const auto xs = natural_strides(x);
+                   const auto xs = row_strides(x);
                    s[3] = static_cast<uint32_t>(pad + axis);
                    for (std::size_t i = 0; i < 6; ++i) {
                      s[static_cast<uint32_t>(4 + i)] = i >= pad ? static_cast<uint32_t>(y[i - pad]) : 1u;

@@ -72,6 +72,9 @@ support query_op_pending(const graph::Op& op);
 
 // ---- helpers shared by the rule files ------------------------------------------------------
 
+/// The element-kind code the word-reading shaders (cast.comp, eltwise_typed.comp) share:
+/// 0 f32, 1 i32, 2 u32, 3 i64, 4 u8, 5 i8, 6 bool, 7 f16, 8 u16, 9 i16, 10 u64; -1 for others.
+int element_kind(element_type t);
 /// Static shape of a value (the graph has passed query, so shapes are static).
 Shape shape_of(const graph::Graph& g, graph::ValueId v);
 /// Activation code and parameters from attrs activation/activation_params, into spec ids 60..62,

@@ -56,6 +56,23 @@ support query_op(const graph::Graph& g, const graph::Op& op) {
   return {true, ""};
 }
 
+int element_kind(element_type t) {
+  switch (t) {
+  case element_type::f32: return 0;
+  case element_type::i32: return 1;
+  case element_type::u32: return 2;
+  case element_type::i64: return 3;
+  case element_type::u8: return 4;
+  case element_type::i8: return 5;
+  case element_type::boolean: return 6;
+  case element_type::f16: return 7;
+  case element_type::u16: return 8;
+  case element_type::i16: return 9;
+  case element_type::u64: return 10;
+  default: return -1;
+  }
+}
+
 Shape shape_of(const graph::Graph& g, graph::ValueId v) {
   const auto& val = g.value(v);
   if (val.constant) return val.constant->get_shape();

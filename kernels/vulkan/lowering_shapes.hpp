@@ -1,10 +1,11 @@
 #pragma once
-/// Shape arithmetic shared by the index-driven rule files (lower_pad.cpp, lower_indexing.cpp).
+/// Shape arithmetic shared by the rule files (copies, element-wise ops, pads, index ops).
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "graph/ir.hpp"
+#include "kernels/vulkan/lowering.hpp"
 
 namespace troupe::kernels::vulkan {
 
@@ -33,6 +34,14 @@ inline int words_of(element_type t) {
   if (t == element_type::f32) return 0;
   std::size_t s = element_size(t);
   return s == 4 ? 1 : s == 8 ? 2 : -1;
+}
+
+/// Empty when every input and output has rank <= 6 (the shaders' dims), else why not.
+inline std::string check_rank(const graph::Graph& g, const graph::Op& op) {
+  for (const auto* vs : {&op.inputs, &op.outputs})
+    for (auto v : *vs)
+      if (v != graph::no_value && shape_of(g, v).size() > 6) return "rank above 6 has no Vulkan shader";
+  return "";
 }
 
 /// int32 or int64 (and their unsigned twins): add and multiply wrap the same way in words.
