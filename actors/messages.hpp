@@ -62,6 +62,14 @@ struct program {
   bool profiling = false; ///< compiled with PERF_COUNT: the worker reads its counters after each run
 };
 
+/// A program of `exe`, as every compile path builds one.
+inline std::shared_ptr<const program> make_program(std::unique_ptr<kernels::executable> exe, bool profiling) {
+  auto p = std::make_shared<program>();
+  p->prototype = std::move(exe);
+  p->profiling = profiling;
+  return p;
+}
+
 /// One run handed to a device worker.
 struct work {
   inference job;

@@ -22,10 +22,9 @@ const Tensor* infer_ctx::data(std::size_t i) const {
 }
 
 const Tensor* infer_ctx::constant(std::size_t i) const {
-  if (!has(i)) return nullptr;
-  const auto& v = g.value(op.inputs[i]);
-  if (!v.constant && wanted) wanted->push_back(op.inputs[i]);
-  return v.constant ? &*v.constant : nullptr;
+  const Tensor* t = data(i);
+  if (!t && wanted && has(i)) wanted->push_back(op.inputs[i]);
+  return t;
 }
 
 namespace {

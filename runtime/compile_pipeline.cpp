@@ -32,7 +32,7 @@ void check_support(const graph::Graph& g, const kernels::device& dev) { check_su
 
 void check_support(const graph::Graph& g, const kernels::device& dev, const value_deferral& deferred) {
   for (const auto& op : g.ops) {
-    if (std::find(deferred.ops.begin(), deferred.ops.end(), op.name) != deferred.ops.end()) continue;
+    if (deferred.takes(op.name)) continue;
     auto s = dev.query(g, op);
     if (!s.supported)
       throw Exception(dev.name() + " does not support op '" + op.type + "' (node '" + op.name + "'): " + s.reason);
@@ -59,21 +59,18 @@ value_deferral defer_on_values(const graph::Graph& g, const kernels::device& dev
   std::vector<bool> known(g.values.size(), false);
   for (std::size_t v = 0; v < g.values.size(); ++v) known[v] = g.values[v].constant.has_value();
   for (auto i : deciding.inputs) known[static_cast<std::size_t>(g.inputs[i])] = true;
-  for (const auto& op : g.ops) {
-    const bool all = std::all_of(op.inputs.begin(), op.inputs.end(), [&](graph::ValueId v) {
-      return v == graph::no_value || known[static_cast<std::size_t>(v)];
-    });
-    if (all)
+  auto folds = [&](const graph::Op& op) {
+    return std::all_of(op.inputs.begin(), op.inputs.end(),
+                       [&](graph::ValueId v) { return v == graph::no_value || known[static_cast<std::size_t>(v)]; });
+  };
+  for (const auto& op : g.ops)
+    if (folds(op))
       for (auto v : op.outputs)
         if (v != graph::no_value) known[static_cast<std::size_t>(v)] = true;
-  }
   value_deferral d;
   for (const auto* op : refused) {
-    const bool folds = std::all_of(op->inputs.begin(), op->inputs.end(), [&](graph::ValueId v) {
-      return v == graph::no_value || known[static_cast<std::size_t>(v)];
-    });
     // Refused whatever the values: the refusal stands (check_support names it).
-    if (!folds && !dev.query_pending(g, *op).supported) return {};
+    if (!folds(*op) && !dev.query_pending(g, *op).supported) return {};
     d.ops.push_back(op->name);
   }
   d.inputs = std::move(deciding.inputs);

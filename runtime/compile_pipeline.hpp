@@ -1,6 +1,7 @@
 #pragma once
 /// From a shape-inferred model graph with static input shapes to a device executable:
 /// constant folding, batch-norm folding, activation fusion, a query of every op, compile.
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,6 +31,7 @@ struct value_deferral {
   std::vector<std::size_t> inputs;
   std::vector<std::string> ops; ///< friendly names
   std::string reason() const;   ///< for query: why the ops are taken
+  bool takes(const std::string& op) const { return std::find(ops.begin(), ops.end(), op) != ops.end(); }
 };
 value_deferral defer_on_values(const graph::Graph& g, const kernels::device& dev);
 

@@ -120,31 +120,22 @@ std::shared_ptr<CompiledModel::Impl> Core::Impl::compile_single_graph(const grap
       spec.value_keys = deferred.inputs;
       cm->value_keyed = true;
       spec.compile = [g, dev, cfg, deferred](const std::vector<Tensor>& inputs) {
-        auto prog = std::make_shared<actors::program>();
-        prog->prototype = compile_for_values(*g, deferred, inputs, *dev, cfg);
-        prog->profiling = cfg.profiling;
-        return std::shared_ptr<const actors::program>(std::move(prog));
+        return actors::make_program(compile_for_values(*g, deferred, inputs, *dev, cfg), cfg.profiling);
       };
-      cm->runner = std::make_unique<actors::subgraph>(*eng->system, std::move(spec));
-      return cm;
+    } else {
+      auto prog = actors::make_program(dev->compile(blob->graph, cfg), cfg.profiling);
+      if (use_cache && !hit) cache_store(cfg.cache_dir, *blob);
+      cm->loaded_from_cache = hit || prog->prototype->loaded_from_cache();
+      cm->exportable = std::move(blob);
+      spec.fixed = std::move(prog);
     }
-    auto prog = std::make_shared<actors::program>();
-    prog->prototype = dev->compile(blob->graph, cfg);
-    prog->profiling = cfg.profiling;
-    if (use_cache && !hit) cache_store(cfg.cache_dir, *blob);
-    cm->loaded_from_cache = hit || prog->prototype->loaded_from_cache();
-    cm->exportable = std::move(blob);
-    spec.fixed = std::move(prog);
   } else {
     // Dynamic inputs: one program per distinct set of concrete input shapes, on first use.
     auto g = std::make_shared<const graph::Graph>(src);
     spec.compile = [g, dev, cfg](const std::vector<Tensor>& inputs) {
       std::vector<Shape> shapes;
       for (const auto& t : inputs) shapes.push_back(t.get_shape());
-      auto prog = std::make_shared<actors::program>();
-      prog->prototype = compile_graph(with_input_shapes(*g, shapes), *dev, cfg);
-      prog->profiling = cfg.profiling;
-      return std::shared_ptr<const actors::program>(std::move(prog));
+      return actors::make_program(compile_graph(with_input_shapes(*g, shapes), *dev, cfg), cfg.profiling);
     };
   }
   cm->runner = std::make_unique<actors::subgraph>(*eng->system, std::move(spec));
@@ -195,7 +186,7 @@ static void query_ops(Core::Impl& impl, const Model& model, const std::string& d
   // Each op as the device's own query answers it: what compile_model would accept.
   const auto deferred = all_static ? defer_on_values(g, *dev) : value_deferral{};
   for (const auto& op : g.ops) {
-    if (std::find(deferred.ops.begin(), deferred.ops.end(), op.name) != deferred.ops.end()) {
+    if (deferred.takes(op.name)) {
       placed[op.name] = device;
       why[op.name] = deferred.reason();
       continue;

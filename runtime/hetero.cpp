@@ -207,14 +207,12 @@ built_flow build_flow(const hetero_plan& plan, const std::vector<hetero_member>&
     actors::subgraph_spec sub;
     sub.streams = static_cast<std::size_t>(m.config.streams);
     sub.pool = m.pool;
-    auto prog = std::make_shared<actors::program>();
     try {
-      prog->prototype = compile_graph(graph::extract_part(g, part), *m.dev, m.config.compile);
-      prog->profiling = m.config.profiling;
+      sub.fixed = actors::make_program(compile_graph(graph::extract_part(g, part), *m.dev, m.config.compile),
+                                       m.config.profiling);
     } catch (const std::exception& e) {
       throw Exception("HETERO: compiling " + st.label + ": " + e.what());
     }
-    sub.fixed = std::move(prog);
     st.run = std::make_unique<actors::subgraph>(sys, std::move(sub));
     spec.stages.push_back(std::move(st));
   }

@@ -74,12 +74,17 @@ struct fake_exe : kernels::executable {
   std::unique_ptr<executable> clone() const override { return std::make_unique<fake_exe>(*this); }
 };
 
+/// A 1-D f32 tensor of n elements, all v.
+Tensor vec(int64_t n, float v) {
+  Tensor t(element_type::f32, {n});
+  for (int64_t i = 0; i < n; ++i) t.data<float>()[i] = v;
+  return t;
+}
+
 std::shared_ptr<const program> fake_program(std::shared_ptr<run_control> control) {
   auto e = std::make_unique<fake_exe>();
   e->control = std::move(control);
-  auto p = std::make_shared<program>();
-  p->prototype = std::move(e);
-  return p;
+  return make_program(std::move(e), false);
 }
 
 } // namespace
@@ -118,11 +123,6 @@ BOOST_AUTO_TEST_CASE(dynamic_shapes_compile_once_per_shape_and_report_compile_er
     return fake_program(std::make_shared<run_control>());
   };
   subgraph sg(sys, std::move(spec));
-  auto vec = [](int64_t n, float v) {
-    Tensor t(element_type::f32, {n});
-    for (int64_t i = 0; i < n; ++i) t.data<float>()[i] = v;
-    return t;
-  };
   sg.submit(inference{1, {vec(2, 1)}, rec});
   sg.submit(inference{2, {vec(3, 2)}, rec});
   sg.submit(inference{3, {vec(2, 3)}, rec});
@@ -147,11 +147,6 @@ BOOST_AUTO_TEST_CASE(value_keys_compile_once_per_distinct_value) {
     return fake_program(std::make_shared<run_control>());
   };
   subgraph sg(sys, std::move(spec));
-  auto vec = [](int64_t n, float v) {
-    Tensor t(element_type::f32, {n});
-    for (int64_t i = 0; i < n; ++i) t.data<float>()[i] = v;
-    return t;
-  };
   sg.submit(inference{1, {vec(2, 1), vec(1, 5)}, rec});
   sg.submit(inference{2, {vec(2, 2), vec(1, 6)}, rec}); // same shapes, another value
   sg.submit(inference{3, {vec(2, 3), vec(1, 5)}, rec}); // the first program again
@@ -167,11 +162,6 @@ BOOST_AUTO_TEST_CASE(shape_dispatch_builds_one_runner_per_shape_and_keeps_error_
   caf::actor_system sys{cfg};
   auto rec = std::make_shared<recorder>();
   auto builds = std::make_shared<std::atomic<int>>(0);
-  auto vec = [](int64_t n, float v) {
-    Tensor t(element_type::f32, {n});
-    for (int64_t i = 0; i < n; ++i) t.data<float>()[i] = v;
-    return t;
-  };
   {
     shape_dispatch d(sys, [&sys, builds](const std::vector<Shape>& shapes) -> std::unique_ptr<runner> {
       ++*builds;
