@@ -7,8 +7,6 @@ namespace troupe::kernels::vulkan {
 
 namespace {
 
-uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
-
 /// Indices bound as a buffer: int32 or int64, not an int64 constant (constants upload as 32-bit words).
 std::string check_indices(const graph::Graph& g, const graph::Op& op, std::size_t i) {
   const auto t = g.value(op.inputs[i]).type;
@@ -76,12 +74,12 @@ void cumsum_lower(op_builder& b) {
 // ---- TopK ---------------------------------------------------------------------------------
 
 int64_t topk_k(const graph::Graph& g, const graph::Op& op) {
-  return op.inputs.size() > 1 && op.inputs[1] != graph::no_value ? const_ints(g, op, 1).at(0) : op.attr_int("k", -1);
+  return has_input(op, 1) ? const_ints(g, op, 1).at(0) : op.attr_int("k", -1);
 }
 
 std::string topk_check(const graph::Graph& g, const graph::Op& op) {
   if (g.value(op.inputs[0]).type != element_type::f32) return std::string("the shader is float32 only");
-  if (op.inputs.size() > 1 && op.inputs[1] != graph::no_value) {
+  if (has_input(op, 1)) {
     if (!g.is_constant(op.inputs[1])) return std::string("K (input 1) is not a constant");
     if (const_ints(g, op, 1).size() != 1) return std::string("K (input 1) must hold one value");
   }
@@ -89,7 +87,7 @@ std::string topk_check(const graph::Graph& g, const graph::Op& op) {
   if (x.empty()) return std::string("a scalar input has no axis");
   const int64_t k = topk_k(g, op), len = x[axis_of(op.attr_int("axis", -1), x.size())];
   if (k < 0 || k > len) return "K = " + std::to_string(k) + " is out of range [0, " + std::to_string(len) + "]";
-  if (op.outputs.size() < 2 || op.outputs[1] == graph::no_value || g.value(op.outputs[1]).type != element_type::i64)
+  if (!has_output(op, 1) || g.value(op.outputs[1]).type != element_type::i64)
     return std::string("expects the int64 Indices output");
   return check_rank(g, op);
 }
@@ -177,9 +175,7 @@ std::string scatter_check(const graph::Graph& g, const graph::Op& op) {
 /// y = data, word for word (the copy shader; float data float16 in f16 mode).
 void copy_data(op_builder& b, element_type t, int64_t n) {
   const int64_t items = n * (words_of(t) == 2 ? 2 : 1);
-  spec_map s{{0, u32(items)}, {6, u32(items)}, {12, 1u}, {18, 1u}};
-  for (uint32_t i = 1; i < 6; ++i) s[i] = 1u;
-  b.dispatch("copy", std::move(s), {b.input(0), b.output(0)}, static_cast<uint64_t>(items));
+  strided_copy(b, b.input(0), b.output(0), Shape{items}, {1}, 0, {1}, 0);
 }
 
 void scatter_lower(op_builder& b) {

@@ -7,14 +7,9 @@ namespace troupe::kernels::vulkan {
 
 namespace {
 
-uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
-
 /// A reduced loss is one workgroup looping over the targets: more than this many is left to
 /// devices that split the work.
 constexpr int64_t max_reduced_targets = int64_t{1} << 20;
-
-bool has_input(const graph::Op& op, std::size_t i) { return op.inputs.size() > i && op.inputs[i] != graph::no_value; }
-bool has_output(const graph::Op& op, std::size_t i) { return op.outputs.size() > i && op.outputs[i] != graph::no_value; }
 
 std::string loss_attrs(const graph::Op& op) {
   const auto r = op.attr_string("reduction", "mean");

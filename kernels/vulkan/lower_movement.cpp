@@ -8,11 +8,8 @@
 
 namespace troupe::kernels::vulkan {
 
-namespace {
-
-/// One strided copy: iterate `dims`; read src[in_off + c.in_strides], write dst[out_off + c.out_strides].
-void copy(op_builder& b, buffer_ref src, buffer_ref dst, const Shape& dims, const std::vector<int64_t>& in_strides,
-          int64_t in_off, const std::vector<int64_t>& out_strides, int64_t out_off) {
+void strided_copy(op_builder& b, buffer_ref src, buffer_ref dst, const Shape& dims, const std::vector<int64_t>& in_strides,
+                  int64_t in_off, const std::vector<int64_t>& out_strides, int64_t out_off) {
   spec_map s;
   int64_t total = shape_size(dims);
   if (total == 0) return;
@@ -28,6 +25,8 @@ void copy(op_builder& b, buffer_ref src, buffer_ref dst, const Shape& dims, cons
   s[20] = static_cast<uint32_t>(out_off);
   b.dispatch("copy", std::move(s), {src, dst}, static_cast<uint64_t>(total));
 }
+
+namespace {
 
 std::string check_words(const graph::Graph& g, const graph::Op& op) {
   for (auto v : op.outputs) {
@@ -86,7 +85,7 @@ void add_movement_rules(rule_table& t) {
                    for (std::size_t i = 0; i < op.inputs.size(); ++i) {
                      if (op.inputs[i] == graph::no_value) continue;
                      Shape x = shape_of(g, op.inputs[i]);
-                     copy(b, b.input(i), b.output(0), x, row_strides(x), 0, ys, off * ys[axis]);
+                     strided_copy(b, b.input(i), b.output(0), x, row_strides(x), 0, ys, off * ys[axis]);
                      off += x[axis];
                    }
                  },
@@ -102,7 +101,7 @@ void add_movement_rules(rule_table& t) {
                       auto xs = row_strides(x);
                       std::vector<int64_t> in(y.size());
                       for (std::size_t i = 0; i < y.size(); ++i) in[i] = xs[static_cast<std::size_t>(perm[i])];
-                      copy(b, b.input(0), b.output(0), y, in, 0, row_strides(y), 0);
+                      strided_copy(b, b.input(0), b.output(0), y, in, 0, row_strides(y), 0);
                     },
                     words};
 
@@ -141,7 +140,7 @@ void add_movement_rules(rule_table& t) {
                     off += st * xs[a];
                     in[a] = xs[a] * step;
                   }
-                  copy(b, b.input(0), b.output(0), y, in, off, row_strides(y), 0);
+                  strided_copy(b, b.input(0), b.output(0), y, in, off, row_strides(y), 0);
                 },
                 words + "; starts, ends, axes and steps constant"};
 
@@ -155,7 +154,7 @@ void add_movement_rules(rule_table& t) {
                   for (std::size_t j = 0; j < op.outputs.size(); ++j) {
                     if (op.outputs[j] == graph::no_value) continue;
                     Shape y = shape_of(g, op.outputs[j]);
-                    copy(b, b.input(0), b.output(j), y, xs, off * xs[axis], row_strides(y), 0);
+                    strided_copy(b, b.input(0), b.output(j), y, xs, off * xs[axis], row_strides(y), 0);
                     off += y[axis];
                   }
                 },
@@ -177,7 +176,7 @@ void add_movement_rules(rule_table& t) {
                      std::size_t i = x.size() - 1 - k, o = y.size() - 1 - k;
                      in[o] = x[i] == 1 ? 0 : xs[i];
                    }
-                   copy(b, b.input(0), b.output(0), y, in, 0, row_strides(y), 0);
+                   strided_copy(b, b.input(0), b.output(0), y, in, 0, row_strides(y), 0);
                  },
                  words + "; shape constant"};
 
@@ -211,10 +210,10 @@ void add_movement_rules(rule_table& t) {
                    in.push_back(xs[i]);
                    out.push_back(ys[i]);
                  }
-                 if (dims.size() <= 6) return copy(b, b.input(0), b.output(0), dims, in, 0, out, 0);
+                 if (dims.size() <= 6) return strided_copy(b, b.input(0), b.output(0), dims, in, 0, out, 0);
                  // More dims than the copy shader has: x into the output's first tile, then
                  // one dim at a time, the filled part copied to the dim's other repeats.
-                 copy(b, b.input(0), b.output(0), x, xs, 0, ys, 0);
+                 strided_copy(b, b.input(0), b.output(0), x, xs, 0, ys, 0);
                  Shape filled = x;
                  for (std::size_t d = x.size(); d-- > 0;) {
                    if (reps[d] <= 1) continue;
@@ -225,7 +224,7 @@ void add_movement_rules(rule_table& t) {
                      rin.push_back(ys[i]);
                      rout.push_back(ys[i]);
                    }
-                   copy(b, b.output(0), b.output(0), rdims, rin, 0, rout, x[d] * ys[d]);
+                   strided_copy(b, b.output(0), b.output(0), rdims, rin, 0, rout, x[d] * ys[d]);
                    filled[d] = y[d];
                  }
                },
@@ -249,13 +248,13 @@ void add_movement_rules(rule_table& t) {
           const int64_t c = y[1];
           const bool crd = op.attr_string("mode", "DCR") == "CRD";
           // y[n, c, h*bs + i, w*bs + j] = x[n, DCR: (i*bs + j)*C' + c, CRD: c*bs*bs + i*bs + j, h, w]
-          copy(b, b.input(0), b.output(0), Shape{y[0], c, x[2], bs, x[3], bs},
+          strided_copy(b, b.input(0), b.output(0), Shape{y[0], c, x[2], bs, x[3], bs},
                {xs[0], crd ? bs * bs * xs[1] : xs[1], xs[2], crd ? bs * xs[1] : bs * c * xs[1], xs[3], crd ? xs[1] : c * xs[1]},
                0, {ys[0], ys[1], bs * ys[2], ys[2], bs * ys[3], ys[3]}, 0);
         } else {
           const int64_t c = x[1];
           // y[n, (i*bs + j)*C + c, h, w] = x[n, c, h*bs + i, w*bs + j]
-          copy(b, b.input(0), b.output(0), Shape{x[0], c, y[2], bs, y[3], bs},
+          strided_copy(b, b.input(0), b.output(0), Shape{x[0], c, y[2], bs, y[3], bs},
                {xs[0], xs[1], bs * xs[2], xs[2], bs * xs[3], xs[3]}, 0,
                {ys[0], ys[1], ys[2], bs * c * ys[1], ys[3], c * ys[1]}, 0);
         }

@@ -11,13 +11,11 @@ namespace {
 
 bool legacy(const graph::Op& op) { return op.has_attr("pads"); }
 
-bool given(const graph::Op& op, std::size_t i) { return i < op.inputs.size() && op.inputs[i] != graph::no_value; }
-
 /// Begin and end pads of every dim (2 * rank values).
 std::vector<int64_t> full_pads(const graph::Graph& g, const graph::Op& op, std::size_t rank) {
   if (legacy(op)) return op.attr_ints("pads");
   auto pads = const_ints(g, op, 1);
-  if (!given(op, 3)) return pads;
+  if (!has_input(op, 3)) return pads;
   auto axes = const_ints(g, op, 3);
   std::vector<int64_t> full(2 * rank, 0);
   for (std::size_t i = 0; i < axes.size() && 2 * i < pads.size(); ++i) {
@@ -42,7 +40,7 @@ std::array<uint32_t, 2> value_words(const graph::Graph& g, const graph::Op& op, 
     }
     return {static_cast<uint32_t>(bits), static_cast<uint32_t>(bits >> 32)};
   }
-  if (!given(op, 2) || !g.is_constant(op.inputs[2])) return w;
+  if (!has_input(op, 2) || !g.is_constant(op.inputs[2])) return w;
   const auto& c = *g.value(op.inputs[2]).constant;
   if (c.get_size() > 0) std::memcpy(w.data(), c.data(), element_size(t));
   return w;
@@ -56,11 +54,11 @@ std::string check(const graph::Graph& g, const graph::Op& op) {
   const auto mode = op.attr_string("mode", "constant");
   if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap") return "mode '" + mode + "' has no Vulkan shader";
   if (!legacy(op)) {
-    if (!given(op, 1) || !g.is_constant(op.inputs[1])) return std::string("pads (input 1) is not a constant");
-    if (given(op, 2)) {
+    if (!has_input(op, 1) || !g.is_constant(op.inputs[1])) return std::string("pads (input 1) is not a constant");
+    if (has_input(op, 2)) {
       if (g.value(op.inputs[2]).type != t) return std::string("constant_value (input 2) is not of the data's type");
     }
-    if (given(op, 3) && !g.is_constant(op.inputs[3])) return std::string("axes (input 3) is not a constant");
+    if (has_input(op, 3) && !g.is_constant(op.inputs[3])) return std::string("axes (input 3) is not a constant");
   }
   const auto pads = full_pads(g, op, x.size());
   if (pads.size() != 2 * x.size()) return "pads has " + std::to_string(pads.size()) + " values for rank " + std::to_string(x.size());
@@ -97,7 +95,7 @@ void lower(op_builder& b) {
     s[static_cast<uint32_t>(18 + i)] = real ? static_cast<uint32_t>(static_cast<int32_t>(pads[i - lead])) : 0u;
   }
   // A constant_value given at run time is read from its buffer.
-  const bool value_in_buffer = given(op, 2) && !g.is_constant(op.inputs[2]);
+  const bool value_in_buffer = has_input(op, 2) && !g.is_constant(op.inputs[2]);
   s[24] = value_in_buffer ? 1u : 0u;
   // An empty input (constant mode only) is never read: y itself stands in as the binding, and
   // the input stands in for an unread value buffer.

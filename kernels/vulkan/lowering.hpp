@@ -92,6 +92,12 @@ std::vector<float> const_floats(const graph::Graph& g, const graph::Op& op, std:
 std::array<int64_t, 4> window_pads(const graph::Op& op, const Shape& in, const Shape& out, const std::vector<int64_t>& kernel,
                                    const std::vector<int64_t>& strides, const std::vector<int64_t>& dilations);
 
+/// One strided copy of words on shaders/copy.comp (lower_movement.cpp): iterate `dims` (rank
+/// <= 6); read src[in_off + c . in_strides], write dst[out_off + c . out_strides]. Nothing when
+/// `dims` is empty of elements.
+void strided_copy(op_builder& b, buffer_ref src, buffer_ref dst, const Shape& dims, const std::vector<int64_t>& in_strides,
+                  int64_t in_off, const std::vector<int64_t>& out_strides, int64_t out_off);
+
 /// One GEMM on shaders/gemm.comp: Y[b] = act(A[b] (M x K) x B[b] (K x N) + bias), A and B
 /// bound as rgba32f texels (K and the B row length `nt` texels are whole texels), Y row-major.
 struct gemm_args {

@@ -9,6 +9,15 @@
 
 namespace troupe::kernels::vulkan {
 
+/// A specialization constant from a dim or count known to fit 32 bits.
+inline uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
+
+/// Whether input (output) i is given: present and not omitted.
+inline bool has_input(const graph::Op& op, std::size_t i) { return i < op.inputs.size() && op.inputs[i] != graph::no_value; }
+inline bool has_output(const graph::Op& op, std::size_t i) {
+  return i < op.outputs.size() && op.outputs[i] != graph::no_value;
+}
+
 /// Row-major element strides of `s`.
 inline std::vector<int64_t> row_strides(const Shape& s) {
   std::vector<int64_t> r(s.size(), 1);
