@@ -19,6 +19,7 @@ bool blocked_conv_transpose_available() { return __builtin_cpu_supports("avx512f
 // (GCC bug 105593), not about this code.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 
 namespace {
 
@@ -60,16 +61,38 @@ void transpose16(__m512 r[16]) {
 
 } // namespace
 
-void unit_overlap_conv_transpose_nchw16c(const reference::context&, const std::vector<Tensor>& in,
-                                         std::vector<Tensor>& out) {
+namespace {
+
+/// One 16-pixel x 16-channel tile of the blocked input as f32 (zeros past the row's end).
+template <bool Bf16>
+void load_tile(const void* src, int64_t px, __m512 r[16]) {
+  for (int64_t p = 0; p < 16; ++p) {
+    if (p >= px) {
+      r[p] = _mm512_setzero_ps();
+    } else if constexpr (Bf16) {
+      // bf16 is the high half of an f32: widen and shift.
+      const __m256i h = _mm256_loadu_si256(static_cast<const __m256i*>(src) + p);
+      r[p] = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+    } else {
+      r[p] = _mm512_loadu_ps(static_cast<const float*>(src) + p * 16);
+    }
+  }
+}
+
+template <bool Bf16, bool Prologue>
+void run(const std::vector<Tensor>& in, std::vector<Tensor>& out) {
   const auto& xs = in[0].get_shape();
   const auto& ws = in[1].get_shape();
   const int64_t n_batch = xs[0], c_in = xs[1], h = xs[2], w = xs[3], m_out = ws[1], k = ws[2];
   const int64_t blocks = (c_in + 15) / 16, cols = m_out * k * k;
   // The input buffer holds [n][block][h][w][16] (channels past c_in are padding, never read).
-  const float* x = in[0].data<float>();
+  const auto* x = static_cast<const unsigned char*>(in[0].data());
+  const int64_t elem = Bf16 ? 2 : 4;
   const float* wt = in[1].data<float>();
   const float* bias = in.size() > 2 && !in[2].empty() ? in[2].data<float>() : nullptr;
+  // The prologue's per-channel scale and shift, padded to whole blocks.
+  const float* pro_scale = Prologue ? in[3].data<float>() : nullptr;
+  const float* pro_shift = Prologue ? in[4].data<float>() : nullptr;
   float* y = out[0].data<float>();
   const int64_t oh = h * k, ow = w * k;
   constexpr int64_t chunk = 8; // output columns (m, ky, kx) per pass: 8 accumulators + 16 tile registers
@@ -83,9 +106,14 @@ void unit_overlap_conv_transpose_nchw16c(const reference::context&, const std::v
           __m512 acc[chunk];
           for (int64_t q = 0; q < nc; ++q) acc[q] = _mm512_set1_ps(bias ? bias[(c0 + q) / (k * k)] : 0.0f);
           for (int64_t b = 0; b < blocks; ++b) {
-            const float* tile = x + (((n * blocks + b) * h + i) * w + j0) * 16;
             __m512 r[16];
-            for (int64_t p = 0; p < 16; ++p) r[p] = p < px ? _mm512_loadu_ps(tile + p * 16) : _mm512_setzero_ps();
+            load_tile<Bf16>(x + (((n * blocks + b) * h + i) * w + j0) * 16 * elem, px, r);
+            if constexpr (Prologue) {
+              // Each tile row is one pixel's 16 channels: the per-channel affine and Relu are
+              // one vector each, before the transpose.
+              const __m512 sc = _mm512_loadu_ps(pro_scale + b * 16), sh = _mm512_loadu_ps(pro_shift + b * 16);
+              for (int64_t p = 0; p < px; ++p) r[p] = _mm512_max_ps(_mm512_fmadd_ps(r[p], sc, sh), _mm512_setzero_ps());
+            }
             transpose16(r);
             const int64_t valid = std::min<int64_t>(16, c_in - b * 16);
             for (int64_t c = 0; c < valid; ++c) {
@@ -103,6 +131,18 @@ void unit_overlap_conv_transpose_nchw16c(const reference::context&, const std::v
           }
         }
       }
+}
+
+} // namespace
+
+void unit_overlap_conv_transpose_nchw16c(const reference::context& ctx, const std::vector<Tensor>& in,
+                                         std::vector<Tensor>& out) {
+  const bool bf16 = ctx.op.attr_int(blocked_deconv_bf16_attr, 0) != 0;
+  const bool prologue = in.size() > 4;
+  if (bf16)
+    prologue ? run<true, true>(in, out) : run<true, false>(in, out);
+  else
+    prologue ? run<false, true>(in, out) : run<false, false>(in, out);
 }
 
 #pragma GCC diagnostic pop

@@ -15,6 +15,11 @@ void unit_overlap_conv_transpose(const reference::context& ctx, const std::vecto
 
 /// The same op reading its input in oneDNN's nChw16c layout (in[0]'s bytes; its shape is the
 /// logical NCHW one), on AVX-512: where the input already lies blocked, no reorder to plain.
+/// The input is f32, or bf16 when the op copy carries blocked_deconv_bf16_attr. With in[3] and
+/// in[4] (f32, one per channel padded to whole blocks of 16) each input element is first
+/// mapped to max(x * in[3][c] + in[4][c], 0): an inference BatchNormalization and Relu before
+/// the op (det's head) cost no pass of their own.
+inline constexpr const char* blocked_deconv_bf16_attr = "troupe_blocked_bf16_input";
 bool blocked_conv_transpose_available();
 void unit_overlap_conv_transpose_nchw16c(const reference::context& ctx, const std::vector<Tensor>& in,
                                          std::vector<Tensor>& out);

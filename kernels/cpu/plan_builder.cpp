@@ -298,17 +298,7 @@ std::shared_ptr<const plan> build_plan(const graph::Graph& g, int num_threads, e
         b.add_reference(op, fn, "native:quantize");
         continue;
       }
-      if (is_unit_overlap_conv_transpose(g, op)) {
-        // Read where the input lies when that is oneDNN's nChw16c (det's head: a blocked
-        // BatchNormalization output), else plain.
-        const memory::desc& x = b.current_md(op.inputs[0]);
-        if (blocked_conv_transpose_available() && x.dims().size() == 4 &&
-            x == memory::desc(x.dims(), memory::data_type::f32, memory::format_tag::nChw16c))
-          b.add_reference(op, unit_overlap_conv_transpose_nchw16c, "native:deconv_kxs_nChw16c", {x});
-        else
-          b.add_reference(op, unit_overlap_conv_transpose, "native:deconv_kxs");
-        continue;
-      }
+      if (build_native_deconv(b, op)) continue;
       if (reference::touches_strings(g, op)) { // strings are objects: no oneDNN, no arena bytes
         auto k = reference::find_string_kernel(op.type);
         // (query refuses such an op; without a kernel add_reference would run the numeric one)

@@ -110,6 +110,10 @@ struct window {
 bool read_window(const graph::Op& op, const Shape& x, const Shape& y, memory::dims kernel, window& w);
 /// Tries to build `op` with oneDNN; false (nothing added) when oneDNN cannot run it as asked.
 bool build_dnnl_op(plan_builder& b, const graph::Op& op);
+/// The no-overlap ConvTranspose on its native kernels (native_ops.hpp), and an inference
+/// BatchNormalization + Relu in front of one run inside its step (det's head): false (nothing
+/// added) for other ops.
+bool build_native_deconv(plan_builder& b, const graph::Op& op);
 /// Whether the oneDNN path handles this op type with these element types at all.
 bool dnnl_handles(const graph::Graph& g, const graph::Op& op, std::string* why);
 

@@ -56,6 +56,24 @@ int plan_builder::const_buffer(const Tensor& t) {
   return b;
 }
 
+namespace {
+
+/// Whether `po` holds an eltwise_linear already. oneDNN 2.6's jit kernels compute a second
+/// one wrong (HardSigmoid's linear + clip, then a linear: 32 % off; linear, hardswish, linear
+/// before): a scalar affine there becomes a binary post-op.
+bool has_linear(const dnnl::post_ops& po) {
+  for (int i = 0; i < po.len(); ++i) {
+    if (po.kind(i) != dnnl::primitive::kind::eltwise) continue;
+    float scale, alpha, beta;
+    algorithm alg;
+    po.get_params_eltwise(i, scale, alg, alpha, beta);
+    if (alg == algorithm::eltwise_linear) return true;
+  }
+  return false;
+}
+
+} // namespace
+
 post_chain plan_builder::chain_post_ops(graph::ValueId y, dnnl::post_ops po, bool binary_ok) const {
   post_chain c;
   c.po = po;
@@ -69,7 +87,7 @@ post_chain plan_builder::chain_post_ops(graph::ValueId y, dnnl::post_ops po, boo
   dnnl::post_ops out_po = po;
   auto flush = [&]() {
     if (acc.identity()) return;
-    if (acc.a.size() == 1 && acc.b.size() == 1) {
+    if (acc.a.size() == 1 && acc.b.size() == 1 && !has_linear(out_po)) {
       out_po.append_eltwise(1.f, algorithm::eltwise_linear, acc.a[0], acc.b[0]);
     } else {
       Shape cs(ys.size(), 1);
