@@ -137,7 +137,7 @@ void run(const std::vector<Tensor>& in, std::vector<Tensor>& out) {
 
 void unit_overlap_conv_transpose_nchw16c(const reference::context& ctx, const std::vector<Tensor>& in,
                                          std::vector<Tensor>& out) {
-  const bool bf16 = ctx.op.attr_int(blocked_deconv_bf16_attr, 0) != 0;
+  const bool bf16 = ctx.op.attr_int(blocked_bf16_attr, 0) != 0;
   const bool prologue = in.size() > 4;
   if (bf16)
     prologue ? run<true, true>(in, out) : run<true, false>(in, out);

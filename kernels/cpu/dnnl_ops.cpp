@@ -580,6 +580,7 @@ bool build_concat(plan_builder& b, const Op& op) {
     for (std::size_t i = 0; i < srcs.size(); ++i) srcs[i] = b.plain(op.inputs[i]);
     pd = dnnl::concat::primitive_desc(b.plain(Y), static_cast<int>(axis), srcs, b.p.eng, plan_builder::base_attr());
   }
+  if (add_native_concat(b, op, srcs, pd.dst_desc())) return true;
   std::vector<binding> args;
   for (std::size_t i = 0; i < op.inputs.size(); ++i)
     args.push_back({DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i), b.input(op.inputs[i], srcs[i]), srcs[i]});

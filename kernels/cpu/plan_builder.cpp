@@ -298,7 +298,7 @@ std::shared_ptr<const plan> build_plan(const graph::Graph& g, int num_threads, e
         b.add_reference(op, fn, "native:quantize");
         continue;
       }
-      if (build_native_deconv(b, op)) continue;
+      if (build_native_blocked(b, op)) continue;
       if (reference::touches_strings(g, op)) { // strings are objects: no oneDNN, no arena bytes
         auto k = reference::find_string_kernel(op.type);
         // (query refuses such an op; without a kernel add_reference would run the numeric one)

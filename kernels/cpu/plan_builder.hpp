@@ -110,10 +110,15 @@ struct window {
 bool read_window(const graph::Op& op, const Shape& x, const Shape& y, memory::dims kernel, window& w);
 /// Tries to build `op` with oneDNN; false (nothing added) when oneDNN cannot run it as asked.
 bool build_dnnl_op(plan_builder& b, const graph::Op& op);
-/// The no-overlap ConvTranspose on its native kernels (native_ops.hpp), and an inference
-/// BatchNormalization + Relu in front of one run inside its step (det's head): false (nothing
-/// added) for other ops.
-bool build_native_deconv(plan_builder& b, const graph::Op& op);
+/// The native kernels that read nChw16c in place (native_ops.hpp): the no-overlap
+/// ConvTranspose, and an inference BatchNormalization + Relu in front of one (run inside its
+/// step: det's head). False (nothing added) for other ops and cases.
+bool build_native_blocked(plan_builder& b, const graph::Op& op);
+/// A channel Concat from `srcs` into `dst` (the layouts oneDNN's concat would use) on
+/// concat_channels, where some input's channels do not fill whole 16-channel blocks; false
+/// (nothing added) when the layouts or channel counts do not fit it.
+bool add_native_concat(plan_builder& b, const graph::Op& op, const std::vector<memory::desc>& srcs,
+                       const memory::desc& dst);
 /// Whether the oneDNN path handles this op type with these element types at all.
 bool dnnl_handles(const graph::Graph& g, const graph::Op& op, std::string* why);
 

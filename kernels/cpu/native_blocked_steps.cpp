@@ -1,0 +1,162 @@
+/// Plan steps for the native kernels that read oneDNN's nChw16c layout in place
+/// (native_ops.hpp): the no-overlap ConvTranspose (with a BatchNormalization + Relu in front of
+/// it run inside it) and the channel Concat of maps whose channels do not fill whole blocks.
+#include <cmath>
+
+#include "kernels/cpu/native_ops.hpp"
+#include "kernels/cpu/plan_builder.hpp"
+
+namespace troupe::kernels::cpu {
+
+namespace {
+
+using graph::Op;
+using graph::ValueId;
+
+memory::desc blocked(const memory::desc& like, memory::data_type dt) {
+  return memory::desc(like.dims(), dt, memory::format_tag::nChw16c);
+}
+
+/// Where `x` lies when that is 4-D nChw16c in f32 or bf16; else an empty desc.
+memory::desc blocked_home(const plan_builder& b, ValueId x) {
+  const memory::desc& md = b.current_md(x);
+  if (md.dims().size() != 4) return {};
+  for (auto dt : {memory::data_type::f32, memory::data_type::bf16})
+    if (md == blocked(md, dt)) return md;
+  return {};
+}
+
+/// A native step for `op` running `fn` on the buffers `ins`, its output laid out as `out_md`;
+/// the op copy the kernel sees says when the blocked values hold bf16.
+void add_native_step(plan_builder& b, const Op& op, std::vector<int> ins, const memory::desc& out_md, bool bf16,
+                     const char* exec_type, reference::kernel_fn fn) {
+  Op copy = op;
+  if (bf16) copy.attrs[blocked_bf16_attr] = int64_t{1};
+  step s;
+  s.name = op.name;
+  s.type = op.type;
+  s.exec_type = exec_type;
+  s.apply_activation = op.has_attr("activation");
+  s.ref_in = std::move(ins);
+  s.ref_out.push_back(b.output(op.outputs[0], out_md));
+  s.op = std::make_shared<Op>(std::move(copy));
+  s.fn = fn;
+  b.p.steps.push_back(std::move(s));
+}
+
+/// The no-overlap ConvTranspose reading `x` (laid out as `x_md`, in place of its own input),
+/// with the prologue buffers when given (-1: none).
+void add_deconv_step(plan_builder& b, const Op& deconv, ValueId x, const memory::desc& x_md, int pro_scale,
+                     int pro_shift) {
+  std::vector<int> ins{b.input(x, x_md)};
+  for (std::size_t i = 1; i < deconv.inputs.size(); ++i)
+    ins.push_back(deconv.inputs[i] == graph::no_value ? -1 : b.input_plain(deconv.inputs[i]));
+  while (ins.size() < 3) ins.push_back(-1);
+  if (pro_scale >= 0) {
+    ins.push_back(pro_scale);
+    ins.push_back(pro_shift);
+  }
+  add_native_step(b, deconv, std::move(ins), b.plain(deconv.outputs[0]), x_md.data_type() == memory::data_type::bf16,
+                  pro_scale >= 0 ? "native:bn_relu_deconv_kxs_nChw16c" : "native:deconv_kxs_nChw16c",
+                  unit_overlap_conv_transpose_nchw16c);
+}
+
+/// The single op reading v (by index), when nothing else (no graph output) reads it.
+const Op* only_reader(const plan_builder& b, ValueId v) {
+  const auto& rd = b.readers(v);
+  if (rd.size() != 1 || b.is_graph_output(v)) return nullptr;
+  return &b.g.ops[rd[0]];
+}
+
+/// BatchNormalization (inference, constant parameters) -> Relu -> no-overlap ConvTranspose,
+/// each read only by the next: one native step. False (nothing added) when the pattern or the
+/// layouts do not fit.
+bool build_bn_relu_deconv(plan_builder& b, const Op& bn) {
+  if (bn.input_count() != 5 || bn.attr_int("training_mode", 0) != 0 || !bn.domain.empty()) return false;
+  for (std::size_t i = 1; i < bn.outputs.size(); ++i)
+    if (bn.outputs[i] != graph::no_value) return false;
+  for (std::size_t i = 1; i < 5; ++i)
+    if (!b.g.is_constant(bn.inputs[i]) || b.val(bn.inputs[i]).type != element_type::f32) return false;
+  const ValueId x = bn.inputs[0];
+  const memory::desc x_md = blocked_home(b, x);
+  if (!blocked_conv_transpose_available() || x_md == memory::desc() || b.val(x).type != element_type::f32) return false;
+  const Op* relu = only_reader(b, bn.outputs[0]);
+  if (!relu || relu->type != "Relu" || !relu->domain.empty() || relu->has_attr("activation") ||
+      relu->inputs[0] != bn.outputs[0])
+    return false;
+  const Op* deconv = only_reader(b, relu->outputs[0]);
+  if (!deconv || deconv->inputs[0] != relu->outputs[0] || !is_unit_overlap_conv_transpose(b.g, *deconv)) return false;
+
+  const int64_t c = b.shape(x)[1], padded = (c + 15) / 16 * 16;
+  const auto param = [&](std::size_t i) { return b.g.value(bn.inputs[i]).constant->data<float>(); };
+  if (b.g.value(bn.inputs[1]).constant->get_size() != c) return false;
+  const float eps = bn.attr_float("epsilon", 1e-5f);
+  Tensor scale(element_type::f32, {padded}), shift(element_type::f32, {padded});
+  for (int64_t k = 0; k < padded; ++k) {
+    // y = (x - mean) / sqrt(var + eps) * gamma + beta = x * s + (beta - mean * s)
+    const float s = k < c ? param(1)[k] / std::sqrt(param(4)[k] + eps) : 0.0f;
+    scale.data<float>()[k] = s;
+    shift.data<float>()[k] = k < c ? param(2)[k] - param(3)[k] * s : 0.0f;
+  }
+  add_deconv_step(b, *deconv, x, x_md, b.const_buffer(scale), b.const_buffer(shift));
+  post_chain fused;
+  fused.fused_ops = {b.index_of(*relu), b.index_of(*deconv)};
+  b.commit(fused);
+  return true;
+}
+
+} // namespace
+
+namespace {
+
+/// concat_channels' code for a 4-D layout: nhwc, nChw16c, or -1 for any other.
+int64_t concat_layout(const memory::desc& md) {
+  if (md.dims().size() != 4) return -1;
+  if (md == blocked(md, md.data_type())) return concat_layout_nchw16c;
+  if (md == memory::desc(md.dims(), md.data_type(), memory::format_tag::nhwc)) return concat_layout_nhwc;
+  return -1;
+}
+
+} // namespace
+
+bool add_native_concat(plan_builder& b, const Op& op, const std::vector<memory::desc>& srcs, const memory::desc& dst) {
+  int64_t axis = op.attr_int("axis", 0);
+  if (axis < 0) axis += 4;
+  const auto dt = dst.data_type();
+  if (axis != 1 || concat_layout(dst) < 0 || srcs.size() != op.inputs.size() ||
+      (dt != memory::data_type::f32 && dt != memory::data_type::bf16))
+    return false;
+  // oneDNN's concat keeps nhwc inputs nhwc, but its f32 convolutions read whole 16-channel
+  // blocks (det's Concat then paid a reorder as long as itself): write those directly.
+  const int64_t c_out = dst.dims()[1];
+  const memory::desc out_md = dt == memory::data_type::f32 && c_out % 16 == 0 ? blocked(dst, dt) : dst;
+  std::vector<int64_t> layouts{concat_layout(out_md)};
+  bool partial = false;
+  for (const auto& md : srcs) {
+    const int64_t c = md.dims().size() == 4 ? md.dims()[1] : 0;
+    if (concat_layout(md) < 0 || md.data_type() != dt || c % 8 != 0) return false;
+    layouts.push_back(concat_layout(md));
+    partial = partial || c % 16 != 0;
+  }
+  if (!partial) return false; // whole blocks: oneDNN's concat copies them in long runs
+  std::vector<int> ins;
+  for (std::size_t i = 0; i < srcs.size(); ++i) ins.push_back(b.input(op.inputs[i], srcs[i]));
+  Op copy = op;
+  copy.attrs[concat_layouts_attr] = layouts;
+  add_native_step(b, copy, std::move(ins), out_md, dt == memory::data_type::bf16, "native:concat_channels", concat_channels);
+  return true;
+}
+
+bool build_native_blocked(plan_builder& b, const Op& op) {
+  if (op.type == "BatchNormalization") return build_bn_relu_deconv(b, op);
+  if (!is_unit_overlap_conv_transpose(b.g, op)) return false;
+  // Read where the input lies when that is oneDNN's nChw16c (f32, or bf16 under the bf16
+  // hint), else plain.
+  if (const memory::desc x_md = blocked_home(b, op.inputs[0]); blocked_conv_transpose_available() && x_md != memory::desc())
+    add_deconv_step(b, op, op.inputs[0], x_md, -1, -1);
+  else
+    b.add_reference(op, unit_overlap_conv_transpose, "native:deconv_kxs");
+  return true;
+}
+
+} // namespace troupe::kernels::cpu
