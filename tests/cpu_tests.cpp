@@ -13,6 +13,7 @@
 #include "tests/support/random_tensor.hpp"
 #include "graph/shape_inference.hpp"
 #include "kernels/cpu/cpu_device.hpp"
+#include "kernels/cpu/native_ops.hpp"
 #include "kernels/cpu/memory_plan.hpp"
 #include "kernels/reference/interpreter.hpp"
 #include "kernels/reference/kernels.hpp"
@@ -465,6 +466,28 @@ BOOST_AUTO_TEST_CASE(softmax_opsets) {
     b.output(b.op("Softmax", {x}, {{"axis", int64_t(-1)}}));
     BOOST_TEST_CONTEXT("opset " << opset) { BOOST_TEST(used_onednn(check(b.g), "Softmax")); }
   }
+}
+
+/// Softmax over contiguous rows runs the native AVX-512 kernel (rec's 6625-class output): row
+/// lengths around the vector width, inputs scaled so that most exponentials underflow (x300) or
+/// all are near 1 (x-0.001), opset 11's coerced rows; within 2e-6 of the reference.
+BOOST_AUTO_TEST_CASE(softmax_rows_native) {
+  int native = 0;
+  for (int64_t len : {1, 15, 16, 17, 100, 6625})
+    for (float scale : {1.0f, 300.0f, -0.001f}) {
+      builder b;
+      auto x = b.input({3, len});
+      b.output(b.op("Softmax", {b.op("Mul", {x, b.scalar(scale)})}, {{"axis", int64_t(-1)}}));
+      BOOST_TEST_CONTEXT("row " << len << ", x" << scale) {
+        for (const auto& p : check(b.g, 2e-6f)) native += p.exec_type == "native:softmax_rows";
+      }
+    }
+  builder b;
+  b.g.opset = 11;
+  auto x = b.input({2, 3, 7});
+  b.output(b.op("Softmax", {x}, {{"axis", int64_t(1)}})); // rows of 21
+  for (const auto& p : check(b.g, 2e-6f)) native += p.exec_type == "native:softmax_rows";
+  if (kernels::cpu::native_avx512_available()) BOOST_TEST(native == 19);
 }
 
 BOOST_AUTO_TEST_CASE(concat_plain) {

@@ -10,7 +10,7 @@
 
 namespace troupe::kernels::cpu {
 
-bool blocked_conv_transpose_available() { return __builtin_cpu_supports("avx512f"); }
+bool native_avx512_available() { return __builtin_cpu_supports("avx512f"); }
 
 // Everything below is compiled for AVX-512 and runs only where the check above holds.
 #pragma GCC push_options

@@ -12,6 +12,7 @@
 
 #include "kernels/cpu/cpu_device.hpp"
 #include "kernels/cpu/int8_ops.hpp"
+#include "kernels/cpu/native_ops.hpp"
 #include "kernels/cpu/plan_builder.hpp"
 #include "kernels/reference/common.hpp"
 
@@ -527,6 +528,10 @@ bool build_binary(plan_builder& b, const Op& op) {
 bool build_softmax(plan_builder& b, const Op& op) {
   ValueId X = op.inputs[0], Y = op.outputs[0];
   if (!is_f32(b, X)) return false;
+  if (is_row_softmax(b.g, op)) {
+    b.add_reference(op, softmax_rows, "native:softmax_rows");
+    return true;
+  }
   Shape xs = b.shape(X);
   if (xs.empty()) return false;
   int64_t r = static_cast<int64_t>(xs.size());

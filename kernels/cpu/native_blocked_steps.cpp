@@ -79,7 +79,7 @@ bool build_bn_relu_deconv(plan_builder& b, const Op& bn) {
     if (!b.g.is_constant(bn.inputs[i]) || b.val(bn.inputs[i]).type != element_type::f32) return false;
   const ValueId x = bn.inputs[0];
   const memory::desc x_md = blocked_home(b, x);
-  if (!blocked_conv_transpose_available() || x_md == memory::desc() || b.val(x).type != element_type::f32) return false;
+  if (!native_avx512_available() || x_md == memory::desc() || b.val(x).type != element_type::f32) return false;
   const Op* relu = only_reader(b, bn.outputs[0]);
   if (!relu || relu->type != "Relu" || !relu->domain.empty() || relu->has_attr("activation") ||
       relu->inputs[0] != bn.outputs[0])
@@ -152,7 +152,7 @@ bool build_native_blocked(plan_builder& b, const Op& op) {
   if (!is_unit_overlap_conv_transpose(b.g, op)) return false;
   // Read where the input lies when that is oneDNN's nChw16c (f32, or bf16 under the bf16
   // hint), else plain.
-  if (const memory::desc x_md = blocked_home(b, op.inputs[0]); blocked_conv_transpose_available() && x_md != memory::desc())
+  if (const memory::desc x_md = blocked_home(b, op.inputs[0]); native_avx512_available() && x_md != memory::desc())
     add_deconv_step(b, op, op.inputs[0], x_md, -1, -1);
   else
     b.add_reference(op, unit_overlap_conv_transpose, "native:deconv_kxs");

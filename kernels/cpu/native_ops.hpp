@@ -7,6 +7,16 @@
 
 namespace troupe::kernels::cpu {
 
+/// Whether this CPU runs the AVX-512 (F) kernels below; callers fall back to oneDNN or the plain
+/// kernels otherwise.
+bool native_avx512_available();
+
+/// Softmax over contiguous rows (the last axis, or opset < 13's coerced [outer, inner]), f32,
+/// AVX-512: one pass for the maximum, one storing exp(x - max) and summing, one scaling.
+/// oneDNN 2.6's softmax took 0.165 ms for rec's [1, 40, 6625] output on one thread.
+bool is_row_softmax(const graph::Graph& g, const graph::Op& op);
+void softmax_rows(const reference::context& ctx, const std::vector<Tensor>& in, std::vector<Tensor>& out);
+
 /// On the op copy a native step runs: its blocked values hold bf16, not f32.
 inline constexpr const char* blocked_bf16_attr = "troupe_blocked_bf16";
 
@@ -22,7 +32,6 @@ void unit_overlap_conv_transpose(const reference::context& ctx, const std::vecto
 /// in[4] (f32, one per channel padded to whole blocks of 16) each input element is first
 /// mapped to max(x * in[3][c] + in[4][c], 0): an inference BatchNormalization and Relu before
 /// the op (det's head) cost no pass of their own.
-bool blocked_conv_transpose_available();
 void unit_overlap_conv_transpose_nchw16c(const reference::context& ctx, const std::vector<Tensor>& in,
                                          std::vector<Tensor>& out);
 
