@@ -372,6 +372,29 @@ BOOST_AUTO_TEST_CASE(concat_of_partial_channel_blocks) {
   if (dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core) BOOST_TEST(native >= 4);
 }
 
+/// MatMul + Add of a constant along the last dimension (a linear layer, as rec exports its 13):
+/// the constant becomes the matmul's bias and the Add (with a fused Relu) runs inside it; f32
+/// and bf16. A constant that varies along another dimension takes the post-op path (values only).
+BOOST_AUTO_TEST_CASE(matmul_bias_add_folds) {
+  for (auto precision : {element_type::f32, element_type::bf16})
+    for (const Shape& cs : {Shape{6}, Shape{1, 1, 6}, Shape{1}, Shape{5, 1}})
+      for (bool relu : {false, true}) {
+        builder b;
+        auto x = b.input({2, 5, 4});
+        auto y = b.op("MatMul", {x, b.weights({4, 6})});
+        std::map<std::string, graph::AttributeValue> attrs;
+        if (relu) attrs["activation"] = std::string("Relu");
+        b.output(b.op("Add", {b.weights(cs), y}, attrs));
+        const bool bf16 = precision == element_type::bf16;
+        BOOST_TEST_CONTEXT((bf16 ? "bf16" : "f32") << ", constant " << cs.size() << "-D of " << shape_size(cs)
+                                                   << (relu ? ", Relu" : "")) {
+          bool add_step = false;
+          for (const auto& p : check(b.g, bf16 ? 3e-2f : 1e-5f, precision)) add_step = add_step || p.node_type == "Add";
+          if (cs != Shape{5, 1}) BOOST_TEST(!add_step);
+        }
+      }
+}
+
 BOOST_AUTO_TEST_CASE(matmul_batched_broadcast) {
   builder b;
   auto a = b.input({2, 1, 4, 5});

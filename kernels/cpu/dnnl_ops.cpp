@@ -283,14 +283,41 @@ bool build_matmul(plan_builder& b, const Op& op) {
   memory::desc src_md = plain_md(as, cdt);
   memory::desc w_md = b.g.is_constant(Bv) ? memory::desc(to_dims(bs), cdt, tag::any) : plain_md(bs, cdt);
   memory::desc dst_md = plain_md(ys, dt::f32);
+  // A constant bias along the last dimension added after it (a linear layer exported as MatMul
+  // + Add: rec's 13) is the matmul's own bias; the Add, with its activation, goes.
+  Op mm = op;
+  ValueId bias = graph::no_value;
+  post_chain bias_add;
+  if (const auto& rd = b.readers(Y); rd.size() == 1 && !b.is_graph_output(Y) && !op.has_attr("activation")) {
+    const Op& add = b.g.ops[rd[0]];
+    const ValueId c = add.inputs.size() == 2 ? (add.inputs[0] == Y ? add.inputs[1] : add.inputs[0]) : graph::no_value;
+    dnnl::post_ops probe;
+    if (add.type == "Add" && add.domain.empty() && c != Y && c != graph::no_value && b.g.is_constant(c) && is_f32(b, c) &&
+        b.shape(add.outputs[0]) == ys && activation_post_ops(add, probe)) {
+      Shape cs = pad_front(b.shape(c), ys.size());
+      bool last_only = cs.size() == ys.size() && (cs.back() == ys.back() || cs.back() == 1);
+      for (std::size_t i = 0; i + 1 < cs.size(); ++i) last_only = last_only && cs[i] == 1;
+      if (last_only) {
+        bias = c;
+        mm.outputs = add.outputs;
+        mm.attrs = add.attrs; // its fused activation, if any
+        bias_add.fused_ops = {rd[0]};
+      }
+    }
+  }
+  memory::desc bias_md = bias == graph::no_value ? memory::desc() : plain_md(pad_front(b.shape(bias), ys.size()), dt::f32);
   dnnl::primitive_attr attr;
-  if (!make_attr(op, attr)) return false;
-  dnnl::matmul::desc d(src_md, w_md, dst_md);
+  if (!make_attr(mm, attr)) return false;
+  dnnl::matmul::desc d(src_md, w_md, bias_md, dst_md);
   post_chain ch;
   auto pd = with_chain<dnnl::matmul::primitive_desc>(
-      b, op, ch, [&](const dnnl::primitive_attr& a) { return dnnl::matmul::primitive_desc(d, a, b.p.eng); });
+      b, mm, ch, [&](const dnnl::primitive_attr& a) { return dnnl::matmul::primitive_desc(d, a, b.p.eng); });
   std::vector<binding> args{{DNNL_ARG_SRC, b.input(A, pd.src_desc()), pd.src_desc()},
                             {DNNL_ARG_WEIGHTS, b.input(Bv, pd.weights_desc()), pd.weights_desc()}};
+  if (bias != graph::no_value) {
+    args.push_back({DNNL_ARG_BIAS, b.input(bias, pd.bias_desc()), pd.bias_desc()});
+    b.commit(bias_add);
+  }
   args.insert(args.end(), ch.args.begin(), ch.args.end());
   args.push_back({DNNL_ARG_DST, b.output(ch.out, b.plain(ch.out)), pd.dst_desc()});
   b.commit(ch);
