@@ -284,7 +284,7 @@ bool build_matmul(plan_builder& b, const Op& op) {
   memory::desc w_md = b.g.is_constant(Bv) ? memory::desc(to_dims(bs), cdt, tag::any) : plain_md(bs, cdt);
   memory::desc dst_md = plain_md(ys, dt::f32);
   // A constant bias along the last dimension added after it (a linear layer exported as MatMul
-  // + Add: rec's 13) is the matmul's own bias; the Add, with its activation, goes.
+  // + Add: 9 of rec's) is the matmul's own bias; the Add, with its activation, goes.
   Op mm = op;
   ValueId bias = graph::no_value;
   post_chain bias_add;

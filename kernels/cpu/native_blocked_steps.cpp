@@ -32,16 +32,8 @@ void add_native_step(plan_builder& b, const Op& op, std::vector<int> ins, const 
                      const char* exec_type, reference::kernel_fn fn) {
   Op copy = op;
   if (bf16) copy.attrs[blocked_bf16_attr] = int64_t{1};
-  step s;
-  s.name = op.name;
-  s.type = op.type;
-  s.exec_type = exec_type;
-  s.apply_activation = op.has_attr("activation");
-  s.ref_in = std::move(ins);
-  s.ref_out.push_back(b.output(op.outputs[0], out_md));
-  s.op = std::make_shared<Op>(std::move(copy));
-  s.fn = fn;
-  b.p.steps.push_back(std::move(s));
+  const int out = b.output(op.outputs[0], out_md);
+  b.add_kernel_step(std::move(copy), fn, exec_type, std::move(ins), {out});
 }
 
 /// The no-overlap ConvTranspose reading `x` (laid out as `x_md`, in place of its own input),
@@ -88,15 +80,17 @@ bool build_bn_relu_deconv(plan_builder& b, const Op& bn) {
   if (!deconv || deconv->inputs[0] != relu->outputs[0] || !is_unit_overlap_conv_transpose(b.g, *deconv)) return false;
 
   const int64_t c = b.shape(x)[1], padded = (c + 15) / 16 * 16;
+  for (std::size_t i = 1; i < 5; ++i)
+    if (b.g.value(bn.inputs[i]).constant->get_size() != c) return false;
   const auto param = [&](std::size_t i) { return b.g.value(bn.inputs[i]).constant->data<float>(); };
-  if (b.g.value(bn.inputs[1]).constant->get_size() != c) return false;
+  const float *gamma = param(1), *beta = param(2), *mean = param(3), *var = param(4);
   const float eps = bn.attr_float("epsilon", 1e-5f);
   Tensor scale(element_type::f32, {padded}), shift(element_type::f32, {padded});
   for (int64_t k = 0; k < padded; ++k) {
     // y = (x - mean) / sqrt(var + eps) * gamma + beta = x * s + (beta - mean * s)
-    const float s = k < c ? param(1)[k] / std::sqrt(param(4)[k] + eps) : 0.0f;
+    const float s = k < c ? gamma[k] / std::sqrt(var[k] + eps) : 0.0f;
     scale.data<float>()[k] = s;
-    shift.data<float>()[k] = k < c ? param(2)[k] - param(3)[k] * s : 0.0f;
+    shift.data<float>()[k] = k < c ? beta[k] - mean[k] * s : 0.0f;
   }
   add_deconv_step(b, *deconv, x, x_md, b.const_buffer(scale), b.const_buffer(shift));
   post_chain fused;
@@ -104,10 +98,6 @@ bool build_bn_relu_deconv(plan_builder& b, const Op& bn) {
   b.commit(fused);
   return true;
 }
-
-} // namespace
-
-namespace {
 
 /// concat_channels' code for a 4-D layout: nhwc, nChw16c, or -1 for any other.
 int64_t concat_layout(const memory::desc& md) {

@@ -211,19 +211,27 @@ void plan_builder::add_reference(const graph::Op& op, reference::kernel_fn fn, c
                                  const std::vector<memory::desc>& layouts) {
   if (!fn) fn = reference::find_kernel(op.type);
   if (!fn) throw Exception("CPU: " + graph::describe(op) + ": no oneDNN or reference kernel runs this op");
+  std::vector<int> ins, outs;
+  for (std::size_t i = 0; i < op.inputs.size(); ++i) {
+    const auto v = op.inputs[i];
+    const bool laid_out = i < layouts.size() && layouts[i] != memory::desc();
+    ins.push_back(v == graph::no_value ? -1 : laid_out ? input(v, layouts[i]) : input_plain(v));
+  }
+  for (auto v : op.outputs) outs.push_back(v == graph::no_value ? -1 : output(v, plain(v)));
+  add_kernel_step(op, fn, exec_type, std::move(ins), std::move(outs));
+}
+
+void plan_builder::add_kernel_step(graph::Op op, reference::kernel_fn fn, const char* exec_type, std::vector<int> ins,
+                                   std::vector<int> outs) {
   step s;
   s.name = op.name;
   s.type = op.type;
   s.exec_type = exec_type;
-  s.op = std::make_shared<graph::Op>(op);
-  s.fn = fn;
   s.apply_activation = op.has_attr("activation");
-  for (std::size_t i = 0; i < op.inputs.size(); ++i) {
-    const auto v = op.inputs[i];
-    const bool laid_out = i < layouts.size() && layouts[i] != memory::desc();
-    s.ref_in.push_back(v == graph::no_value ? -1 : laid_out ? input(v, layouts[i]) : input_plain(v));
-  }
-  for (auto v : op.outputs) s.ref_out.push_back(v == graph::no_value ? -1 : output(v, plain(v)));
+  s.op = std::make_shared<graph::Op>(std::move(op));
+  s.fn = fn;
+  s.ref_in = std::move(ins);
+  s.ref_out = std::move(outs);
   p.steps.push_back(std::move(s));
 }
 

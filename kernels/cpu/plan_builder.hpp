@@ -60,6 +60,11 @@ public:
   /// `layouts`, when given, is per input the layout its buffer must have (an empty desc: plain).
   void add_reference(const graph::Op& op, reference::kernel_fn fn = nullptr, const char* exec_type = "ref",
                      const std::vector<memory::desc>& layouts = {});
+  /// A plain-buffer step running `fn` on buffers already placed (`ins`, `outs`; -1: omitted):
+  /// add_reference's last part, and the native kernels' steps that read other layouts or extra
+  /// constant buffers. `op` is the copy the kernel sees.
+  void add_kernel_step(graph::Op op, reference::kernel_fn fn, const char* exec_type, std::vector<int> ins,
+                       std::vector<int> outs);
   /// Adds a step run by interpreter::run_op with run-time shapes (the op touches a dynamic value).
   void add_dynamic(const graph::Op& op);
   /// A non-constant value living in the clone's per-run tensors: of a dynamic shape, or a sequence.
