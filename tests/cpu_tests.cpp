@@ -372,6 +372,47 @@ BOOST_AUTO_TEST_CASE(concat_of_partial_channel_blocks) {
   if (dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core) BOOST_TEST(native >= 4);
 }
 
+/// rec's and det's 5x5 depthwise convolutions under the bf16 hint run depthwise_nhwc_bf16 (two
+/// taps per vdpbf16ps): kernels 5x5, 7x7 and 3x5, height strides 1 and 2, symmetric,
+/// asymmetric and no padding, widths below the kernel and beyond one 16-output strip, and the
+/// post-ops PP-OCR puts there (HardSwish then a scalar affine; Relu; Sigmoid; none). Each is
+/// compared with the reference; a tap dropped or read from the wrong column is off by far more
+/// than bf16's rounding.
+BOOST_AUTO_TEST_CASE(depthwise_native_bf16) {
+  using attrs = std::map<std::string, graph::AttributeValue>;
+  struct geometry {
+    int64_t kh, kw, sh;
+    ints pads;
+    int64_t h, w;
+  };
+  const std::vector<geometry> cases{{5, 5, 1, {2, 2, 2, 2}, 9, 37}, {5, 5, 2, {2, 2, 2, 2}, 12, 20},
+                                    {7, 7, 1, {3, 3, 3, 3}, 8, 17},  {3, 5, 1, {1, 2, 1, 2}, 6, 3},
+                                    {5, 5, 1, {0, 0, 0, 0}, 7, 22},  {5, 7, 2, {1, 3, 2, 2}, 9, 16}};
+  int native = 0, runs = 0;
+  for (int64_t c : {16, 48})
+    for (const auto& k : cases)
+      for (const char* post : {"HardSwish+affine", "Relu", "Sigmoid", "none"}) {
+        builder b;
+        auto x = b.input({1, c, k.h, k.w});
+        attrs a{{"group", c}, {"pads", k.pads}, {"strides", ints{k.sh, 1}}};
+        const std::string p = post;
+        if (p != "none") a["activation"] = p == "HardSwish+affine" ? std::string("HardSwish") : p;
+        auto y = b.op("Conv", {x, b.weights({c, 1, k.kh, k.kw}), b.weights({c})}, a);
+        if (p == "HardSwish+affine") y = b.op("Add", {b.op("Mul", {y, b.scalar(0.7f)}), b.scalar(-0.2f)});
+        b.output(y);
+        BOOST_TEST_CONTEXT(c << " channels, kernel " << k.kh << "x" << k.kw << ", stride " << k.sh << ", " << k.h << "x"
+                             << k.w << ", " << p) {
+          for (const auto& prof : check(b.g, 3e-2f, element_type::bf16))
+            native += prof.exec_type == "native:depthwise_nhwc_bf16";
+          ++runs;
+        }
+      }
+  // The kernel needs AVX512_BF16; elsewhere oneDNN runs them all (and the comparisons above
+  // still hold).
+  if (kernels::cpu::native_bf16_available()) BOOST_TEST(native == runs);
+}
+
+
 /// MatMul + Add of a constant along the last dimension (a linear layer, as rec exports its 13):
 /// the constant becomes the matmul's bias and the Add (with a fused Relu) runs inside it; f32
 /// and bf16. A constant that varies along another dimension takes the post-op path (values only).

@@ -200,6 +200,7 @@ bool build_conv(plan_builder& b, const Op& op) {
   const auto d = desc(alg);
   auto pd = with_chain<dnnl::convolution_forward::primitive_desc>(
       b, op, ch, [&](const dnnl::primitive_attr& a) { return dnnl::convolution_forward::primitive_desc(d, a, b.p.eng); });
+  if (groups > 1 && add_native_depthwise(b, op, pd, ch, w)) return true;
   std::vector<binding> args{{DNNL_ARG_SRC, b.input(X, pd.src_desc()), pd.src_desc()},
                             {DNNL_ARG_WEIGHTS, b.input(W, pd.weights_desc()), pd.weights_desc()}};
   if (B != graph::no_value) args.push_back({DNNL_ARG_BIAS, b.input(B, pd.bias_desc()), pd.bias_desc()});

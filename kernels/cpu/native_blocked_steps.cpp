@@ -1,6 +1,7 @@
-/// Plan steps for the native kernels that read oneDNN's nChw16c layout in place
-/// (native_ops.hpp): the no-overlap ConvTranspose (with a BatchNormalization + Relu in front of
-/// it run inside it) and the channel Concat of maps whose channels do not fill whole blocks.
+/// Plan steps for the native kernels that read oneDNN's layouts in place (native_ops.hpp): the
+/// no-overlap ConvTranspose on nChw16c (with a BatchNormalization + Relu in front of it run
+/// inside it), the channel Concat of maps whose channels do not fill whole blocks, and the
+/// depthwise convolution on channels-last maps.
 #include <cmath>
 
 #include "kernels/cpu/native_ops.hpp"
@@ -134,6 +135,80 @@ bool add_native_concat(plan_builder& b, const Op& op, const std::vector<memory::
   Op copy = op;
   copy.attrs[concat_layouts_attr] = layouts;
   add_native_step(b, copy, std::move(ins), out_md, dt == memory::data_type::bf16, "native:concat_channels", concat_channels);
+  return true;
+}
+
+namespace {
+
+/// oneDNN post-ops as depthwise_nhwc's triples; false when one has no native form.
+bool native_post_ops(const dnnl::post_ops& po, std::vector<float>& out) {
+  using dnnl::algorithm;
+  for (int i = 0; i < po.len(); ++i) {
+    if (po.kind(i) != dnnl::primitive::kind::eltwise) return false;
+    float scale, alpha, beta;
+    algorithm alg;
+    po.get_params_eltwise(i, scale, alg, alpha, beta);
+    if (scale != 1.0f) return false;
+    int code;
+    switch (alg) {
+    case algorithm::eltwise_relu: code = dw_post_relu; break;
+    case algorithm::eltwise_linear: code = dw_post_linear; break;
+    case algorithm::eltwise_clip:
+    case algorithm::eltwise_clip_v2: code = dw_post_clip; break;
+    case algorithm::eltwise_bounded_relu:
+      code = dw_post_clip;
+      beta = alpha;
+      alpha = 0.0f;
+      break;
+    case algorithm::eltwise_hardswish: code = dw_post_hardswish; break;
+    case algorithm::eltwise_logistic: code = dw_post_logistic; break;
+    default: return false;
+    }
+    out.insert(out.end(), {static_cast<float>(code), alpha, beta});
+  }
+  return true;
+}
+
+} // namespace
+
+bool add_native_depthwise(plan_builder& b, const Op& op, const dnnl::convolution_forward::primitive_desc& pd,
+                          const post_chain& ch, const window& w) {
+  const ValueId X = op.inputs[0], W = op.inputs[1], B = op.input_count() > 2 ? op.inputs[2] : graph::no_value;
+  const memory::desc src = pd.src_desc(), dst = pd.dst_desc();
+  const auto dt = src.data_type();
+  // bf16 only: in f32 the kernel would need an FMA per tap, and oneDNN's is as fast as that.
+  if (dt != memory::data_type::bf16 || !native_bf16_available() || src.dims().size() != 4 || dst.data_type() != dt)
+    return false;
+  if (src != memory::desc(src.dims(), dt, memory::format_tag::nhwc) ||
+      dst != memory::desc(dst.dims(), dt, memory::format_tag::nhwc))
+    return false;
+  const int64_t c = src.dims()[1];
+  if (op.attr_int("group", 1) != c || dst.dims()[1] != c || !b.g.is_constant(W) ||
+      (B != graph::no_value && !b.g.is_constant(B)))
+    return false;
+  if (w.dil[0] != 0 || w.dil[1] != 0 || !is_native_depthwise_shape(c, w.kernel[0], w.kernel[1], w.strides[0], w.strides[1]))
+    return false;
+  std::vector<float> post;
+  if (!native_post_ops(pd.get_primitive_attr().get_post_ops(), post)) return false;
+
+  const int64_t kh = w.kernel[0], kw = w.kernel[1];
+  const Tensor& wt = *b.g.value(W).constant;
+  if (static_cast<int64_t>(wt.get_size()) != c * kh * kw) return false;
+  Tensor packed(element_type::i32, {c * kh * ((kw + 1) / 2)}), bias(element_type::f32, {c});
+  pack_depthwise_pairs(wt.data<float>(), c, kh, kw, static_cast<uint32_t*>(packed.data()));
+  for (int64_t ch_i = 0; ch_i < c; ++ch_i)
+    bias.data<float>()[ch_i] = B != graph::no_value ? b.g.value(B).constant->data<float>()[ch_i] : 0.0f;
+
+  Op copy = op;
+  // The op's own activation is among `post` (pd's post-ops): the step must not apply it again.
+  copy.attrs.erase("activation");
+  copy.attrs.erase("activation_params");
+  copy.attrs[depthwise_geometry_attr] = std::vector<int64_t>{kh, kw, w.strides[0], w.strides[1], w.pad_l[0], w.pad_l[1]};
+  copy.attrs[depthwise_post_ops_attr] = post;
+  std::vector<int> ins{b.input(X, src), b.const_buffer(packed), b.const_buffer(bias)};
+  const int out = b.output(ch.out, dst);
+  b.commit(ch);
+  b.add_kernel_step(std::move(copy), depthwise_nhwc_bf16, "native:depthwise_nhwc_bf16", std::move(ins), {out});
   return true;
 }
 

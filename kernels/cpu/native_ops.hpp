@@ -45,6 +45,27 @@ inline constexpr const char* concat_layouts_attr = "troupe_concat_layouts";
 inline constexpr int64_t concat_layout_nhwc = 0, concat_layout_nchw16c = 1;
 void concat_channels(const reference::context& ctx, const std::vector<Tensor>& in, std::vector<Tensor>& out);
 
+/// Depthwise 2-D convolution (group = channels = output channels) of channels-last (nhwc) bf16
+/// maps on AVX512_BF16: vdpbf16ps takes two kernel taps of 16 channels at once, accumulating
+/// in f32. in[1] the taps as pack_depthwise_pairs writes them, in[2] the bias [C] f32.
+/// Attributes: depthwise_geometry_attr {KH, KW, SH, SW, pad top, pad left};
+/// depthwise_post_ops_attr, triples {code, alpha, beta} applied in order (dw_post_*: oneDNN
+/// 2.6's eltwise meanings). oneDNN 2.6's brdgmm kernel ran rec's 5x5 depthwise convolutions
+/// at 150 GFLOP/s on one core, a third of the bf16 peak.
+inline constexpr const char* depthwise_geometry_attr = "troupe_dw_geometry";
+inline constexpr const char* depthwise_post_ops_attr = "troupe_dw_post_ops";
+enum dw_post : int { dw_post_relu = 0, dw_post_linear = 1, dw_post_clip = 2, dw_post_hardswish = 3, dw_post_logistic = 4 };
+/// The shapes depthwise_nhwc_bf16 runs: channels a multiple of 16, KW 5 or 7, KH up to 7,
+/// height stride 1 or 2, width stride 1 (no dilation: the caller's check).
+bool is_native_depthwise_shape(int64_t channels, int64_t kh, int64_t kw, int64_t sh, int64_t sw);
+/// Weights [C][1][KH][KW] f32 as [C/16][KH][(KW+1)/2][16] pairs of bf16 (taps 2k, 2k+1; zero
+/// past KW), rounded to nearest even: (C/16) * KH * ((KW+1)/2) * 16 words.
+void pack_depthwise_pairs(const float* w, int64_t channels, int64_t kh, int64_t kw, uint32_t* out);
+void depthwise_nhwc_bf16(const reference::context& ctx, const std::vector<Tensor>& in, std::vector<Tensor>& out);
+/// Whether this CPU converts f32 to bf16 in one instruction (AVX512_BF16): the native kernels
+/// write bf16 only there.
+bool native_bf16_available();
+
 /// QuantizeLinear (f32 to u8/i8) and DequantizeLinear (u8/i8/i32 to f32), per tensor or per
 /// axis, static shapes: a threaded loop; nullptr when the op is another case (the reference's).
 reference::kernel_fn native_quantize_kernel(const graph::Graph& g, const graph::Op& op);

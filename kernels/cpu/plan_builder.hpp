@@ -124,6 +124,11 @@ bool build_native_blocked(plan_builder& b, const graph::Op& op);
 /// (nothing added) when the layouts or channel counts do not fit it.
 bool add_native_concat(plan_builder& b, const graph::Op& op, const std::vector<memory::desc>& srcs,
                        const memory::desc& dst);
+/// A depthwise Conv whose oneDNN descriptor `pd` (with the chain `ch` as its post-ops) reads
+/// and writes channels-last f32 or bf16, on depthwise_nhwc instead (native_ops.hpp); false
+/// (nothing added) when the shape, layouts or post-ops do not fit it.
+bool add_native_depthwise(plan_builder& b, const graph::Op& op, const dnnl::convolution_forward::primitive_desc& pd,
+                          const post_chain& ch, const window& w);
 /// Whether the oneDNN path handles this op type with these element types at all.
 bool dnnl_handles(const graph::Graph& g, const graph::Op& op, std::string* why);
 
