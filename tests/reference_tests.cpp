@@ -108,6 +108,39 @@ BOOST_AUTO_TEST_CASE(broadcast_integer_arithmetic_and_fused_activation) {
   BOOST_TEST(fout[0].data<float>()[2] == 6.0f);
 }
 
+/// Slice copies whole runs where the trailing dimensions lie densely in the input (an outer
+/// axis cut: one run; a middle axis: runs of the inner size) and element by element where they
+/// do not (a step on the last axis); every element lands where the index arithmetic says.
+BOOST_AUTO_TEST_CASE(slice_copies_dense_runs_and_strided_elements) {
+  const Shape xs{3, 4, 2, 5};
+  std::vector<float> xv(120);
+  for (std::size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<float>(i);
+  struct cut {
+    int64_t axis, start, end, step;
+  };
+  for (const cut& c : {cut{0, 1, 2, 1}, cut{1, 1, 3, 1}, cut{2, 1, 2, 1}, cut{3, 0, 5, 2}, cut{1, 3, 0, -2}, cut{0, 0, 3, 1}}) {
+    auto op = make_op("Slice");
+    std::vector<Tensor> in{make_f32(xs, xv), make_i64({1}, {c.start}), make_i64({1}, {c.end}), make_i64({1}, {c.axis}),
+                           make_i64({1}, {c.step})};
+    Shape ys = xs;
+    const int64_t n = c.step > 0 ? (c.end - c.start + c.step - 1) / c.step : (c.start - c.end - c.step - 1) / -c.step;
+    ys[static_cast<std::size_t>(c.axis)] = n;
+    std::vector<Tensor> out{Tensor(element_type::f32, ys)};
+    ref::evaluate(op, in, out);
+    int64_t bad = 0, k = 0;
+    for (int64_t a = 0; a < ys[0]; ++a)
+      for (int64_t b = 0; b < ys[1]; ++b)
+        for (int64_t d = 0; d < ys[2]; ++d)
+          for (int64_t e = 0; e < ys[3]; ++e, ++k) {
+            int64_t idx[4] = {a, b, d, e};
+            idx[c.axis] = c.start + idx[c.axis] * c.step;
+            const float want = static_cast<float>(((idx[0] * 4 + idx[1]) * 2 + idx[2]) * 5 + idx[3]);
+            bad += out[0].data<float>()[k] != want;
+          }
+    BOOST_TEST(bad == 0, "axis " << c.axis << " [" << c.start << ":" << c.end << ":" << c.step << "]: " << bad << " wrong");
+  }
+}
+
 BOOST_AUTO_TEST_CASE(missing_kernel_is_named) {
   auto op = make_op("NoSuchOp");
   std::vector<Tensor> in, out;

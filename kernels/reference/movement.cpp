@@ -7,17 +7,25 @@ namespace troupe::kernels::reference {
 
 namespace {
 
-/// dst[i] = src[base + sum(idx_d * strides_d)] over `shape` (a view of dst's elements).
+/// dst[i] = src[base + sum(idx_d * strides_d)] over `shape` (a view of dst's elements). Trailing
+/// dimensions that lie densely in src too (a Slice along an outer axis, rec's attention heads)
+/// copy as one run each.
 void strided_gather(const Tensor& src, Tensor& dst, const Shape& shape, const std::vector<int64_t>& strides, int64_t base) {
   std::size_t es = element_size(src.get_element_type());
   auto* s = static_cast<const uint8_t*>(src.data());
   auto* d = static_cast<uint8_t*>(dst.data());
-  if (shape.empty()) {
-    std::memcpy(d, s + static_cast<std::size_t>(base) * es, es);
+  std::size_t k = shape.size();
+  int64_t run = 1;
+  while (k > 0 && (strides[k - 1] == run || shape[k - 1] == 1)) run *= shape[--k];
+  const std::size_t run_bytes = static_cast<std::size_t>(run) * es;
+  if (k == 0) {
+    std::memcpy(d, s + static_cast<std::size_t>(base) * es, run_bytes);
     return;
   }
-  broadcast_loop(shape, std::array<std::vector<int64_t>, 1>{strides}, [&](int64_t i, const std::array<int64_t, 1>& o) {
-    std::memcpy(d + static_cast<std::size_t>(i) * es, s + static_cast<std::size_t>(base + o[0]) * es, es);
+  const Shape outer(shape.begin(), shape.begin() + static_cast<std::ptrdiff_t>(k));
+  std::vector<int64_t> outer_strides(strides.begin(), strides.begin() + static_cast<std::ptrdiff_t>(k));
+  broadcast_loop(outer, std::array<std::vector<int64_t>, 1>{outer_strides}, [&](int64_t i, const std::array<int64_t, 1>& o) {
+    std::memcpy(d + static_cast<std::size_t>(i) * run_bytes, s + static_cast<std::size_t>(base + o[0]) * es, run_bytes);
   });
 }
 
