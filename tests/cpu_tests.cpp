@@ -372,6 +372,24 @@ BOOST_AUTO_TEST_CASE(concat_of_partial_channel_blocks) {
   if (dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core) BOOST_TEST(native >= 4);
 }
 
+/// An image input (3 channels, f32 NCHW) into a bf16 convolution goes through
+/// rgb_to_nhwc_bf16: whole 16-pixel groups by permutes, the rest pixel by pixel, per image.
+BOOST_AUTO_TEST_CASE(image_input_to_channels_last_bf16) {
+  int native = 0;
+  for (const Shape& xs : {Shape{2, 3, 7, 9}, Shape{1, 3, 32, 16}, Shape{1, 3, 1, 5}}) {
+    builder b;
+    auto x = b.input(xs);
+    b.output(b.op("Conv", {x, b.weights({16, 3, 3, 3}), b.weights({16})}, {{"pads", ints{1, 1, 1, 1}}}));
+    BOOST_TEST_CONTEXT("input " << to_string(xs)) {
+      for (const auto& p : check(b.g, 3e-2f, element_type::bf16)) native += p.exec_type == "native:rgb_to_nhwc_bf16";
+    }
+  }
+  // Where oneDNN reads the image channels-last (its brgconv on AVX-512) and the CPU has
+  // AVX512_BF16.
+  if (kernels::cpu::native_bf16_available() && dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core_bf16)
+    BOOST_TEST(native == 3);
+}
+
 /// rec's and det's 5x5 depthwise convolutions under the bf16 hint run depthwise_nhwc_bf16 (two
 /// taps per vdpbf16ps): kernels 5x5, 7x7 and 3x5, height strides 1 and 2, symmetric,
 /// asymmetric and no padding, widths below the kernel and beyond one 16-output strip, and the

@@ -62,6 +62,9 @@ bool is_native_depthwise_shape(int64_t channels, int64_t kh, int64_t kw, int64_t
 /// past KW), rounded to nearest even: (C/16) * KH * ((KW+1)/2) * 16 words.
 void pack_depthwise_pairs(const float* w, int64_t channels, int64_t kh, int64_t kw, uint32_t* out);
 void depthwise_nhwc_bf16(const reference::context& ctx, const std::vector<Tensor>& in, std::vector<Tensor>& out);
+/// A three-channel f32 NCHW map (in[0]) as channels-last bf16 (out[0]'s bytes): the input
+/// reorder in front of a model's first bf16 convolution. Needs native_bf16_available().
+void rgb_to_nhwc_bf16(const reference::context& ctx, const std::vector<Tensor>& in, std::vector<Tensor>& out);
 /// Whether this CPU converts f32 to bf16 in one instruction (AVX512_BF16): the native kernels
 /// write bf16 only there.
 bool native_bf16_available();

@@ -124,6 +124,15 @@ int plan_builder::input(graph::ValueId v, const memory::desc& want, const memory
     // Weights and other constants are reordered once, here, and shared by all clones.
     buf = add_buffer(0);
     p.buffers[buf].constant = reorder_constant(*val(v).constant, src_md, want);
+  } else if (src_md.dims().size() == 4 && src_md.dims()[1] == 3 && src_md == plain_md(shape(v), memory::data_type::f32) &&
+             want == memory::desc(src_md.dims(), memory::data_type::bf16, memory::format_tag::nhwc) &&
+             native_bf16_available()) {
+    // An image into the first bf16 convolution: oneDNN 2.6's reorder moved it at 19 GB/s.
+    buf = add_buffer(want.get_size());
+    graph::Op op;
+    op.type = "Reorder";
+    op.name = val(v).name + "/reorder";
+    add_kernel_step(std::move(op), rgb_to_nhwc_bf16, "native:rgb_to_nhwc_bf16", {home}, {buf});
   } else {
     dnnl::reorder::primitive_desc pd(p.eng, src_md, p.eng, want, base_attr());
     buf = add_buffer(want.get_size());
