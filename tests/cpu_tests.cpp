@@ -390,6 +390,34 @@ BOOST_AUTO_TEST_CASE(image_input_to_channels_last_bf16) {
     BOOST_TEST(native == 3);
 }
 
+/// Squeeze-and-excitation: a map times one factor per channel, then (det's neck) plus the map
+/// itself, runs channel_scale on the channels-last map (whole and partial 16-channel vectors),
+/// in f32 and bf16, with one factor vector per image and either operand order.
+BOOST_AUTO_TEST_CASE(channel_scale_and_residual) {
+  int native = 0, runs = 0;
+  for (auto precision : {element_type::f32, element_type::bf16})
+    for (int64_t c : {24, 40, 96})
+      for (bool residual : {true, false})
+        for (bool swapped : {false, true}) {
+          builder b;
+          auto x = b.input({2, 8, 9, 11});
+          auto m = b.op("Conv", {x, b.weights({c, 8, 3, 3}), b.weights({c})}, {{"pads", ints{1, 1, 1, 1}}, {"activation", std::string("Relu")}});
+          auto sq = b.op("GlobalAveragePool", {m});
+          auto s = b.op("Conv", {sq, b.weights({c, c, 1, 1}), b.weights({c})}, {{"activation", std::string("Sigmoid")}});
+          auto y = swapped ? b.op("Mul", {s, m}) : b.op("Mul", {m, s});
+          if (residual) y = swapped ? b.op("Add", {m, y}) : b.op("Add", {y, m});
+          b.output(b.op("Conv", {y, b.weights({16, c, 1, 1})}));
+          const bool bf16 = precision == element_type::bf16;
+          BOOST_TEST_CONTEXT((bf16 ? "bf16" : "f32") << ", " << c << " channels" << (residual ? ", residual" : "")
+                                                     << (swapped ? ", swapped" : "")) {
+            for (const auto& p : check(b.g, bf16 ? 0.25f : 1e-4f, precision)) // bf16: three convolutions in a row
+              native += p.exec_type.rfind("native:channel_scale", 0) == 0;
+            ++runs;
+          }
+        }
+  if (kernels::cpu::native_bf16_available()) BOOST_TEST(native == runs);
+}
+
 /// rec's and det's 5x5 depthwise convolutions under the bf16 hint run depthwise_nhwc_bf16 (two
 /// taps per vdpbf16ps): kernels 5x5, 7x7 and 3x5, height strides 1 and 2, symmetric,
 /// asymmetric and no padding, widths below the kernel and beyond one 16-output strip, and the

@@ -807,6 +807,7 @@ bool build_dnnl_op(plan_builder& b, const Op& op) {
   if (t == "MatMul") return build_matmul(b, op);
   if (t == "Gemm") return build_gemm(b, op);
   if (t.find("Pool") != std::string::npos) return build_pool(b, op);
+  if (t == "Mul" && add_native_channel_scale(b, op)) return true;
   if (t == "Add" || t == "Sub" || t == "Mul" || t == "Div" || t == "Max" || t == "Min") return build_binary(b, op);
   if (t == "Softmax" || t == "LogSoftmax") return build_softmax(b, op);
   if (t == "Concat") return build_concat(b, op);

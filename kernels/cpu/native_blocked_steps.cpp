@@ -1,7 +1,8 @@
 /// Plan steps for the native kernels that read oneDNN's layouts in place (native_ops.hpp): the
 /// no-overlap ConvTranspose on nChw16c (with a BatchNormalization + Relu in front of it run
-/// inside it), the channel Concat of maps whose channels do not fill whole blocks, and the
-/// depthwise convolution on channels-last maps.
+/// inside it), the channel Concat of maps whose channels do not fill whole blocks, the
+/// depthwise convolution on channels-last maps, and the per-channel scaling (with its
+/// residual Add) of squeeze-and-excitation blocks.
 #include <cmath>
 
 #include "kernels/cpu/native_ops.hpp"
@@ -209,6 +210,47 @@ bool add_native_depthwise(plan_builder& b, const Op& op, const dnnl::convolution
   const int out = b.output(ch.out, dst);
   b.commit(ch);
   b.add_kernel_step(std::move(copy), depthwise_nhwc_bf16, "native:depthwise_nhwc_bf16", std::move(ins), {out});
+  return true;
+}
+
+bool add_native_channel_scale(plan_builder& b, const Op& mul) {
+  if (mul.type != "Mul" || mul.input_count() != 2 || mul.has_attr("activation") || !native_bf16_available()) return false;
+  const ValueId y = mul.outputs[0];
+  if (b.val(y).type != element_type::f32 || !b.val(y).shape.is_static()) return false;
+  const Shape ys = b.shape(y);
+  if (ys.size() != 4) return false;
+  // Which input is the map and which the per-channel factors.
+  ValueId x = mul.inputs[0], s = mul.inputs[1];
+  auto factors = [&](ValueId v) {
+    if (b.val(v).type != element_type::f32 || !b.val(v).shape.is_static()) return false;
+    Shape vs = b.shape(v);
+    while (vs.size() < 4) vs.insert(vs.begin(), 1);
+    return (vs[0] == 1 || vs[0] == ys[0]) && vs[1] == ys[1] && vs[2] == 1 && vs[3] == 1 && ys[2] * ys[3] > 1;
+  };
+  if (!factors(s)) std::swap(x, s);
+  if (!factors(s) || b.shape(x) != ys || b.val(x).type != element_type::f32) return false;
+  // Channels-last only: the layout PP-OCR's convolutions leave these maps in (f32 and bf16).
+  const memory::desc x_md = b.current_md(x);
+  const auto dt = x_md.data_type();
+  if (concat_layout(x_md) != concat_layout_nhwc || (dt != memory::data_type::f32 && dt != memory::data_type::bf16))
+    return false;
+  // x * s + x: the Add reading the product (and x) runs in the same pass.
+  const Op* add = only_reader(b, y);
+  const bool residual = add && add->type == "Add" && add->domain.empty() && add->input_count() == 2 &&
+                        !add->has_attr("activation") &&
+                        ((add->inputs[0] == y && add->inputs[1] == x) || (add->inputs[1] == y && add->inputs[0] == x));
+  Op copy = mul;
+  copy.attrs[channel_scale_residual_attr] = int64_t{residual};
+  if (dt == memory::data_type::bf16) copy.attrs[blocked_bf16_attr] = int64_t{1};
+  std::vector<int> ins{b.input(x, x_md), b.input_plain(s)};
+  const int out = b.output(residual ? add->outputs[0] : y, x_md);
+  if (residual) {
+    post_chain fused;
+    fused.fused_ops = {b.index_of(*add)};
+    b.commit(fused);
+  }
+  b.add_kernel_step(std::move(copy), channel_scale, residual ? "native:channel_scale_residual" : "native:channel_scale",
+                    std::move(ins), {out});
   return true;
 }
 

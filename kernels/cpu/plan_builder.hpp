@@ -129,6 +129,10 @@ bool add_native_concat(plan_builder& b, const graph::Op& op, const std::vector<m
 /// (nothing added) when the shape, layouts or post-ops do not fit it.
 bool add_native_depthwise(plan_builder& b, const graph::Op& op, const dnnl::convolution_forward::primitive_desc& pd,
                           const post_chain& ch, const window& w);
+/// A Mul of a 4-D map by one factor per channel ([1 or N, C, 1, 1]), the map laid out nhwc
+/// (f32 or bf16), on channel_scale; with the Add of the map that reads the product
+/// (x * s + x) in the same step. False (nothing added) for other cases.
+bool add_native_channel_scale(plan_builder& b, const graph::Op& mul);
 /// Whether the oneDNN path handles this op type with these element types at all.
 bool dnnl_handles(const graph::Graph& g, const graph::Op& op, std::string* why);
 
