@@ -2,9 +2,9 @@
 /// residual x * s + x in the same pass (native_ops.hpp): det's squeeze-and-excitation outputs.
 #include <algorithm>
 #include <cstdint>
-#include <immintrin.h>
 #include <vector>
 
+#include "kernels/cpu/avx512_bf16.hpp"
 #include "kernels/cpu/native_ops.hpp"
 
 namespace troupe::kernels::cpu {
@@ -19,20 +19,14 @@ namespace {
 
 template <bool Bf16>
 inline __m512 load16(const void* base, int64_t at, __mmask16 m) {
-  if constexpr (Bf16) {
-    const __m256i h = _mm256_maskz_loadu_epi16(m, static_cast<const uint16_t*>(base) + at);
-    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-  } else {
-    return _mm512_maskz_loadu_ps(m, static_cast<const float*>(base) + at);
-  }
+  if constexpr (Bf16) return load_bf16x16(static_cast<const uint16_t*>(base) + at, m);
+  else return _mm512_maskz_loadu_ps(m, static_cast<const float*>(base) + at);
 }
 
 template <bool Bf16>
 inline void store16(void* base, int64_t at, __m512 v, __mmask16 m) {
-  if constexpr (Bf16)
-    _mm256_mask_storeu_epi16(static_cast<uint16_t*>(base) + at, m, reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(v)));
-  else
-    _mm512_mask_storeu_ps(static_cast<float*>(base) + at, m, v);
+  if constexpr (Bf16) store_bf16x16(static_cast<uint16_t*>(base) + at, v, m);
+  else _mm512_mask_storeu_ps(static_cast<float*>(base) + at, m, v);
 }
 
 /// `scale` holds, per image, the factor of each channel padded to whole blocks of 16 (zero past C).

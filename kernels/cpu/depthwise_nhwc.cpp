@@ -4,11 +4,11 @@
 /// around the pair row stand for the padding, so no output needs a border case.
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <vector>
 #include <immintrin.h>
 
 #include "kernels/cpu/avx512_exp.hpp"
+#include "kernels/cpu/avx512_bf16.hpp"
 #include "kernels/cpu/native_ops.hpp"
 
 namespace troupe::kernels::cpu {
@@ -103,9 +103,7 @@ inline void outputs(const uint32_t* const* rows, int64_t kh, const uint32_t* wpa
     }
   }
   post<S>(acc, ops, nops);
-  for (int o = 0; o < S; ++o)
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + (o0 + o) * y_stride),
-                        reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(acc[o])));
+  for (int o = 0; o < S; ++o) store_bf16x16(y + (o0 + o) * y_stride, acc[o]);
 }
 
 template <int KW>
@@ -158,11 +156,7 @@ void run(const geometry& g, const uint16_t* x, uint16_t* y, const uint32_t* wpac
 
 void pack_depthwise_pairs(const float* w, int64_t channels, int64_t kh, int64_t kw, uint32_t* out) {
   const int64_t np = (kw + 1) / 2;
-  const auto bf16 = [](float v) { // round to nearest even, as vcvtneps2bf16
-    uint32_t u;
-    std::memcpy(&u, &v, 4);
-    return static_cast<uint32_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-  };
+  const auto bf16 = [](float v) { return static_cast<uint32_t>(round_to_bf16(v)); };
   for (int64_t c = 0; c < channels; ++c)
     for (int64_t i = 0; i < kh; ++i)
       for (int64_t k = 0; k < np; ++k) {

@@ -2,9 +2,8 @@
 /// layout and type the first bf16 convolution reads. oneDNN 2.6's reorder took 0.094 ms for
 /// det's 3x320x320 input on one thread (1.8 MB moved: 19 GB/s).
 #include <cstdint>
-#include <cstring>
-#include <immintrin.h>
 
+#include "kernels/cpu/avx512_bf16.hpp"
 #include "kernels/cpu/native_ops.hpp"
 
 namespace troupe::kernels::cpu {
@@ -14,16 +13,6 @@ namespace troupe::kernels::cpu {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
-
-namespace {
-
-uint16_t to_bf16(float v) { // round to nearest even, as vcvtneps2bf16
-  uint32_t u;
-  std::memcpy(&u, &v, 4);
-  return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-
-} // namespace
 
 void rgb_to_nhwc_bf16(const reference::context&, const std::vector<Tensor>& in, std::vector<Tensor>& out) {
   const auto& s = in[0].get_shape();
@@ -54,7 +43,7 @@ void rgb_to_nhwc_bf16(const reference::context&, const std::vector<Tensor>& in, 
     }
   for (int64_t b = 0; b < n_batch; ++b)
     for (int64_t p = groups * 16; p < pixels; ++p)
-      for (int64_t c = 0; c < 3; ++c) y[(b * pixels + p) * 3 + c] = to_bf16(x[(b * 3 + c) * pixels + p]);
+      for (int64_t c = 0; c < 3; ++c) y[(b * pixels + p) * 3 + c] = round_to_bf16(x[(b * 3 + c) * pixels + p]);
 }
 
 #pragma GCC diagnostic pop
