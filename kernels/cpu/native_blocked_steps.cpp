@@ -3,7 +3,7 @@
 /// inside it), the channel Concat of maps whose channels do not fill whole blocks, the
 /// depthwise convolution on channels-last maps, and the per-channel scaling (with its
 /// residual Add) of squeeze-and-excitation blocks.
-#include <cmath>
+#include <algorithm>
 
 #include "kernels/cpu/native_ops.hpp"
 #include "kernels/cpu/plan_builder.hpp"
@@ -85,15 +85,14 @@ bool build_bn_relu_deconv(plan_builder& b, const Op& bn) {
   for (std::size_t i = 1; i < 5; ++i)
     if (b.g.value(bn.inputs[i]).constant->get_size() != c) return false;
   const auto param = [&](std::size_t i) { return b.g.value(bn.inputs[i]).constant->data<float>(); };
-  const float *gamma = param(1), *beta = param(2), *mean = param(3), *var = param(4);
-  const float eps = bn.attr_float("epsilon", 1e-5f);
+  const auto affine = batch_norm_affine(param(1), param(2), param(3), param(4), bn.attr_float("epsilon", 1e-5f),
+                                        static_cast<std::size_t>(c));
+  // Padded to whole blocks of 16 with zeros: the padded lanes stay zero after the Relu.
   Tensor scale(element_type::f32, {padded}), shift(element_type::f32, {padded});
-  for (int64_t k = 0; k < padded; ++k) {
-    // y = (x - mean) / sqrt(var + eps) * gamma + beta = x * s + (beta - mean * s)
-    const float s = k < c ? gamma[k] / std::sqrt(var[k] + eps) : 0.0f;
-    scale.data<float>()[k] = s;
-    shift.data<float>()[k] = k < c ? beta[k] - mean[k] * s : 0.0f;
-  }
+  std::fill_n(scale.data<float>(), padded, 0.0f);
+  std::fill_n(shift.data<float>(), padded, 0.0f);
+  std::copy(affine.scale.begin(), affine.scale.end(), scale.data<float>());
+  std::copy(affine.shift.begin(), affine.shift.end(), shift.data<float>());
   add_deconv_step(b, *deconv, x, x_md, b.const_buffer(scale), b.const_buffer(shift));
   post_chain fused;
   fused.fused_ops = {b.index_of(*relu), b.index_of(*deconv)};

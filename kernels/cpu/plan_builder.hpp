@@ -102,6 +102,13 @@ private:
   friend std::shared_ptr<const plan> build_plan(const graph::Graph&, int, element_type, bool);
 };
 
+/// An inference BatchNormalization as y = x * scale[c] + shift[c]: scale = gamma / sqrt(var +
+/// eps), shift = beta - mean * scale. For the post-op chain and the native steps that run one.
+struct channel_affine {
+  std::vector<float> scale, shift;
+};
+channel_affine batch_norm_affine(const float* gamma, const float* beta, const float* mean, const float* var, float eps,
+                                 std::size_t channels);
 /// The op's fused activation attr as eltwise post-ops; false when oneDNN cannot express it.
 bool activation_post_ops(const graph::Op& op, dnnl::post_ops& po);
 /// Attributes every primitive of `op` is created with, its fused activation included.

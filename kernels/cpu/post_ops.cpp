@@ -48,6 +48,16 @@ struct affine {
 
 } // namespace
 
+channel_affine batch_norm_affine(const float* gamma, const float* beta, const float* mean, const float* var, float eps,
+                                 std::size_t channels) {
+  channel_affine r{std::vector<float>(channels), std::vector<float>(channels)};
+  for (std::size_t k = 0; k < channels; ++k) {
+    r.scale[k] = gamma[k] / std::sqrt(var[k] + eps);
+    r.shift[k] = beta[k] - mean[k] * r.scale[k];
+  }
+  return r;
+}
+
 int plan_builder::const_buffer(const Tensor& t) {
   int b = add_buffer(0);
   p.buffers[b].constant = t;
@@ -171,12 +181,12 @@ post_chain plan_builder::chain_post_ops(graph::ValueId y, dnnl::post_ops po, boo
         prm.push_back(std::move(cv));
       }
       if (!extra && prm.size() == 4) {
-        float eps = op.attr_float("epsilon", 1e-5f);
+        const auto bn = batch_norm_affine(prm[0].data(), prm[1].data(), prm[2].data(), prm[3].data(),
+                                          op.attr_float("epsilon", 1e-5f), static_cast<std::size_t>(ys[1]));
         acc.widen(static_cast<std::size_t>(ys[1]));
         for (std::size_t i = 0; i < acc.a.size(); ++i) {
-          float s = prm[0][i] / std::sqrt(prm[3][i] + eps);
-          acc.a[i] *= s;
-          acc.b[i] = (acc.b[i] - prm[2][i]) * s + prm[1][i];
+          acc.a[i] *= bn.scale[i];
+          acc.b[i] = acc.b[i] * bn.scale[i] + bn.shift[i];
         }
         ok = true;
       }
