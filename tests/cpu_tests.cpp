@@ -608,6 +608,23 @@ BOOST_AUTO_TEST_CASE(concat_plain) {
   BOOST_TEST(used_onednn(check(b.g), "Concat"));
 }
 
+/// BlazeFace pads channels by concatenating a pooled map with another: layouts oneDNN 2.6 can
+/// only join with its element-wise simple:any loop once both are plain; the reference
+/// kernel's run copies take it then (`ref:concat_runs`).
+BOOST_AUTO_TEST_CASE(concat_of_plain_maps_copies_runs) {
+  std::string kernel;
+  builder b;
+  auto x = b.input({2, 8, 10, 6});
+  auto c = b.op("Conv", {x, b.weights({24, 8, 3, 3}), b.weights({24})}, {{"pads", ints{1, 1, 1, 1}}});
+  auto p = b.op("MaxPool", {c}, {{"kernel_shape", ints{2, 2}}, {"strides", ints{2, 2}}});
+  auto other = b.input({2, 24, 5, 3});
+  b.output(b.op("Concat", {p, other}, {{"axis", int64_t(1)}}));
+  for (const auto& prof : check(b.g))
+    if (prof.node_type == "Concat") kernel = prof.exec_type;
+  BOOST_TEST_MESSAGE("Concat ran as " << kernel);
+  if (dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core) BOOST_TEST(kernel == "ref:concat_runs");
+}
+
 BOOST_AUTO_TEST_CASE(resize_nearest_and_linear) {
   builder b;
   b.g.opset = 11;
