@@ -28,14 +28,14 @@ memory::desc blocked_home(const plan_builder& b, ValueId x) {
   return {};
 }
 
-/// A native step for `op` running `fn` on the buffers `ins`, its output laid out as `out_md`;
-/// the op copy the kernel sees says when the blocked values hold bf16.
-void add_native_step(plan_builder& b, const Op& op, std::vector<int> ins, const memory::desc& out_md, bool bf16,
+/// A native step for `op` running `fn` on the buffers `ins`, producing `y` (the op's output, or
+/// the last output of the ops it absorbs) laid out as `out_md`; the op copy the kernel sees
+/// says when the values it reads and writes in place hold bf16.
+void add_native_step(plan_builder& b, Op op, std::vector<int> ins, ValueId y, const memory::desc& out_md, bool bf16,
                      const char* exec_type, reference::kernel_fn fn) {
-  Op copy = op;
-  if (bf16) copy.attrs[blocked_bf16_attr] = int64_t{1};
-  const int out = b.output(op.outputs[0], out_md);
-  b.add_kernel_step(std::move(copy), fn, exec_type, std::move(ins), {out});
+  if (bf16) op.attrs[blocked_bf16_attr] = int64_t{1};
+  const int out = b.output(y, out_md);
+  b.add_kernel_step(std::move(op), fn, exec_type, std::move(ins), {out});
 }
 
 /// The no-overlap ConvTranspose reading `x` (laid out as `x_md`, in place of its own input),
@@ -50,7 +50,8 @@ void add_deconv_step(plan_builder& b, const Op& deconv, ValueId x, const memory:
     ins.push_back(pro_scale);
     ins.push_back(pro_shift);
   }
-  add_native_step(b, deconv, std::move(ins), b.plain(deconv.outputs[0]), x_md.data_type() == memory::data_type::bf16,
+  add_native_step(b, deconv, std::move(ins), deconv.outputs[0], b.plain(deconv.outputs[0]),
+                  x_md.data_type() == memory::data_type::bf16,
                   pro_scale >= 0 ? "native:bn_relu_deconv_kxs_nChw16c" : "native:deconv_kxs_nChw16c",
                   unit_overlap_conv_transpose_nchw16c);
 }
@@ -134,7 +135,8 @@ bool add_native_concat(plan_builder& b, const Op& op, const std::vector<memory::
   for (std::size_t i = 0; i < srcs.size(); ++i) ins.push_back(b.input(op.inputs[i], srcs[i]));
   Op copy = op;
   copy.attrs[concat_layouts_attr] = layouts;
-  add_native_step(b, copy, std::move(ins), out_md, dt == memory::data_type::bf16, "native:concat_channels", concat_channels);
+  add_native_step(b, std::move(copy), std::move(ins), op.outputs[0], out_md, dt == memory::data_type::bf16,
+                  "native:concat_channels", concat_channels);
   return true;
 }
 
@@ -206,9 +208,9 @@ bool add_native_depthwise(plan_builder& b, const Op& op, const dnnl::convolution
   copy.attrs[depthwise_geometry_attr] = std::vector<int64_t>{kh, kw, w.strides[0], w.strides[1], w.pad_l[0], w.pad_l[1]};
   copy.attrs[depthwise_post_ops_attr] = post;
   std::vector<int> ins{b.input(X, src), b.const_buffer(packed), b.const_buffer(bias)};
-  const int out = b.output(ch.out, dst);
   b.commit(ch);
-  b.add_kernel_step(std::move(copy), depthwise_nhwc_bf16, "native:depthwise_nhwc_bf16", std::move(ins), {out});
+  add_native_step(b, std::move(copy), std::move(ins), ch.out, dst, false, "native:depthwise_nhwc_bf16",
+                  depthwise_nhwc_bf16);
   return true;
 }
 
@@ -240,16 +242,15 @@ bool add_native_channel_scale(plan_builder& b, const Op& mul) {
                         ((add->inputs[0] == y && add->inputs[1] == x) || (add->inputs[1] == y && add->inputs[0] == x));
   Op copy = mul;
   copy.attrs[channel_scale_residual_attr] = int64_t{residual};
-  if (dt == memory::data_type::bf16) copy.attrs[blocked_bf16_attr] = int64_t{1};
   std::vector<int> ins{b.input(x, x_md), b.input_plain(s)};
-  const int out = b.output(residual ? add->outputs[0] : y, x_md);
   if (residual) {
     post_chain fused;
     fused.fused_ops = {b.index_of(*add)};
     b.commit(fused);
   }
-  b.add_kernel_step(std::move(copy), channel_scale, residual ? "native:channel_scale_residual" : "native:channel_scale",
-                    std::move(ins), {out});
+  add_native_step(b, std::move(copy), std::move(ins), residual ? add->outputs[0] : y, x_md,
+                  dt == memory::data_type::bf16, residual ? "native:channel_scale_residual" : "native:channel_scale",
+                  channel_scale);
   return true;
 }
 

@@ -132,8 +132,8 @@ bool build_native_blocked(plan_builder& b, const graph::Op& op);
 bool add_native_concat(plan_builder& b, const graph::Op& op, const std::vector<memory::desc>& srcs,
                        const memory::desc& dst);
 /// A depthwise Conv whose oneDNN descriptor `pd` (with the chain `ch` as its post-ops) reads
-/// and writes channels-last f32 or bf16, on depthwise_nhwc instead (native_ops.hpp); false
-/// (nothing added) when the shape, layouts or post-ops do not fit it.
+/// and writes channels-last bf16, on depthwise_nhwc_bf16 instead (native_ops.hpp); false
+/// (nothing added) when the shape, layouts, post-ops or CPU do not fit it.
 bool add_native_depthwise(plan_builder& b, const graph::Op& op, const dnnl::convolution_forward::primitive_desc& pd,
                           const post_chain& ch, const window& w);
 /// A Mul of a 4-D map by one factor per channel ([1 or N, C, 1, 1]), the map laid out nhwc
