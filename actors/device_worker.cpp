@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "actors/device_pool.hpp"
+#include "actors/system_tail.hpp"
 
 namespace troupe::actors {
 
@@ -53,15 +54,22 @@ struct worker_state {
 
 caf::behavior device_worker(caf::event_based_actor*, std::shared_ptr<worker_state> st) {
   return {
-      [st](run_atom, work& w) { st->run_all(std::move(w)); },
+      [st](run_atom, work& w) {
+        system_tail busy; // the work (and its sink) is destroyed inside run_all's call
+        st->run_all(std::move(w));
+      },
       [st](warm_atom, const std::shared_ptr<const program>& p) {
+        system_tail busy;
         try {
           st->clone_for(p);
         } catch (...) {
           // Cloning fails again on first use and becomes that request's error.
         }
       },
-      [st](forget_atom, uintptr_t p) { st->clones.erase(reinterpret_cast<const program*>(p)); },
+      [st](forget_atom, uintptr_t p) {
+        system_tail busy; // destroys a clone (a device program)
+        st->clones.erase(reinterpret_cast<const program*>(p));
+      },
   };
 }
 

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "actors/collector.hpp"
+#include "actors/system_tail.hpp"
 
 namespace troupe::actors {
 
@@ -134,7 +135,9 @@ struct stage_state {
 caf::behavior stage_actor(caf::event_based_actor* self, std::shared_ptr<stage_state> st) {
   self->attach_functor([st] { st->fail_pending("the compiled model was destroyed"); });
   return {
-      [st](stage_input_atom, stage_input& in) {
+      [st](stage_input_atom, stage_input& message) {
+        system_tail busy;
+        auto in = std::move(message); // its request goes inside the tail, not with the message
         auto w = st->w.lock();
         if (!w) return;
         const auto& spec = w->spec.stages[st->stage];

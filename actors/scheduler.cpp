@@ -1,4 +1,5 @@
 #include "actors/scheduler.hpp"
+#include "actors/system_tail.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -217,6 +218,7 @@ void attempt::on_error(uint64_t, const failure& f) noexcept {
 caf::behavior scheduler_actor(caf::event_based_actor*, std::shared_ptr<scheduler_state> st) {
   return {
       [=](ready_atom, std::shared_ptr<device_arrival>& a) {
+        system_tail busy;
         st->act([&] {
           st->devices[a->index].run = std::move(a->run);
           st->table.arrived(a->index, a->slots);

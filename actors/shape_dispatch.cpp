@@ -1,6 +1,7 @@
 #include "actors/shape_dispatch.hpp"
 
 #include "actors/device_pool.hpp"
+#include "actors/system_tail.hpp"
 
 namespace troupe::actors {
 
@@ -31,7 +32,9 @@ bool submit_built(shape_dispatch::built& b, const std::vector<Shape>& shapes, in
 /// `(infer_atom, inference)` -> the runner for its shapes (built once) -> submit.
 caf::behavior builder_actor(caf::event_based_actor*, runner_builder build, std::shared_ptr<shape_dispatch::built> b) {
   return {
-      [=](infer_atom, inference& job) {
+      [=](infer_atom, inference& message) {
+        system_tail busy; // builds a device program; the job's sink goes inside the tail
+        auto job = std::move(message);
         if (!job.sink->wanted(job.request)) return;
         const auto shapes = shapes_of(job);
         if (submit_built(*b, shapes, job)) return; // built for an earlier request in the queue

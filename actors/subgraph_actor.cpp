@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "actors/system_tail.hpp"
+
 namespace troupe::actors {
 
 namespace {
@@ -27,7 +29,9 @@ caf::behavior subgraph_actor(caf::event_based_actor*, program_compiler compile, 
                              std::shared_ptr<subgraph::compiled_programs> compiled) {
   auto programs = std::make_shared<std::map<program_key, std::shared_ptr<const program>>>();
   return {
-      [=](infer_atom, inference& job) {
+      [=](infer_atom, inference& message) {
+        system_tail busy;
+        auto job = std::move(message); // its sink goes inside the tail, not with the message
         if (!job.sink->wanted(job.request)) return;
         program_key key;
         try {

@@ -1,5 +1,7 @@
 #include "runtime/callback_runner.hpp"
 
+#include "actors/system_tail.hpp"
+
 namespace troupe {
 
 namespace {
@@ -29,8 +31,10 @@ public:
   caf::behavior make_behavior() override {
     return {[](callback_atom, callback_job& job) {
       running_callbacks = true;
+      actors::system_tail busy; // the callback and what it captured go inside the tail
       auto run = std::move(job.run);
       run();
+      run = nullptr;
     }};
   }
 };

@@ -118,6 +118,9 @@ struct Core::Impl {
     std::vector<std::unique_ptr<kernels::device>> gpus;
     try {
       gpus = kernels::vulkan::make_vulkan_devices();
+      // The driver just loaded registered exit handlers of its own, which run before those
+      // registered earlier: the exit guard goes again, after them, so that it runs first.
+      register_exit_guard();
     } catch (const std::exception& e) {
       // A device that fails to open (e.g. a shader its driver rejects) leaves no GPU at all;
       // the CPU keeps working and compile_model("GPU") says why.

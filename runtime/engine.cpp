@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <deque>
 #include <mutex>
 #include <thread>
@@ -12,6 +13,7 @@
 #include <troupe/exception.hpp>
 
 #include "actors/protocol/node.hpp"
+#include "actors/system_tail.hpp"
 
 namespace troupe {
 
@@ -47,9 +49,10 @@ struct engine::owned_system {
 
 namespace {
 
-/// Closed once the process's static destruction has ended the reaper: a system whose last
-/// handle goes after that is left to the process's exit. Both have trivial destructors, so
-/// they are usable to the very end.
+/// Closed once the process exits (the exit guard below, or the reaper's static destruction):
+/// a system whose last handle goes after that is left to the process's exit, never torn down
+/// halfway while the exit handlers run. Both have trivial destructors, so they are usable to
+/// the very end.
 std::mutex reaper_gate;
 bool reaper_closed = false;
 
@@ -68,6 +71,11 @@ public:
       queue_.push_back(std::move(s));
     }
     cv_.notify_one();
+  }
+  /// Blocks until every system handed over has been torn down.
+  void drain() {
+    std::unique_lock lock(mutex_);
+    drained_.wait(lock, [&] { return queue_.empty() && !busy_; });
   }
   ~reaper() {
     {
@@ -91,19 +99,40 @@ private:
       if (queue_.empty()) return;
       auto s = std::move(queue_.front());
       queue_.pop_front();
+      busy_ = true;
       lock.unlock();
       s.reset();
       lock.lock();
+      busy_ = false;
+      drained_.notify_all();
     }
   }
   std::mutex mutex_;
   std::condition_variable cv_;
+  std::condition_variable drained_;
+  bool busy_ = false;
   std::deque<std::unique_ptr<engine::owned_system>> queue_;
   bool stop_ = false;
   std::thread thread_;
 };
 
+/// The exit guard: runs among the process's exit handlers, before those of every library loaded
+/// before it was registered (it is registered again after the Vulkan driver loads). It waits
+/// for the system threads still finishing work that held the application's objects (their
+/// last references may tear down a Vulkan instance or a whole system) and for the reaper's
+/// teardowns, then closes the gate: what is still alive is left to the process's exit.
+void guard_exit() {
+  if (!own_system) { // on a system thread (exit() inside a callback), waiting could wait for itself
+    actors::wait_for_tails();
+    reaper::instance().drain();
+  }
+  std::lock_guard gate(reaper_gate);
+  reaper_closed = true;
+}
+
 } // namespace
+
+void register_exit_guard() { std::atexit(guard_exit); }
 
 engine::engine() : owned(std::make_unique<owned_system>()) {
   auto& cfg = owned->cfg;
@@ -126,6 +155,7 @@ engine::engine() : owned(std::make_unique<owned_system>()) {
   cfg.set("middleman.heartbeat-interval", caf::timespan{std::chrono::milliseconds(100)});
   cfg.set("middleman.connection-timeout", caf::timespan{std::chrono::seconds(1)});
   reaper::instance(); // made before any system, so it outlives them all at exit
+  register_exit_guard();
   owned->system = std::make_unique<caf::actor_system>(cfg);
   system = owned->system.get();
   ++created;
@@ -135,12 +165,13 @@ engine::engine() : owned(std::make_unique<owned_system>()) {
 engine::engine(caf::actor_system& borrowed) : system(&borrowed) {}
 
 engine::~engine() {
-  if (!owned || own_system != owned->system.get()) return; // torn down here, by the member's destructor
+  if (!owned) return;
   std::lock_guard gate(reaper_gate);
   if (reaper_closed) {
-    (void)owned.release(); // the process is exiting
+    (void)owned.release(); // the process is exiting: left to it, never torn down halfway
     return;
   }
+  if (own_system != owned->system.get()) return; // torn down here, by the member's destructor
   reaper::instance().take(std::move(owned));
 }
 

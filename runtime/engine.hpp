@@ -50,6 +50,11 @@ struct engine {
   static std::size_t systems_destroyed();
 };
 
+/// Registers (again) the exit guard that lets system threads finish before the process's exit
+/// handlers run (runtime/engine.cpp): after loading a library whose exit handlers must not run
+/// while those threads still use it (a Vulkan driver).
+void register_exit_guard();
+
 std::shared_ptr<engine> make_engine();
 std::shared_ptr<engine> borrow_engine(caf::actor_system& system);
 
