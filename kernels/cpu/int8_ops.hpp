@@ -12,6 +12,10 @@
 
 namespace troupe::kernels::cpu {
 
+/// Whether oneDNN's int8 products are exact on this CPU (VNNI: without it they sum u8 x s8
+/// pairs in saturating 16 bits, exact only for 7-bit weights).
+bool int8_exact_here();
+
 /// The op types oneDNN's int8 primitives (or its reorders) run in some cases (docs/ops.md).
 const std::vector<std::string>& int8_op_types();
 

@@ -209,9 +209,11 @@ private:
   }
 };
 
+} // namespace
+
 /// oneDNN's int8 kernels without VNNI multiply u8 by s8 pairs into saturating s16 sums: exact
 /// only for 7-bit weights. The float path keeps such CPUs right.
-bool has_vnni() {
+bool int8_exact_here() {
   switch (dnnl::get_effective_cpu_isa()) {
   case dnnl::cpu_isa::avx2_vnni:
   case dnnl::cpu_isa::avx512_core_vnni:
@@ -221,11 +223,9 @@ bool has_vnni() {
   }
 }
 
-} // namespace
-
 std::map<std::size_t, int8_site> find_int8_sites(plan_builder& b) {
   std::map<std::size_t, int8_site> sites;
-  if (!has_vnni()) return sites;
+  if (!int8_exact_here()) return sites;
   finder f(b);
   for (std::size_t k = 0; k < b.g.ops.size(); ++k) {
     if (reference::interpreter::is_dynamic(b.g, b.g.ops[k])) continue;

@@ -3,12 +3,14 @@
 #include <omp.h>
 
 #include "kernels/cpu/int8_ops.hpp"
+#include "kernels/cpu/integer_matmul.hpp"
 #include "kernels/cpu/memory_plan.hpp"
 #include "kernels/cpu/native_ops.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <set>
 
 #include <troupe/exception.hpp>
 
@@ -299,8 +301,11 @@ std::shared_ptr<const plan> build_plan(const graph::Graph& g, int num_threads, e
   try {
     plan_builder b(g, *p, precision);
     const auto int8_sites = find_int8_sites(b);
+    std::set<std::size_t> taken;
+    for (const auto& [k, s] : int8_sites) taken.insert(k);
+    auto integer_products = find_integer_products(b, taken);
     for (const auto& op : g.ops) {
-      if (b.fused(b.index_of(op))) continue;
+      if (b.fused(b.index_of(op)) || integer_products.inside.count(b.index_of(op))) continue;
       if (reference::interpreter::is_dynamic(g, op)) {
         b.add_dynamic(op);
         if (!p->graph) p->graph = std::make_shared<const graph::Graph>(g);
@@ -308,6 +313,19 @@ std::shared_ptr<const plan> build_plan(const graph::Graph& g, int num_threads, e
       }
       if (auto site = int8_sites.find(b.index_of(op)); site != int8_sites.end()) {
         build_int8_site(b, op, site->second);
+        continue;
+      }
+      if (auto site = integer_products.matmuls.find(b.index_of(op)); site != integer_products.matmuls.end()) {
+        build_integer_matmul(b, op, site->second);
+        if (site->second.last == site->first) build_integer_matmul_epilogue(b, op, site->second);
+        continue;
+      }
+      if (auto last = integer_products.matmul_by_last.find(b.index_of(op)); last != integer_products.matmul_by_last.end()) {
+        build_integer_matmul_epilogue(b, op, integer_products.matmuls.at(last->second));
+        continue;
+      }
+      if (auto site = integer_products.convs.find(b.index_of(op)); site != integer_products.convs.end()) {
+        build_integer_conv(b, site->second);
         continue;
       }
       if (build_quantize_reorder(b, op)) continue;

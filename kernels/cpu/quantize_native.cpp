@@ -1,6 +1,7 @@
-/// QuantizeLinear and DequantizeLinear as threaded loops over plain buffers: the reference
-/// kernels go through doubles element by element. The same arithmetic as theirs: x / scale in
-/// float, rounded to nearest even, plus the zero point, saturated; (q - zp) * scale in float.
+/// QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear as threaded loops over plain
+/// buffers: the reference kernels go through doubles element by element. The same arithmetic
+/// as theirs: x / scale in float, rounded to nearest even, plus the zero point, saturated;
+/// (q - zp) * scale in float; DynamicQuantizeLinear's range, scale and zero point in float.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -110,9 +111,36 @@ void dequantize_linear(const reference::context& ctx, const std::vector<Tensor>&
   }
 }
 
+/// DynamicQuantizeLinear (f32 -> u8, scale, zero point): the range [min(x, 0), max(x, 0)] in
+/// one threaded pass, then QuantizeLinear's loop with the scale and zero point it gives.
+void dynamic_quantize_linear(const reference::context&, const std::vector<Tensor>& in, std::vector<Tensor>& out) {
+  const float* x = in[0].data<float>();
+  const int64_t n = static_cast<int64_t>(in[0].get_size());
+  float lo = 0.f, hi = 0.f;
+#pragma omp parallel for simd reduction(min : lo) reduction(max : hi) if (n > 65536)
+  for (int64_t i = 0; i < n; ++i) {
+    lo = std::min(lo, x[i]); // a NaN compares false and leaves the range as it is, as the reference's
+    hi = std::max(hi, x[i]);
+  }
+  const float scale = (hi - lo) / 255.0f;
+  const float zp = scale == 0 ? 0.f : std::min(std::max(std::nearbyint(0.0f - lo / scale), 0.f), 255.f);
+  auto* y = out[0].data<uint8_t>();
+  if (scale == 0) {
+    std::fill(y, y + n, static_cast<uint8_t>(zp));
+  } else {
+    const axis_split p(in[0].get_shape(), 0, 1);
+    for_rows(p, [&](int64_t, int64_t begin, int64_t end) { quantize_run(x + begin, scale, zp, y + begin, end - begin); });
+  }
+  if (out.size() > 1 && !out[1].empty()) out[1].data<float>()[0] = scale;
+  if (out.size() > 2 && !out[2].empty()) out[2].data<uint8_t>()[0] = static_cast<uint8_t>(zp);
+}
+
 } // namespace
 
 reference::kernel_fn native_quantize_kernel(const graph::Graph& g, const graph::Op& op) {
+  if (op.type == "DynamicQuantizeLinear" && op.domain.empty() && op.input_count() == 1 &&
+      g.value(op.inputs[0]).type == element_type::f32 && g.value(op.inputs[0]).shape.is_static())
+    return dynamic_quantize_linear;
   const bool q = op.type == "QuantizeLinear", dq = op.type == "DequantizeLinear";
   if ((!q && !dq) || !op.domain.empty() || op.input_count() < 2 || op.has_attr("block_size")) return nullptr;
   const auto& x = g.value(op.inputs[0]);

@@ -1,0 +1,206 @@
+/// ConvInteger as quantize_dynamic writes it (integer_matmul.hpp's integer_conv_site): the
+/// zero point of the u8 input comes from DynamicQuantizeLinear at run time, the weights are
+/// constant s8 (or u8 centred on 128), and Cast -> Mul(scale) -> Add(bias) follows.
+#include <algorithm>
+
+#include "kernels/cpu/int8_ops.hpp"
+#include "kernels/cpu/integer_matmul.hpp"
+#include "kernels/reference/common.hpp"
+
+namespace troupe::kernels::cpu {
+
+namespace {
+
+using graph::no_value;
+using graph::Op;
+using graph::ValueId;
+using dt = memory::data_type;
+using tag = memory::format_tag;
+
+ValueId in(const Op& op, std::size_t i) { return i < op.inputs.size() ? op.inputs[i] : no_value; }
+
+/// The weights as s8 when they are exact there with a zero weight zero point: s8 with zero
+/// points 0, or u8 whose zero points are all 128 (shifted down by 128). oneDNN's convolutions
+/// take no weight zero points.
+bool s8_weights(const graph::Graph& g, ValueId W, ValueId WZ, Tensor& out) {
+  if (!g.is_constant(W)) return false;
+  const Tensor& w = *g.value(W).constant;
+  const element_type t = w.get_element_type();
+  if ((t != element_type::i8 && t != element_type::u8) || w.get_shape().size() < 3) return false;
+  const double centre = t == element_type::u8 ? 128 : 0;
+  if (WZ != no_value) {
+    if (!g.is_constant(WZ) || g.value(WZ).type != t) return false;
+    const auto z = reference::to_doubles(*g.value(WZ).constant);
+    if (!std::all_of(z.begin(), z.end(), [&](double v) { return v == centre; })) return false;
+  } else if (t == element_type::u8) {
+    return false; // u8 weights without a zero point: 0 .. 255, not an s8 range
+  }
+  out = Tensor(element_type::i8, w.get_shape());
+  for (int64_t i = 0; i < static_cast<int64_t>(w.get_size()); ++i)
+    out.data<int8_t>()[i] = static_cast<int8_t>(t == element_type::u8 ? static_cast<int>(w.data<uint8_t>()[i]) - 128
+                                                                        : w.data<int8_t>()[i]);
+  return true;
+}
+
+memory::dims weight_dims(const Shape& ws, int64_t groups) {
+  memory::dims d(ws.begin(), ws.end());
+  if (groups > 1) {
+    d.insert(d.begin(), groups);
+    d[1] /= groups;
+  }
+  return d;
+}
+
+/// The activation's zero point (u8, one value) as the s32 oneDNN reads at run time.
+void zero_point_to_s32(const reference::context&, const std::vector<Tensor>& in, std::vector<Tensor>& out) {
+  out[0].data<int32_t>()[0] = static_cast<int32_t>(in[0].data<uint8_t>()[0]);
+}
+
+/// Channels-last: the epilogue reads it as rows of channels.
+memory::desc channels_last(const Shape& s, dt type) {
+  const memory::dims d(s.begin(), s.end());
+  return memory::desc(d, type, s.size() == 3 ? tag::acb : s.size() == 4 ? tag::acdb : tag::acdeb);
+}
+
+memory::desc bias_md(int64_t channels, std::size_t rank) {
+  memory::dims d(rank, 1);
+  d[1] = channels;
+  return plain_md(Shape(d.begin(), d.end()), dt::f32);
+}
+
+/// Without VNNI: the convolutions with l and with h into two s32 channels-last buffers (`args`
+/// holds the source, l's weights and the zero point), then the epilogue writes the chain's
+/// float result channels-last.
+void split_conv(plan_builder& b, const integer_conv_site& s, std::vector<binding> args) {
+  const Op& op = b.g.ops[s.conv];
+  const Op& last = b.g.ops[s.last];
+  const memory::desc wei = s.pd.weights_desc(), dst = s.pd.dst_desc();
+  const Shape ys = b.shape(op.outputs[0]);
+  const int64_t channels = ys[1];
+  auto s32_buffer = [&] {
+    const int buf = b.add_buffer(dst.get_size());
+    b.p.buffers[static_cast<std::size_t>(buf)].type = element_type::i32;
+    b.p.buffers[static_cast<std::size_t>(buf)].shape = ys;
+    return buf;
+  };
+  const int low = s32_buffer(), high = s32_buffer();
+  args.push_back({DNNL_ARG_DST, low, dst});
+  b.add_dnnl(op, s.pd, dnnl::convolution_forward(s.pd), args);
+  b.p.steps.back().exec_type += " int8";
+  const memory::dims wd = weight_dims(s.weights_high.get_shape(), op.attr_int("group", 1));
+  for (auto& a : args) {
+    if (a.arg == DNNL_ARG_WEIGHTS)
+      a.buf = b.const_buffer(b.reorder_constant(s.weights_high, plain_md(Shape(wd.begin(), wd.end()), dt::s8), wei));
+    if (a.arg == DNNL_ARG_DST) a.buf = high;
+  }
+  b.add_dnnl(op, s.pd, dnnl::convolution_forward(s.pd), std::move(args));
+  b.p.steps.back().exec_type += " int8";
+  b.p.steps.back().name += "/high";
+  Tensor no_sums(element_type::i32, Shape{channels});
+  std::fill_n(no_sums.data<int32_t>(), channels, 0); // oneDNN took the zero point off already
+  std::vector<int> ins{low, -1, b.const_buffer(no_sums), -1, -1, s.chain.scale == no_value ? -1 : b.input_plain(s.chain.scale),
+                       s.chain.bias == no_value ? -1 : b.input_plain(s.chain.bias), high};
+  Op copy = last;
+  copy.inputs.clear();
+  const int out = b.output(last.outputs[0], channels_last(ys, dt::f32));
+  b.add_kernel_step(std::move(copy), integer_product_epilogue(), "native:integer_conv_epilogue", std::move(ins), {out});
+}
+
+} // namespace
+
+std::optional<integer_conv_site> find_integer_conv(const plan_builder& b, std::size_t k) {
+  const graph::Graph& g = b.g;
+  const Op& op = g.ops[k];
+  if (op.type != "ConvInteger" || !op.domain.empty() || op.outputs.size() != 1) return std::nullopt;
+  const ValueId X = in(op, 0), W = in(op, 1), XZ = in(op, 2), WZ = in(op, 3), Y = op.outputs[0];
+  if (X == no_value || g.is_constant(X) || b.val(X).type != element_type::u8 || !b.val(X).shape.is_static() ||
+      !b.val(Y).shape.is_static() || b.val(Y).type != element_type::i32)
+    return std::nullopt;
+  if (XZ != no_value && (b.val(XZ).type != element_type::u8 || !b.val(XZ).shape.is_static() || shape_size(b.shape(XZ)) != 1))
+    return std::nullopt;
+  integer_conv_site s;
+  s.conv = s.last = k;
+  if (!s8_weights(g, W, WZ, s.weights)) return std::nullopt;
+  const bool split = !int8_exact_here();
+  const Shape xs = b.shape(X), ys = b.shape(Y), ws = s.weights.get_shape();
+  if (xs.size() < 3 || xs.size() > 5 || ws.size() != xs.size() || shape_size(xs) == 0 || shape_size(ys) == 0)
+    return std::nullopt;
+  window w;
+  if (!read_window(op, xs, ys, memory::dims(ws.begin() + 2, ws.end()), w)) return std::nullopt;
+  s.chain = follow_float_chain(b, Y, ys[1], 1);
+  if (!s.chain.ops.empty()) s.last = s.chain.ops.back();
+  if (split) {
+    if (s.chain.ops.empty()) return std::nullopt; // an s32 result stays on the reference kernel
+    s.weights_high = Tensor(element_type::i8, ws);
+    auto* q = s.weights.data<int8_t>();
+    auto* h = s.weights_high.data<int8_t>();
+    for (int64_t i = 0; i < static_cast<int64_t>(s.weights.get_size()); ++i) {
+      const int32_t v = q[i], l = v & 63;
+      h[i] = static_cast<int8_t>((v - l) / 64);
+      q[i] = static_cast<int8_t>(l);
+    }
+  }
+
+  dnnl::primitive_attr attr = plan_builder::base_attr();
+  if (XZ != no_value) attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+  if (s.chain.scale != no_value && !split)
+    attr.set_output_scales(shape_size(b.shape(s.chain.scale)) > 1 ? 1 << 1 : 0, {DNNL_RUNTIME_F32_VAL});
+  if (s.chain.bias != no_value && !split) {
+    dnnl::post_ops po;
+    po.append_binary(dnnl::algorithm::binary_add, bias_md(ys[1], ys.size()));
+    attr.set_post_ops(po);
+  }
+  const dt out_t = s.chain.ops.empty() || split ? dt::s32 : dt::f32;
+  memory::desc src(memory::dims(xs.begin(), xs.end()), dt::u8, tag::any),
+      dst = split ? channels_last(ys, dt::s32) : memory::desc(memory::dims(ys.begin(), ys.end()), out_t, tag::any), wei(weight_dims(ws, op.attr_int("group", 1)), dt::s8, tag::any);
+  try {
+    dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, wei,
+                                      memory::desc(), dst, w.strides, w.dil, w.pad_l, w.pad_r);
+    s.pd = dnnl::convolution_forward::primitive_desc(d, attr, b.p.eng);
+  } catch (const dnnl::error&) {
+    return std::nullopt; // no int8 kernel with these zero points or scales: the reference runs it
+  }
+  // A reference implementation is no faster than the reference kernel and no better tested.
+  if (std::string(s.pd.impl_info_str()).rfind("ref", 0) == 0) return std::nullopt;
+  return s;
+}
+
+void build_integer_conv(plan_builder& b, const integer_conv_site& s) {
+  const Op& op = b.g.ops[s.conv];
+  const Op& last = b.g.ops[s.last];
+  const memory::desc src = s.pd.src_desc(), wei = s.pd.weights_desc(), dst = s.pd.dst_desc();
+  const Shape ws = s.weights.get_shape();
+  const memory::dims wd = weight_dims(ws, op.attr_int("group", 1));
+  std::vector<binding> args{
+      {DNNL_ARG_SRC, b.input(op.inputs[0], src), src},
+      {DNNL_ARG_WEIGHTS,
+       b.const_buffer(b.reorder_constant(s.weights, plain_md(Shape(wd.begin(), wd.end()), dt::s8), wei)), wei}};
+  if (const ValueId XZ = in(op, 2); XZ != no_value) {
+    const int zp = b.add_buffer(sizeof(int32_t));
+    b.p.buffers[static_cast<std::size_t>(zp)].type = element_type::i32;
+    b.p.buffers[static_cast<std::size_t>(zp)].shape = Shape{1};
+    Op copy = op;
+    copy.name += "/zero_point";
+    copy.inputs.clear();
+    b.add_kernel_step(std::move(copy), zero_point_to_s32, "native:zero_point", {b.input_plain(XZ)}, {zp});
+    args.push_back({DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zp, memory::desc({1}, dt::s32, tag::a)});
+  }
+  if (!s.weights_high.empty()) {
+    split_conv(b, s, std::move(args));
+    return;
+  }
+  if (s.chain.scale != no_value) {
+    const int64_t n = shape_size(b.shape(s.chain.scale));
+    args.push_back({DNNL_ARG_ATTR_OUTPUT_SCALES, b.input_plain(s.chain.scale), memory::desc({n}, dt::f32, tag::a)});
+  }
+  if (s.chain.bias != no_value) {
+    const Shape ys = b.shape(op.outputs[0]);
+    const memory::desc md = bias_md(ys[1], ys.size());
+    args.push_back({DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, b.input(s.chain.bias, md), md});
+  }
+  args.push_back({DNNL_ARG_DST, b.output(last.outputs[0], dst), dst});
+  b.add_dnnl(op, s.pd, dnnl::convolution_forward(s.pd), std::move(args));
+  b.p.steps.back().exec_type += " int8";
+}
+
+} // namespace troupe::kernels::cpu

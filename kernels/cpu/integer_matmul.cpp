@@ -1,0 +1,311 @@
+#include "kernels/cpu/integer_matmul.hpp"
+
+#include <algorithm>
+#include <optional>
+
+#include "kernels/cpu/int8_ops.hpp"
+#include "kernels/reference/common.hpp"
+#include "kernels/reference/interpreter.hpp"
+
+namespace troupe::kernels::cpu {
+
+namespace {
+
+using graph::no_value;
+using graph::Op;
+using graph::ValueId;
+using dt = memory::data_type;
+using tag = memory::format_tag;
+
+ValueId in(const Op& op, std::size_t i) { return i < op.inputs.size() ? op.inputs[i] : no_value; }
+
+/// in: [0] the s32 product, [1] the activation's zero point (u8, one value; empty: 0), [2] the
+/// weights' column sums, [3] the weights' zero points (empty: 0), [4] the activation (only
+/// with [3]: its row sums), [5] the scale (one value or one per column; empty: 1), [6] the
+/// bias (empty: none), [7] the product with the high part of split weights (empty: none).
+/// out[0]: s32 or f32, the product's shape (in place over [0] for s32).
+template <bool with_wz, bool per_column, bool with_bias, bool to_float, bool split>
+void epilogue_rows(const std::vector<Tensor>& in, std::vector<Tensor>& out) {
+  const Tensor& acc = in[0];
+  const int64_t n = static_cast<int64_t>(in[2].get_size());
+  const int64_t rows = n ? static_cast<int64_t>(acc.get_size()) / n : 0;
+  const int32_t az = in[1].empty() ? 0 : static_cast<int32_t>(in[1].data<uint8_t>()[0]);
+  const int32_t* cs = in[2].data<int32_t>();
+  const int32_t* wz = with_wz ? in[3].data<int32_t>() : nullptr;
+  const uint8_t* a = with_wz ? in[4].data<uint8_t>() : nullptr;
+  const int64_t k = with_wz && rows ? static_cast<int64_t>(in[4].get_size()) / rows : 0;
+  const float* sc = in[5].empty() ? nullptr : in[5].data<float>();
+  const float s0 = sc ? sc[0] : 1.f;
+  const float* bias = with_bias ? in[6].data<float>() : nullptr;
+  const int32_t* accp = acc.data<int32_t>();
+  const int32_t* highp = split ? in[7].data<int32_t>() : nullptr;
+#pragma omp parallel for schedule(static) if (rows * n > 32768)
+  for (int64_t m = 0; m < rows; ++m) {
+    int32_t rs = 0;
+    if constexpr (with_wz) {
+      int32_t sum = 0;
+      const uint8_t* ar = a + m * k;
+#pragma omp simd reduction(+ : sum)
+      for (int64_t i = 0; i < k; ++i) sum += ar[i];
+      rs = sum - static_cast<int32_t>(k) * az;
+    }
+    const int32_t* r = accp + m * n;
+    const int32_t* h = split ? highp + m * n : nullptr;
+    if constexpr (to_float) {
+      float* y = out[0].data<float>() + m * n;
+#pragma omp simd
+      for (int64_t j = 0; j < n; ++j) {
+        int32_t v = r[j] - az * cs[j];
+        if constexpr (split) v += h[j] * 64;
+        if constexpr (with_wz) v -= wz[j] * rs;
+        float f = static_cast<float>(v) * (per_column ? sc[j] : s0);
+        if constexpr (with_bias) f += bias[j];
+        y[j] = f;
+      }
+    } else {
+      int32_t* y = out[0].data<int32_t>() + m * n;
+#pragma omp simd
+      for (int64_t j = 0; j < n; ++j) {
+        int32_t v = r[j] - az * cs[j];
+        if constexpr (split) v += h[j] * 64;
+        if constexpr (with_wz) v -= wz[j] * rs;
+        y[j] = v;
+      }
+    }
+  }
+}
+
+template <bool with_wz, bool per_column, bool with_bias, bool split>
+void epilogue_out(const std::vector<Tensor>& in, std::vector<Tensor>& out) {
+  if (out[0].get_element_type() == element_type::f32) epilogue_rows<with_wz, per_column, with_bias, true, split>(in, out);
+  else epilogue_rows<with_wz, per_column, with_bias, false, split>(in, out);
+}
+
+template <bool with_wz, bool per_column, bool with_bias>
+void epilogue_split(const std::vector<Tensor>& in, std::vector<Tensor>& out) {
+  if (!in[7].empty()) epilogue_out<with_wz, per_column, with_bias, true>(in, out);
+  else epilogue_out<with_wz, per_column, with_bias, false>(in, out);
+}
+
+template <bool with_wz> void epilogue_scale(const std::vector<Tensor>& in, std::vector<Tensor>& out) {
+  const bool per_column = !in[5].empty() && in[5].get_size() > 1, bias = !in[6].empty();
+  if (per_column) bias ? epilogue_split<with_wz, true, true>(in, out) : epilogue_split<with_wz, true, false>(in, out);
+  else bias ? epilogue_split<with_wz, false, true>(in, out) : epilogue_split<with_wz, false, false>(in, out);
+}
+
+void integer_matmul_epilogue(const reference::context&, const std::vector<Tensor>& in, std::vector<Tensor>& out) {
+  if (!in[3].empty()) epilogue_scale<true>(in, out);
+  else epilogue_scale<false>(in, out);
+}
+
+} // namespace
+
+reference::kernel_fn integer_product_epilogue() { return integer_matmul_epilogue; }
+
+namespace {
+
+/// One reader, not a graph output: the value may live only inside the fused step.
+bool sole_reader(const plan_builder& b, ValueId v, std::size_t& reader) {
+  const auto& rd = b.readers(v);
+  if (rd.size() != 1 || b.is_graph_output(v)) return false;
+  reader = rd[0];
+  return true;
+}
+
+/// `v` is f32 with one value, or one per channel along `axis` of an `rank`-dim result
+/// (numpy broadcasting: [C], [C, 1, 1], [1, C, 1, 1] for axis 1 of 4).
+bool channel_operand(const plan_builder& b, ValueId v, int64_t channels, std::size_t axis, std::size_t rank,
+                     bool one_ok) {
+  if (v == no_value || b.val(v).type != element_type::f32 || !b.val(v).shape.is_static()) return false;
+  const Shape s = b.shape(v);
+  const int64_t size = shape_size(s);
+  if (size == 1) return one_ok;
+  if (size != channels || s.size() > rank) return false;
+  const std::size_t at = rank - s.size(); // s's dim i is the result's dim at + i
+  return axis >= at && s[axis - at] == channels;
+}
+
+} // namespace
+
+float_chain follow_float_chain(const plan_builder& b, ValueId y, int64_t channels, std::size_t axis) {
+  float_chain c;
+  const auto& g = b.g;
+  std::size_t cast = 0, mul = 0, add = 0;
+  if (!sole_reader(b, y, cast)) return c;
+  const Op& ct = g.ops[cast];
+  if (ct.type != "Cast" || !ct.domain.empty() || ct.outputs.size() != 1 || b.val(ct.outputs[0]).type != element_type::f32)
+    return c;
+  c.ops = {cast};
+  const Shape ys = b.shape(y);
+  auto same_shape = [&](const Op& o) {
+    return o.outputs.size() == 1 && b.val(o.outputs[0]).shape.is_static() && b.shape(o.outputs[0]) == ys &&
+           !o.has_attr("activation");
+  };
+  if (!sole_reader(b, ct.outputs[0], mul)) return c;
+  const Op& m = g.ops[mul];
+  if (m.type != "Mul" || !m.domain.empty() || m.inputs.size() != 2 || !same_shape(m)) return c;
+  const ValueId scale = m.inputs[0] == ct.outputs[0] ? m.inputs[1] : m.inputs[0];
+  if (!channel_operand(b, scale, channels, axis, ys.size(), true)) return c;
+  c.scale = scale;
+  c.ops.push_back(mul);
+  if (!sole_reader(b, m.outputs[0], add)) return c;
+  const Op& a = g.ops[add];
+  if (a.type != "Add" || !a.domain.empty() || a.inputs.size() != 2 || !same_shape(a)) return c;
+  const ValueId bias = a.inputs[0] == m.outputs[0] ? a.inputs[1] : a.inputs[0];
+  if (!g.is_constant(bias) || !channel_operand(b, bias, channels, axis, ys.size(), false)) return c;
+  c.bias = bias;
+  c.ops.push_back(add);
+  return c;
+}
+
+namespace {
+
+class finder {
+public:
+  explicit finder(plan_builder& b) : b_(b), g_(b.g) {}
+
+  std::optional<integer_matmul_site> site(std::size_t k) {
+    const Op& op = g_.ops[k];
+    if (op.type != "MatMulInteger" || !op.domain.empty() || op.outputs.size() != 1) return std::nullopt;
+    const ValueId A = in(op, 0), B = in(op, 1), AZ = in(op, 2), BZ = in(op, 3), Y = op.outputs[0];
+    if (A == no_value || g_.is_constant(A) || b_.val(A).type != element_type::u8 || !b_.val(A).shape.is_static())
+      return std::nullopt;
+    if (!g_.is_constant(B) || b_.shape(B).size() != 2 || !b_.val(Y).shape.is_static() ||
+        b_.val(Y).type != element_type::i32)
+      return std::nullopt;
+    const element_type bt = b_.val(B).type;
+    if (bt != element_type::u8 && bt != element_type::i8) return std::nullopt;
+    const Shape as = b_.shape(A), ws = b_.shape(B), ys = b_.shape(Y);
+    if (as.size() < 2 || as.back() != ws[0] || ys.size() != as.size() || ys.back() != ws[1]) return std::nullopt;
+    integer_matmul_site s;
+    s.matmul = s.last = k;
+    s.k = ws[0];
+    s.n = ws[1];
+    s.rows = shape_size(as) / std::max<int64_t>(1, s.k);
+    if (s.rows == 0 || s.k == 0 || s.n == 0) return std::nullopt;
+    // The activation's zero point: one u8 value, known now or at run time.
+    if (AZ != no_value && (b_.val(AZ).type != element_type::u8 || !b_.val(AZ).shape.is_static() ||
+                           shape_size(b_.shape(AZ)) != 1))
+      return std::nullopt;
+    if (!weights(B, BZ, s)) return std::nullopt;
+    const auto c = follow_float_chain(b_, Y, s.n, ys.size() - 1);
+    s.chain = c.ops;
+    s.scale = c.scale;
+    s.bias = c.bias;
+    if (!s.chain.empty()) s.last = s.chain.back();
+    return s;
+  }
+
+private:
+  plan_builder& b_;
+  const graph::Graph& g_;
+
+  /// The weights as s8 (u8 ones shifted by 128, their zero points with them), their column
+  /// sums and the zero points per column.
+  bool weights(ValueId B, ValueId BZ, integer_matmul_site& s) const {
+    const Tensor& w = *g_.value(B).constant;
+    const bool u8 = w.get_element_type() == element_type::u8;
+    std::vector<double> zp;
+    if (BZ != no_value) {
+      if (!g_.is_constant(BZ) || b_.val(BZ).type != w.get_element_type()) return false;
+      zp = reference::to_doubles(*g_.value(BZ).constant);
+      if (zp.size() != 1 && static_cast<int64_t>(zp.size()) != s.n) return false;
+    }
+    s.weights = Tensor(element_type::i8, Shape{s.k, s.n});
+    s.column_sums = Tensor(element_type::i32, Shape{s.n});
+    auto* q = s.weights.data<int8_t>();
+    auto* cs = s.column_sums.data<int32_t>();
+    std::fill(cs, cs + s.n, 0);
+    for (int64_t i = 0; i < s.k * s.n; ++i) {
+      const int32_t v = u8 ? static_cast<int32_t>(w.data<uint8_t>()[i]) - 128 : w.data<int8_t>()[i];
+      q[i] = static_cast<int8_t>(v);
+      cs[i % s.n] += v;
+    }
+    bool any = false;
+    Tensor wz(element_type::i32, Shape{s.n});
+    for (int64_t j = 0; j < s.n; ++j) {
+      const double z = zp.empty() ? 0.0 : zp[zp.size() == 1 ? 0 : static_cast<std::size_t>(j)];
+      wz.data<int32_t>()[j] = static_cast<int32_t>(z) - (u8 ? 128 : 0);
+      any = any || wz.data<int32_t>()[j] != 0;
+    }
+    if (any) s.weight_zp = std::move(wz);
+    if (!int8_exact_here()) { // w = 64 h + l: l in [0, 63], h in [-2, 1]
+      s.weights_high = Tensor(element_type::i8, Shape{s.k, s.n});
+      auto* h = s.weights_high.data<int8_t>();
+      for (int64_t i = 0; i < s.k * s.n; ++i) {
+        const int32_t v = q[i], l = v & 63;
+        h[i] = static_cast<int8_t>((v - l) / 64);
+        q[i] = static_cast<int8_t>(l);
+      }
+    }
+    return true;
+  }
+};
+
+memory::desc rows_md(int64_t rows, int64_t cols, dt type) { return memory::desc({rows, cols}, type, tag::ab); }
+
+} // namespace
+
+integer_products find_integer_products(plan_builder& b, const std::set<std::size_t>& taken) {
+  integer_products r;
+  finder f(b);
+  for (std::size_t k = 0; k < b.g.ops.size(); ++k) {
+    if (taken.count(k) || reference::interpreter::is_dynamic(b.g, b.g.ops[k])) continue;
+    if (auto c = find_integer_conv(b, k)) {
+      for (auto j : c->chain.ops)
+        if (j != c->last) r.inside.insert(j);
+      if (c->last != k) r.inside.insert(k);
+      r.convs.emplace(c->last, std::move(*c));
+      continue;
+    }
+    auto s = f.site(k);
+    if (!s) continue;
+    try {
+      dnnl::matmul::desc d(rows_md(s->rows, s->k, dt::u8), memory::desc({s->k, s->n}, dt::s8, tag::any),
+                           rows_md(s->rows, s->n, dt::s32));
+      s->pd = dnnl::matmul::primitive_desc(d, plan_builder::base_attr(), b.p.eng);
+    } catch (const dnnl::error&) {
+      continue; // no int8 product here: the reference kernel runs the op
+    }
+    // The chain's ops before its last make no step of their own.
+    for (auto j : s->chain)
+      if (j != s->last) r.inside.insert(j);
+    r.matmul_by_last.emplace(s->last, k);
+    r.matmuls.emplace(k, std::move(*s));
+  }
+  return r;
+}
+
+void build_integer_matmul(plan_builder& b, const graph::Op& op, integer_matmul_site& s) {
+  const memory::desc src = s.pd.src_desc(), wei = s.pd.weights_desc(), dst = s.pd.dst_desc();
+  const ValueId A = op.inputs[0], Y = op.outputs[0];
+  const int a_buf = b.input_plain(A);
+  auto product = [&](const Tensor& w, int into) {
+    const int w_buf = b.const_buffer(b.reorder_constant(w, rows_md(s.k, s.n, dt::s8), wei));
+    b.add_dnnl(op, s.pd, dnnl::matmul(s.pd), {{DNNL_ARG_SRC, a_buf, src}, {DNNL_ARG_WEIGHTS, w_buf, wei}, {DNNL_ARG_DST, into, dst}});
+    b.p.steps.back().exec_type += " int8";
+  };
+  product(s.weights, b.output(Y, b.plain(Y)));
+  if (s.weights_high.empty()) return;
+  s.high_buffer = b.add_buffer(static_cast<std::size_t>(s.rows * s.n) * sizeof(int32_t));
+  b.p.buffers[static_cast<std::size_t>(s.high_buffer)].type = element_type::i32;
+  b.p.buffers[static_cast<std::size_t>(s.high_buffer)].shape = b.shape(Y);
+  product(s.weights_high, s.high_buffer);
+  b.p.steps.back().name += "/high";
+}
+
+void build_integer_matmul_epilogue(plan_builder& b, const graph::Op& last, const integer_matmul_site& s) {
+  const Op& mm = b.g.ops[s.matmul];
+  const ValueId Y = mm.outputs[0], AZ = in(mm, 2);
+  std::vector<int> ins{b.input_plain(Y), AZ == no_value ? -1 : b.input_plain(AZ), b.const_buffer(s.column_sums),
+                       s.weight_zp.empty() ? -1 : b.const_buffer(s.weight_zp),
+                       s.weight_zp.empty() ? -1 : b.input_plain(mm.inputs[0]),
+                       s.scale == no_value ? -1 : b.input_plain(s.scale), s.bias == no_value ? -1 : b.input_plain(s.bias),
+                       s.high_buffer};
+  Op copy = last;
+  copy.inputs.clear(); // the step's operands are `ins`, not the op's
+  const int out = s.last == s.matmul ? ins[0] : b.output(last.outputs[0], b.plain(last.outputs[0]));
+  b.add_kernel_step(std::move(copy), integer_matmul_epilogue, "native:integer_matmul_epilogue", std::move(ins), {out});
+}
+
+} // namespace troupe::kernels::cpu
