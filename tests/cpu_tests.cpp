@@ -336,7 +336,9 @@ BOOST_AUTO_TEST_CASE(conv_transpose_unit_overlap_reads_blocked_input) {
           }
           const std::string blocked = with_bn ? "native:bn_relu_deconv_kxs_nChw16c" : "native:deconv_kxs_nChw16c";
           BOOST_TEST(kernel == (avx512 ? blocked : "native:deconv_kxs"));
-          BOOST_TEST(bn_step == !avx512);
+          // The BatchNormalization runs inside the native step; without AVX-512 oneDNN may take
+          // it as the first ConvTranspose's post-op or run it on its own.
+          if (avx512) BOOST_TEST(!bn_step);
         }
       }
 }
@@ -477,7 +479,9 @@ BOOST_AUTO_TEST_CASE(matmul_bias_add_folds) {
                                                    << (relu ? ", Relu" : "")) {
           bool add_step = false;
           for (const auto& p : check(b.g, bf16 ? 3e-2f : 1e-5f, precision)) add_step = add_step || p.node_type == "Add";
-          if (cs != Shape{5, 1}) BOOST_TEST(!add_step);
+          // bf16 matmuls need AVX-512 (oneDNN 2.6 has none on AVX2; the f32 path runs them).
+          const bool folds = !bf16 || dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
+          if (cs != Shape{5, 1} && folds) BOOST_TEST(!add_step);
         }
       }
 }
