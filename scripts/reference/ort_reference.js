@@ -15,7 +15,9 @@
 // per element, row-major, inputs in model order, value = (u32 >>> 8) / 2^24 (exact in float32,
 // in [0,1)). Integer inputs take the draw's integer part (0), booleans false. --fill gives
 // every element of the named inputs the value V instead (the draws are still made, so the
-// other inputs stay as troupe run's): a sample rate, a mode flag.
+// other inputs stay as troupe run's): a sample rate, a mode flag. Two fills use the draw:
+// NAME=ids:N gives floor(draw * N), token ids in [0, N); NAME=mask:P gives 0 where the draw is
+// below P and 1 elsewhere, an attention mask with about a fraction P of zeros.
 'use strict';
 const crypto = require('crypto');
 const fs = require('fs');
@@ -69,7 +71,15 @@ function parseFill(text, names) {
   for (const part of text.split(',')) {
     const [name, v] = part.split('=');
     if (!names.includes(name)) throw new Error(`--fill names '${name}', not an input of the model (inputs: ${names.join(', ')})`);
-    if (v === undefined || !Number.isFinite(+v)) throw new Error(`--fill ${name} needs a number, got '${v}'`);
+    const drawn = /^(ids|mask):(.*)$/.exec(v || '');
+    if (drawn) {
+      const n = +drawn[2];
+      if (!Number.isFinite(n) || (drawn[1] === 'ids' ? !(Number.isInteger(n) && n > 0) : n < 0 || n > 1))
+        throw new Error(`--fill ${name}=${v}: ${drawn[1] === 'ids' ? 'ids:N takes a whole N > 0' : 'mask:P takes 0 <= P <= 1'}`);
+      fill[name] = drawn[1] === 'ids' ? (d) => Math.floor(d * n) : (d) => (d < n ? 0 : 1);
+      continue;
+    }
+    if (v === undefined || !Number.isFinite(+v)) throw new Error(`--fill ${name} needs a number, ids:N or mask:P, got '${v}'`);
     fill[name] = +v;
   }
   return fill;
@@ -91,8 +101,8 @@ function makeFeeds(session, opt) {
     const n = shape.reduce((a, b) => a * b, 1);
     const data = new Array_(n);
     for (let k = 0; k < n; k++) {
-      const v = name in fill ? fill[name] : (rnd() >>> 8) / 16777216;
-      if (name in fill) rnd();
+      const draw = (rnd() >>> 8) / 16777216;
+      const v = !(name in fill) ? draw : typeof fill[name] === 'function' ? fill[name](draw) : fill[name];
       if (suffix === 'f32' || suffix === 'f64') data[k] = v;
       else if (Array_ === BigInt64Array || Array_ === BigUint64Array) data[k] = BigInt(Math.floor(v));
       else data[k] = Math.floor(v);
