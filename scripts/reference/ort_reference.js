@@ -6,9 +6,11 @@
 //       one inference with 1 intra-op thread; writes DIR/input_<name>.<type>,
 //       DIR/output_<name>.<type> (raw little-endian, the tensor's own element type) and
 //       DIR/meta.json (names, shapes, types, files, sha256, min/max/mean, runtime version).
-//   node ort_reference.js bench MODEL.onnx [--shape SHAPES] [--seconds S] [--runs N]
+//   node ort_reference.js bench MODEL.onnx [--shape SHAPES | --stream SHAPES;SHAPES;...] [--seconds S] [--runs N]
 //       prints one JSON object: latency (median, p90, mean, min, max) with 1 and 2 intra-op
-//       threads, and throughput of two worker threads each running a 1-thread session.
+//       threads, and throughput of two worker threads each running a 1-thread session. With
+//       --stream, inference i takes the shapes (and seeded input) of entry i mod n: a stream of
+//       requests of varying shapes, as troupe bench's -data_shape configurations in turn.
 //
 // SHAPES: 1x3x48x192 (every input) or x:1x3x48x192,y:1x2 (per input name).
 // Seeded input, the same as `troupe run` without -i: mulberry32(seed, default 12345), one draw
@@ -112,6 +114,12 @@ function makeFeeds(session, opt) {
   return feeds;
 }
 
+/// One set of feeds per --stream entry (or the one of --shape), used in turn.
+function makeFeedList(session, opt) {
+  if (!opt.stream) return [makeFeeds(session, opt)];
+  return opt.stream.split(';').map((shape) => makeFeeds(session, { ...opt, shape }));
+}
+
 function sessionOptions(threads) {
   return { executionProviders: ['cpu'], intraOpNumThreads: threads, interOpNumThreads: 1,
     executionMode: 'sequential', graphOptimizationLevel: 'all' };
@@ -166,11 +174,15 @@ function summary(ms) {
 /// Latency of one session: warm-up, then `runs` timed inferences or `seconds`, whichever ends later.
 async function latency(model, opt, threads) {
   const session = await ort.InferenceSession.create(model, sessionOptions(threads));
-  const feeds = makeFeeds(session, opt);
-  for (let i = 0; i < 3; i++) await session.run(feeds);
+  const feeds = makeFeedList(session, opt);
+  for (let i = 0; i < 3; i++) await session.run(feeds[i % feeds.length]);
   const ms = [];
   const end = now() + opt.seconds * 1000;
-  while (ms.length < opt.runs || now() < end) { const t = now(); await session.run(feeds); ms.push(now() - t); }
+  while (ms.length < opt.runs || now() < end) {
+    const t = now();
+    await session.run(feeds[ms.length % feeds.length]);
+    ms.push(now() - t);
+  }
   await session.release();
   return { threads, ...summary(ms) };
 }
@@ -196,20 +208,20 @@ async function worker() {
   const { model, opt } = workerData;
   const flags = new Int32Array(workerData.flags);
   const session = await ort.InferenceSession.create(model, sessionOptions(1));
-  const feeds = makeFeeds(session, opt);
-  for (let i = 0; i < 3; i++) await session.run(feeds);
+  const feeds = makeFeedList(session, opt);
+  for (let i = 0; i < 3; i++) await session.run(feeds[i % feeds.length]);
   Atomics.add(flags, 0, 1);
   while (Atomics.load(flags, 1) === 0) Atomics.wait(flags, 1, 0, 50);
   let count = 0;
   const t0 = now();
   const end = t0 + opt.seconds * 1000;
-  while (now() < end) { await session.run(feeds); count++; }
+  while (now() < end) { await session.run(feeds[count % feeds.length]); count++; }
   await session.release();
   parentPort.postMessage({ count, seconds: (now() - t0) / 1000 });
 }
 
 async function bench(model, opt) {
-  const result = { model: path.basename(model), shape: opt.shape || null,
+  const result = { model: path.basename(model), shape: opt.shape || null, stream: opt.stream || null,
     runtime: `onnxruntime-node ${ort.env.versions.common}`, cpus: os.cpus().length,
     load_average_before: os.loadavg()[0], latency: [], throughput: null };
   result.latency.push(await latency(model, opt, 1));
@@ -220,7 +232,7 @@ async function bench(model, opt) {
 
 function usage(message) {
   console.error(`ort_reference: ${message}\nusage: node ort_reference.js run MODEL.onnx [--shape SHAPES] [--seed N] [--fill NAME=V,...] --out DIR\n` +
-    '       node ort_reference.js bench MODEL.onnx [--shape SHAPES] [--seconds S] [--runs N]');
+    '       node ort_reference.js bench MODEL.onnx [--shape SHAPES | --stream SHAPES;SHAPES;...] [--seconds S] [--runs N]');
   process.exit(2);
 }
 
@@ -229,13 +241,14 @@ async function main() {
   if (command !== 'run' && command !== 'bench') usage(`unknown command '${command || ''}'`);
   if (!model) usage('no model given');
   if (!fs.existsSync(model)) usage(`model file '${model}' not found`);
-  const opt = { shape: null, seed: 12345, out: null, seconds: 5, runs: 20, fill: null };
+  const opt = { shape: null, stream: null, seed: 12345, out: null, seconds: 5, runs: 20, fill: null };
   const numeric = { '--seed': 'seed', '--seconds': 'seconds', '--runs': 'runs' };
   for (let i = 0; i < rest.length; i++) {
     const flag = rest[i];
     const value = rest[++i];
     if (value === undefined) usage(`${flag} needs a value`);
     if (flag === '--shape') opt.shape = value;
+    else if (flag === '--stream') opt.stream = value;
     else if (flag === '--out') opt.out = value;
     else if (flag === '--fill') opt.fill = value;
     else if (numeric[flag]) {
