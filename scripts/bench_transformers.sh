@@ -14,7 +14,9 @@
 # reference run used (data/ort/<model>_1x<seq>/input_*.i64). The stream: STREAM_LENGTHS (default
 # 64 lengths drawn uniformly from 1..128 with a fixed seed) used in turn, as troupe bench's
 # -data_shape configurations and onnxruntime's --stream; inputs are the seeded generator's
-# (integer inputs 0) in both: the work does not depend on the token values.
+# (integer inputs 0) in both: the work does not depend on the token values. troupe compiles
+# each new length when it first comes (docs/cli.md), inside the measurement: STREAM_SECONDS
+# (default SECONDS_PER_FIGURE) sets how long the stream runs.
 #
 # Usage: scripts/bench_transformers.sh [bert_tiny bert_tiny_int8 lm_tiny lm_tiny_int8 ...]
 set -euo pipefail
@@ -24,6 +26,7 @@ troupe=${TROUPE:-$root/build/bin/troupe}
 bash "$root/scripts/fetch_test_data.sh"
 models_dir=$root/data/models
 seconds=${SECONDS_PER_FIGURE:-5}
+stream_seconds=${STREAM_SECONDS:-$seconds}
 rounds=${ROUNDS:-2}
 out=$root/build/bench_transformers
 mkdir -p "$out"
@@ -41,21 +44,22 @@ inputs_of() { # model: its input names
 }
 
 troupe_figures() { # model case, then troupe bench flags; prints "latency throughput"
-  local m=$1 c=$2 lat tput sync=()
+  local m=$1 c=$2 lat tput sync=() t=$seconds
   shift 2
   # Several -data_shape shapes need the async API: one request in flight is the sync loop.
-  [ "$c" = stream ] && sync=(-api async -nireq 1)
-  lat=$("$troupe" bench -m "$models_dir/$m.onnx" "$@" -hint latency "${sync[@]}" -nthreads 1 -t "$seconds" 2>&1 |
+  [ "$c" = stream ] && sync=(-api async -nireq 1) t=$stream_seconds
+  lat=$("$troupe" bench -m "$models_dir/$m.onnx" "$@" -hint latency "${sync[@]}" -nthreads 1 -t "$t" 2>&1 |
     tee "$out/${m}_${c}_latency.log" | sed -n 's/.*Median: *\([0-9.]*\) ms.*/\1/p' | head -1)
-  tput=$("$troupe" bench -m "$models_dir/$m.onnx" "$@" -hint throughput -nstreams 2 -nthreads 1 -t "$seconds" 2>&1 |
+  tput=$("$troupe" bench -m "$models_dir/$m.onnx" "$@" -hint throughput -nstreams 2 -nthreads 1 -t "$t" 2>&1 |
     tee "$out/${m}_${c}_throughput.log" | sed -n 's/.*Throughput: *\([0-9.]*\) FPS.*/\1/p' | head -1)
   echo "${lat:--} ${tput:--}"
 }
 
 ort_figures() { # model case, then ort_reference.js bench flags
-  local m=$1 c=$2
+  local m=$1 c=$2 t=$seconds
   shift 2
-  node "$root/scripts/reference/ort_reference.js" bench "$models_dir/$m.onnx" --seconds "$seconds" "$@" > "$out/${m}_${c}_ort.json"
+  [ "$c" = stream ] && t=$stream_seconds
+  node "$root/scripts/reference/ort_reference.js" bench "$models_dir/$m.onnx" --seconds "$t" "$@" > "$out/${m}_${c}_ort.json"
   /usr/bin/python3 -c 'import json, sys
 r = json.load(open(sys.argv[1]))
 print(next(l for l in r["latency"] if l["threads"] == 1)["median_ms"], r["throughput"]["per_s"])' "$out/${m}_${c}_ort.json"
