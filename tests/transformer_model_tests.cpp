@@ -24,14 +24,15 @@
 /// REFERENCE happens not to hit; every mean bound stays below the int8-vs-f32 distance, so
 /// that running the float model fails.
 ///
-/// The GPU today compiles static shapes only: the dynamic-length model is refused by the GPU
-/// (an error naming an op whose output has a dynamic shape), so the GPU cases compile each
-/// length apart (a reshape per length); HETERO:GPU,CPU runs the dynamic model (every op on the
-/// CPU) and each length reshaped (the GPU takes what it can). Where the GPU cannot run an op of
-/// a model, the GPU case checks that exactly the op types of gpu_gaps_today are refused
-/// (query_model_unsupported) and that compiling for the GPU fails naming one of them; MULTI
-/// then either leaves the GPU out (EXECUTION_DEVICES) and agrees, or fails naming the op. A
-/// GPU that learns an op fails its case until the list is brought up to date.
+/// The GPU compiles a dynamic-length model per length at its first inference (its query on the
+/// dynamic model answers "dynamic shape" for nearly every op), and refuses there what it refuses
+/// at a fixed length. The GPU case runs the dynamic model, then each length reshaped; where the
+/// GPU cannot run an op of a model, it checks that exactly the op types of gpu_gaps_today are
+/// refused (query_model_unsupported at the fixed length) and that compiling or running fails
+/// naming one of them. HETERO:GPU,CPU runs the dynamic model (the GPU takes no op of dynamic
+/// shape) and each length reshaped (the GPU takes what it can). MULTI:GPU,CPU runs the dynamic
+/// model; where the GPU cannot run it, MULTI is to leave the GPU out or fail naming it. A GPU
+/// that learns an op fails its case until gpu_gaps_today is brought up to date.
 #include <boost/test/unit_test.hpp>
 
 #include <troupe/troupe.hpp>
@@ -54,9 +55,9 @@ const std::vector<std::string> lengths{"1x32", "1x128"};
 
 /// What the GPU refuses today at a fixed length, per model (op types; empty: it runs the whole
 /// model). Measured with lavapipe on 2026-11-27 (`troupe query -d GPU -shape ...`):
-///   Gather           bert's position-embedding Gather: its int64 indices became a constant
-///                    (Range of the fixed length) and "constant int64 indices are not
-///                    uploaded"; the int8 models' u8 tables: "the shader gathers float32 data only"
+///   Gather           bert's pooler (Gather of token 0 along axis 1): "constant int64 indices
+///                    are not uploaded"; the int8 models' u8 tables: "the shader gathers float32
+///                    data only"
 ///   Where            lm's causal mask: "constant input 0 (boolean) is not uploaded: only 32-bit
 ///                    constants or scalars are"
 ///   DequantizeLinear, DynamicQuantizeLinear, MatMulInteger, ConvInteger: no Vulkan shader
