@@ -65,6 +65,39 @@ qdq ch_ppocr_mobile_v2.0_cls_infer ch_ppocr_mobile_v2.0_cls_qdq 1x3x48x192
 qdq ch_PP-OCRv4_rec_infer ch_PP-OCRv4_rec_qdq 1x3x48x320
 qdq ch_PP-OCRv4_det_presigmoid ch_PP-OCRv4_det_presigmoid_qdq 1x3x640x640
 
+# Transformer test models (scripts/make_transformer_models.py: seeded weights, the graphs exporters
+# write) and dynamically quantized versions of them and of PP-OCR det and rec, as onnxruntime's
+# quantize_dynamic writes them (scripts/quantize_dynamic.py). Written again when the script that
+# writes one is newer than the file; onnxruntime's outputs for it go with it.
+made() { # model, then the scripts it comes from: true when it is there and newer than them
+  local f=$data/models/$1.onnx s
+  [ -f "$f" ] || return 1
+  shift
+  for s in "$@"; do [ "$f" -nt "$root/scripts/$s" ] || return 1; done
+}
+fresh() { rm -f "$data/models/$1.onnx"; rm -rf "$data/ort/$1"_*; } # model: drop it and its outputs
+for m in bert_tiny lm_tiny; do
+  made $m make_transformer_models.py && continue
+  fresh $m
+  /usr/bin/python3 "$root/scripts/make_transformer_models.py" "$data/models" --only $m
+done
+dynint8() { # source model, quantized model, quantize_dynamic.py flags
+  local src=$1 dst=$2
+  shift 2
+  if made "$dst" quantize_dynamic.py make_transformer_models.py && [ "$data/models/$dst.onnx" -nt "$data/models/$src.onnx" ]; then
+    return
+  fi
+  fresh "$dst"
+  /usr/bin/python3 "$root/scripts/quantize_dynamic.py" "$data/models/$src.onnx" "$data/models/$dst.onnx.part" "$@"
+  mv "$data/models/$dst.onnx.part" "$data/models/$dst.onnx"
+}
+# Weights: bert int8 symmetric per tensor (quantize_dynamic's default), the LM uint8 per channel;
+# PP-OCR uint8 per tensor (onnxruntime's ConvInteger takes uint8 weights).
+dynint8 bert_tiny bert_tiny_int8
+dynint8 lm_tiny lm_tiny_int8 --weight-type u8 --per-channel
+dynint8 ch_PP-OCRv4_rec_infer ch_PP-OCRv4_rec_dynint8 --weight-type u8
+dynint8 ch_PP-OCRv4_det_presigmoid ch_PP-OCRv4_det_presigmoid_dynint8 --weight-type u8
+
 expect() { # model shape [tag fill]: onnxruntime's outputs for the seeded input, in data/ort/<model>_<tag>
   local out=$data/ort/$1_${3:-$2}
   [ -f "$out/meta.json" ] && return
@@ -83,6 +116,13 @@ expect ch_ppocr_mobile_v2.0_cls_qdq 1x3x48x192
 expect ch_PP-OCRv4_rec_qdq 1x3x48x320
 expect ch_PP-OCRv4_det_presigmoid_qdq 1x3x320x320
 expect ch_PP-OCRv4_det_presigmoid_qdq 1x3x640x640
+# Token ids valid for the vocabulary; bert's mask with about 1 in 8 positions masked.
+for seq in 32 128; do
+  for m in bert_tiny bert_tiny_int8; do expect $m 1x$seq 1x$seq input_ids=ids:8192,attention_mask=mask:0.125; done
+  for m in lm_tiny lm_tiny_int8; do expect $m 1x$seq 1x$seq input_ids=ids:49152; done
+done
+expect ch_PP-OCRv4_rec_dynint8 1x3x48x320
+expect ch_PP-OCRv4_det_presigmoid_dynint8 1x3x320x320
 
 # Which of ONNX's conformance cases onnxruntime passes (conformance_tests checks that the CPU
 # passes each of them): again when the runner or the pinned onnxruntime changes.

@@ -6,16 +6,20 @@
 //       one inference with 1 intra-op thread; writes DIR/input_<name>.<type>,
 //       DIR/output_<name>.<type> (raw little-endian, the tensor's own element type) and
 //       DIR/meta.json (names, shapes, types, files, sha256, min/max/mean, runtime version).
-//   node ort_reference.js bench MODEL.onnx [--shape SHAPES] [--seconds S] [--runs N]
+//   node ort_reference.js bench MODEL.onnx [--shape SHAPES | --stream SHAPES;SHAPES;...] [--seconds S] [--runs N]
 //       prints one JSON object: latency (median, p90, mean, min, max) with 1 and 2 intra-op
-//       threads, and throughput of two worker threads each running a 1-thread session.
+//       threads, and throughput of two worker threads each running a 1-thread session. With
+//       --stream, inference i takes the shapes (and seeded input) of entry i mod n: a stream of
+//       requests of varying shapes, as troupe bench's -data_shape configurations in turn.
 //
 // SHAPES: 1x3x48x192 (every input) or x:1x3x48x192,y:1x2 (per input name).
 // Seeded input, the same as `troupe run` without -i: mulberry32(seed, default 12345), one draw
 // per element, row-major, inputs in model order, value = (u32 >>> 8) / 2^24 (exact in float32,
 // in [0,1)). Integer inputs take the draw's integer part (0), booleans false. --fill gives
 // every element of the named inputs the value V instead (the draws are still made, so the
-// other inputs stay as troupe run's): a sample rate, a mode flag.
+// other inputs stay as troupe run's): a sample rate, a mode flag. Two fills use the draw:
+// NAME=ids:N gives floor(draw * N), token ids in [0, N); NAME=mask:P gives 0 where the draw is
+// below P and 1 elsewhere, an attention mask with about a fraction P of zeros.
 'use strict';
 const crypto = require('crypto');
 const fs = require('fs');
@@ -69,7 +73,15 @@ function parseFill(text, names) {
   for (const part of text.split(',')) {
     const [name, v] = part.split('=');
     if (!names.includes(name)) throw new Error(`--fill names '${name}', not an input of the model (inputs: ${names.join(', ')})`);
-    if (v === undefined || !Number.isFinite(+v)) throw new Error(`--fill ${name} needs a number, got '${v}'`);
+    const drawn = /^(ids|mask):(.*)$/.exec(v || '');
+    if (drawn) {
+      const n = +drawn[2];
+      if (!Number.isFinite(n) || (drawn[1] === 'ids' ? !(Number.isInteger(n) && n > 0) : n < 0 || n > 1))
+        throw new Error(`--fill ${name}=${v}: ${drawn[1] === 'ids' ? 'ids:N takes a whole N > 0' : 'mask:P takes 0 <= P <= 1'}`);
+      fill[name] = drawn[1] === 'ids' ? (d) => Math.floor(d * n) : (d) => (d < n ? 0 : 1);
+      continue;
+    }
+    if (v === undefined || !Number.isFinite(+v)) throw new Error(`--fill ${name} needs a number, ids:N or mask:P, got '${v}'`);
     fill[name] = +v;
   }
   return fill;
@@ -91,8 +103,8 @@ function makeFeeds(session, opt) {
     const n = shape.reduce((a, b) => a * b, 1);
     const data = new Array_(n);
     for (let k = 0; k < n; k++) {
-      const v = name in fill ? fill[name] : (rnd() >>> 8) / 16777216;
-      if (name in fill) rnd();
+      const draw = (rnd() >>> 8) / 16777216;
+      const v = !(name in fill) ? draw : typeof fill[name] === 'function' ? fill[name](draw) : fill[name];
       if (suffix === 'f32' || suffix === 'f64') data[k] = v;
       else if (Array_ === BigInt64Array || Array_ === BigUint64Array) data[k] = BigInt(Math.floor(v));
       else data[k] = Math.floor(v);
@@ -100,6 +112,12 @@ function makeFeeds(session, opt) {
     feeds[name] = new ort.Tensor(type, data, shape);
   }
   return feeds;
+}
+
+/// One set of feeds per --stream entry (or the one of --shape), used in turn.
+function makeFeedList(session, opt) {
+  if (!opt.stream) return [makeFeeds(session, opt)];
+  return opt.stream.split(';').map((shape) => makeFeeds(session, { ...opt, shape }));
 }
 
 function sessionOptions(threads) {
@@ -156,11 +174,15 @@ function summary(ms) {
 /// Latency of one session: warm-up, then `runs` timed inferences or `seconds`, whichever ends later.
 async function latency(model, opt, threads) {
   const session = await ort.InferenceSession.create(model, sessionOptions(threads));
-  const feeds = makeFeeds(session, opt);
-  for (let i = 0; i < 3; i++) await session.run(feeds);
+  const feeds = makeFeedList(session, opt);
+  for (let i = 0; i < 3; i++) await session.run(feeds[i % feeds.length]);
   const ms = [];
   const end = now() + opt.seconds * 1000;
-  while (ms.length < opt.runs || now() < end) { const t = now(); await session.run(feeds); ms.push(now() - t); }
+  while (ms.length < opt.runs || now() < end) {
+    const t = now();
+    await session.run(feeds[ms.length % feeds.length]);
+    ms.push(now() - t);
+  }
   await session.release();
   return { threads, ...summary(ms) };
 }
@@ -186,20 +208,20 @@ async function worker() {
   const { model, opt } = workerData;
   const flags = new Int32Array(workerData.flags);
   const session = await ort.InferenceSession.create(model, sessionOptions(1));
-  const feeds = makeFeeds(session, opt);
-  for (let i = 0; i < 3; i++) await session.run(feeds);
+  const feeds = makeFeedList(session, opt);
+  for (let i = 0; i < 3; i++) await session.run(feeds[i % feeds.length]);
   Atomics.add(flags, 0, 1);
   while (Atomics.load(flags, 1) === 0) Atomics.wait(flags, 1, 0, 50);
   let count = 0;
   const t0 = now();
   const end = t0 + opt.seconds * 1000;
-  while (now() < end) { await session.run(feeds); count++; }
+  while (now() < end) { await session.run(feeds[count % feeds.length]); count++; }
   await session.release();
   parentPort.postMessage({ count, seconds: (now() - t0) / 1000 });
 }
 
 async function bench(model, opt) {
-  const result = { model: path.basename(model), shape: opt.shape || null,
+  const result = { model: path.basename(model), shape: opt.shape || null, stream: opt.stream || null,
     runtime: `onnxruntime-node ${ort.env.versions.common}`, cpus: os.cpus().length,
     load_average_before: os.loadavg()[0], latency: [], throughput: null };
   result.latency.push(await latency(model, opt, 1));
@@ -210,7 +232,7 @@ async function bench(model, opt) {
 
 function usage(message) {
   console.error(`ort_reference: ${message}\nusage: node ort_reference.js run MODEL.onnx [--shape SHAPES] [--seed N] [--fill NAME=V,...] --out DIR\n` +
-    '       node ort_reference.js bench MODEL.onnx [--shape SHAPES] [--seconds S] [--runs N]');
+    '       node ort_reference.js bench MODEL.onnx [--shape SHAPES | --stream SHAPES;SHAPES;...] [--seconds S] [--runs N]');
   process.exit(2);
 }
 
@@ -219,13 +241,14 @@ async function main() {
   if (command !== 'run' && command !== 'bench') usage(`unknown command '${command || ''}'`);
   if (!model) usage('no model given');
   if (!fs.existsSync(model)) usage(`model file '${model}' not found`);
-  const opt = { shape: null, seed: 12345, out: null, seconds: 5, runs: 20, fill: null };
+  const opt = { shape: null, stream: null, seed: 12345, out: null, seconds: 5, runs: 20, fill: null };
   const numeric = { '--seed': 'seed', '--seconds': 'seconds', '--runs': 'runs' };
   for (let i = 0; i < rest.length; i++) {
     const flag = rest[i];
     const value = rest[++i];
     if (value === undefined) usage(`${flag} needs a value`);
     if (flag === '--shape') opt.shape = value;
+    else if (flag === '--stream') opt.stream = value;
     else if (flag === '--out') opt.out = value;
     else if (flag === '--fill') opt.fill = value;
     else if (numeric[flag]) {

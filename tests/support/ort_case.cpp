@@ -62,6 +62,15 @@ needs_data needs_ort_case(const ort_case& c) {
   return needs_data([&c] { return data_of(c); });
 }
 
+ort_case_tensors load_ort_case(const ort_case& c) {
+  require_data(data_of(c));
+  const auto meta = meta_of(c);
+  ort_case_tensors r;
+  for (const auto& e : meta.at("inputs")) r.inputs.emplace_back(e.at("name"), tensor_of(c, e));
+  for (const auto& e : meta.at("outputs")) r.outputs.emplace_back(e.at("name"), tensor_of(c, e));
+  return r;
+}
+
 ort_case_run run_ort_case(Core& core, const ort_case& c, const std::string& device, const AnyMap& props,
                           const std::function<void(Model&)>& edit) {
   require_data(data_of(c));

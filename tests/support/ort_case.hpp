@@ -38,6 +38,13 @@ struct ort_case_run {
   std::vector<Tensor> expected; ///< onnxruntime's output i, for outputs[i]
 };
 
+/// The case's tensors as onnxruntime saw and gave them, by name in meta.json's order.
+struct ort_case_tensors {
+  std::vector<std::pair<std::string, Tensor>> inputs, outputs;
+};
+/// Reads the case's meta.json and every file it names (require_data first).
+ort_case_tensors load_ort_case(const ort_case& c);
+
 /// Reads the model, gives each input the shape and element type onnxruntime ran it at, compiles
 /// it on `device` and runs the seeded inputs once. An output troupe lacks, or one of another shape or element
 /// type than onnxruntime's, throws naming it. `edit` changes the model before it is compiled.
