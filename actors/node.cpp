@@ -238,6 +238,20 @@ caf::behavior session(caf::stateful_actor<session_state>* self, std::shared_ptr<
   };
 }
 
+/// Whether the client's token is the node's, in a time that does not depend on where they first
+/// differ (a byte-by-byte compare that stops early lets a client find the token byte by byte
+/// from the answer's timing). The length is not hidden.
+bool same_token(const std::string& given, const std::string& expected) {
+  unsigned char diff = given.size() == expected.size() ? 0 : 1;
+  const std::size_t n = std::max(given.size(), expected.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto a = static_cast<unsigned char>(i < given.size() ? given[i] : 0);
+    const auto b = static_cast<unsigned char>(i < expected.size() ? expected[i] : 0);
+    diff = static_cast<unsigned char>(diff | (a ^ b));
+  }
+  return diff == 0;
+}
+
 caf::behavior node_actor(caf::event_based_actor* self, std::shared_ptr<node_shared> sh) {
   return {
       [=](np::hello_atom, np::hello& h) -> caf::result<np::welcome> {
@@ -249,7 +263,7 @@ caf::behavior node_actor(caf::event_based_actor* self, std::shared_ptr<node_shar
                                                         std::to_string(np::version) + ", the client " +
                                                         std::to_string(h.version));
         }
-        if (h.token != sh->spec.token) {
+        if (!same_token(h.token, sh->spec.token)) {
           sh->log("refused client " + who + ": " + (h.token.empty() ? "no token" : "wrong token"));
           return node_error(np::node_errc::refused, h.token.empty() ? "this node needs a token" : "wrong token");
         }

@@ -168,6 +168,8 @@ std::vector<bench_case> cases() {
   r.push_back(matmul("rec", {1, 40, 240}, {240, 120}, true));
   r.push_back(matmul("rec", {1, 8, 40, 15}, {1, 8, 15, 40}, false));      // attention q x k^T
   r.push_back(matmul("rec", {1, 40, 120}, {120, 6625}, true));            // the CTC head
+  r.push_back(matmul("lm", {1, 32, 256}, {256, 1024}, true));             // a transformer's MLP
+  r.push_back(matmul("lm", {1, 32, 256}, {256, 49152}, true));            // a 49k vocabulary head
   r.push_back(attention("rec", 8, 40, 15, false));                         // SVTR attention (x2)
   r.push_back(attention("rec", 8, 40, 15, true));
   return r;

@@ -45,6 +45,11 @@ node_address parse_address(const std::string& what, const std::string& s, bool a
   return a;
 }
 
+/// 127.0.0.0/8, ::1 and localhost: only this machine reaches them.
+bool is_loopback(const std::string& host) {
+  return host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1" || host == "[::1]";
+}
+
 caf::actor_system& network_system(Core::Impl& core, const std::string& what) {
   auto& sys = *core.eng->system;
   if (!sys.has_middleman())
@@ -187,12 +192,31 @@ Worker::Worker(Core& core, const std::string& listen, const AnyMap& options, std
   engine::thread_release done{*ci.eng};
   impl_->at = parse_address("listen address", listen, true);
   for (const auto& [k, v] : options)
-    if (k != "NODE_TOKEN" && k != "NODE_MAX_MODEL_BYTES" && k != "NODE_MAX_REQUEST_BYTES" && !is_tls_option(k))
+    if (k != "NODE_TOKEN" && k != "NODE_MAX_MODEL_BYTES" && k != "NODE_MAX_REQUEST_BYTES" && k != "NODE_INSECURE" &&
+        !is_tls_option(k))
       throw Exception("troupe worker: unknown option '" + k +
-                      "' (NODE_TOKEN, NODE_MAX_MODEL_BYTES, NODE_MAX_REQUEST_BYTES, NODE_TLS_CERT, NODE_TLS_KEY, NODE_TLS_CA)");
+                      "' (NODE_TOKEN, NODE_MAX_MODEL_BYTES, NODE_MAX_REQUEST_BYTES, NODE_INSECURE, NODE_TLS_CERT, "
+                      "NODE_TLS_KEY, NODE_TLS_CA)");
   auto& sys = network_system(ci, "troupe worker");
   const auto tls = tls_from_options(options, "troupe worker");
   if (tls.on()) ci.eng->use_tls(tls.cert, tls.key, tls.ca);
+  // A worker runs any model it is sent: beyond loopback, without a token or TLS (whose clients
+  // need a certificate the worker's CA signed), anyone who can reach the port may run code-like
+  // input on this machine. That takes an explicit yes.
+  const std::string insecure = option(options, "NODE_INSECURE", "NO");
+  if (insecure != "YES" && insecure != "NO")
+    throw Exception("troupe worker: NODE_INSECURE is '" + insecure + "'; it takes YES or NO");
+  if (option(options, "NODE_TOKEN", "").empty() && !tls.on() && !is_loopback(impl_->at.host)) {
+    if (insecure != "YES")
+      throw Exception("troupe worker: listening on " + impl_->at.text() +
+                      " (beyond loopback) without a token or TLS would let anyone who can reach the port run models on "
+                      "this "
+                      "machine: give a token (-token-file, NODE_TOKEN; and TLS where the link is not trusted), or "
+                      "accept that with -insecure (NODE_INSECURE=YES)");
+    if (log)
+      log("warning: listening on " + impl_->at.text() +
+          " without a token or TLS (-insecure): anyone who can reach the port may run models on this machine");
+  }
   actors::node_spec spec;
   for (const auto& name : ci.listed()) {
     if (name.find('@') != std::string::npos) continue; // a node serves its own devices only

@@ -188,6 +188,26 @@ BOOST_AUTO_TEST_CASE(a_token_is_asked_and_checked_on_both_sides) {
   BOOST_TEST(run_many(cm, 2).wrong == 0);
 }
 
+BOOST_AUTO_TEST_CASE(a_worker_beyond_loopback_without_a_token_must_be_told_insecure) {
+  Core core;
+  std::vector<std::string> lines;
+  auto log = [&lines](const std::string& l) { lines.push_back(l); };
+  expect_error([&] { Worker w(core, "0.0.0.0:0", {}, log); }, {"0.0.0.0:0", "without a token", "-insecure"});
+  expect_error([&] { Worker w(core, "0.0.0.0:0", {{"NODE_INSECURE", "maybe"}}, log); }, {"NODE_INSECURE", "maybe"});
+  BOOST_TEST(lines.empty());
+  {
+    Worker w(core, "0.0.0.0:0", {{"NODE_INSECURE", "YES"}}, log);
+    BOOST_REQUIRE(lines.size() == 1);
+    BOOST_TEST(lines[0].find("warning") != std::string::npos, lines[0]);
+  }
+  lines.clear();
+  { // with a token, or on loopback, no question and no warning
+    Worker with_token(core, "0.0.0.0:0", {{"NODE_TOKEN", "s3cret"}}, log);
+    Worker on_loopback(core, "127.0.0.1:0", {}, log);
+  }
+  BOOST_TEST(lines.empty());
+}
+
 BOOST_AUTO_TEST_CASE(bad_node_addresses_and_names_are_errors_naming_them) {
   Core client;
   expect_error([&] { client.add_node("localhost"); }, {"'localhost'", "host:port"});

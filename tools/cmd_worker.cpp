@@ -19,6 +19,7 @@ int cmd_worker(int argc, char** argv) {
   const auto a = parse_args(argc, argv, 2,
                             {{"-listen", "HOST:PORT (port 0: any free one)"},
                              {"-token-file", "a file whose first line is the token clients must give"},
+                             {"-insecure", ""}, // listen beyond loopback without a token, knowingly
                              {"-max-model-bytes", "the largest model a client may send (default 2 GiB)"},
                              {"-max-request-bytes", "the largest inputs one request may bring (default 1 GiB)"},
                              {"-tls-cert", "TLS: this worker's PEM certificate (clients must trust it)"},
@@ -33,6 +34,7 @@ int cmd_worker(int argc, char** argv) {
 
   AnyMap options;
   if (a.has("-token-file")) options["NODE_TOKEN"] = read_token_file(a.get("-token-file"));
+  if (a.on("-insecure")) options["NODE_INSECURE"] = std::string("YES");
   if (a.has("-max-model-bytes")) options["NODE_MAX_MODEL_BYTES"] = a.get("-max-model-bytes");
   if (a.has("-max-request-bytes")) options["NODE_MAX_REQUEST_BYTES"] = a.get("-max-request-bytes");
   if (a.has("-tls-cert")) options["NODE_TLS_CERT"] = a.get("-tls-cert");

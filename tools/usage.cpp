@@ -110,10 +110,12 @@ const char* query_text =
     "Prints each op of the model and whether DEVICE supports it (and why not).\n";
 
 const char* worker_text =
-    "usage: troupe worker [-listen HOST:PORT] [-token-file F] [-max-model-bytes N] [-max-request-bytes N]\n"
+    "usage: troupe worker [-listen HOST:PORT] [-token-file F] [-insecure] [-max-model-bytes N] [-max-request-bytes N]\n"
     "Serves this machine's devices to troupe clients on other machines (Core::add_node, -nodes,\n"
     "TROUPE_NODES), which name them DEV@HOST:PORT. -listen defaults to 127.0.0.1:7000 (this machine\n"
     "only; port 0 takes any free port); -token-file: clients must give the token on its first line.\n"
+    "Beyond loopback a worker without a token refuses to start unless given -insecure (anyone who\n"
+    "can reach the port may then run models on this machine).\n"
     "Prints 'listening on HOST:PORT, devices: ...' once it accepts clients, then a line per connect,\n"
     "disconnect, refusal and rejected message. A model larger than -max-model-bytes (2 GiB) or a\n"
     "request whose inputs exceed -max-request-bytes (1 GiB) is refused. TROUPE_EXCLUDED_OPS in its\n"

@@ -103,8 +103,11 @@ struct worker_process {
     const auto bin = std::filesystem::read_symlink("/proc/self/exe").parent_path() / "troupe";
     // Made before fork: the child of a threaded process may only call async-signal-safe
     // functions (no malloc) until it execs.
+    // Beyond loopback (the network-namespace runs) a worker without a token must be told so.
+    const bool loopback = listen.rfind("127.", 0) == 0 || listen.rfind("localhost:", 0) == 0;
+    const std::string insecure = !loopback && extra.find("-token-file") == std::string::npos ? " -insecure" : "";
     const std::string cmd = "exec " + worker_prefix() + (env.empty() ? "" : "env " + env + " ") + bin.string() +
-                            " worker -listen " + listen + " " + extra;
+                            " worker -listen " + listen + " " + extra + insecure;
     int out[2];
     BOOST_REQUIRE(pipe(out) == 0);
     pid = fork();
