@@ -17,6 +17,7 @@ struct QueueState {
   std::mutex mutex;
   std::condition_variable idle_changed;
   std::deque<std::size_t> idle;
+  std::vector<bool> busy; ///< started by the queue: only those completions hand a slot back
   std::exception_ptr error;
 
   ~QueueState() {
@@ -40,6 +41,11 @@ struct QueueState {
   }
 
   void completed(std::size_t slot, std::exception_ptr inference_error) {
+    {
+      // A request of the queue used on its own (queue[i].infer()) is no job of the queue's.
+      std::lock_guard lock(mutex);
+      if (!busy[slot]) return;
+    }
     requests[slot]->mark_finished();
     if (inference_error) keep_error(inference_error);
     if (python_alive()) {
@@ -54,6 +60,7 @@ struct QueueState {
     }
     {
       std::lock_guard lock(mutex);
+      busy[slot] = false;
       idle.push_back(slot);
     }
     idle_changed.notify_all();
@@ -66,7 +73,10 @@ struct QueueState {
     std::unique_lock lock(mutex);
     idle_changed.wait(lock, [&] { return !idle.empty(); });
     const std::size_t slot = idle.front();
-    if (take) idle.pop_front();
+    if (take) {
+      idle.pop_front();
+      busy[slot] = true;
+    }
     return slot;
   }
 
@@ -117,6 +127,7 @@ void bind_queue(py::module_& m) {
                q->requests.push_back(std::move(rs));
                q->userdata.push_back(py::none());
                q->idle.push_back(slot);
+               q->busy.push_back(false);
              }
              return PyAsyncInferQueue{q};
            }),
@@ -137,6 +148,7 @@ void bind_queue(py::module_& m) {
             } catch (...) {
               {
                 std::lock_guard lock(q.mutex);
+                q.busy[slot] = false;
                 q.idle.push_front(slot); // a bad input must not lose the slot
               }
               q.idle_changed.notify_all();

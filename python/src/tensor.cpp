@@ -171,9 +171,12 @@ py::object output_array(const Tensor& tensor, bool share) {
     for (int64_t i = 0; i < tensor.get_size(); ++i) dst[i] = bf16_bits_to_float(src[i]);
     return out;
   }
-  py::array view = tensor_view(tensor);
-  if (share || tensor.get_element_type() == element_type::string) return view;
-  return view.attr("copy")();
+  if (share || tensor.get_element_type() == element_type::string) return tensor_view(tensor);
+  if (tensor.empty()) throw py::value_error("the tensor is empty (no buffer)");
+  const Shape& shape = tensor.get_shape();
+  py::array out(dtype_of(tensor.get_element_type()), std::vector<py::ssize_t>(shape.begin(), shape.end()));
+  std::memcpy(out.mutable_data(), tensor.data(), tensor.get_byte_size());
+  return out;
 }
 
 Tensor tensor_for_port(py::handle value, const Port& port, bool share, const std::string& what) {

@@ -30,3 +30,15 @@ def test_first_program_names_a_bad_image(cls_path, tmp_path):
     p = subprocess.run([sys.executable, str(EXAMPLES / "first_program" / "first_program.py"), str(cls_path), str(bad)],
                        capture_output=True, text=True, timeout=300)
     assert p.returncode == 1 and "short.f32" in p.stderr
+
+
+def test_benchmark_module_reports_its_iterations(models):
+    for api in ("sync", "async"):
+        p = subprocess.run([sys.executable, "-m", "troupe.benchmark", "-m", models["add"], "-api", api, "-niter", "40",
+                            "-nireq", "2"], capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, p.stderr
+        assert "[ INFO ] Count:               40 iterations" in p.stdout, p.stdout
+        assert re.search(r"Throughput: +[0-9.]+ FPS", p.stdout), p.stdout
+    p = subprocess.run([sys.executable, "-m", "troupe.benchmark", "-m", models["dyn"], "-niter", "4"],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode != 0 and "input 'x' has the dynamic shape [batch,4]: give -shape" in p.stderr

@@ -10,30 +10,35 @@ import pytest
 import troupe as ov
 from conftest import run_python
 
-DEADLOCK = 120  # seconds: only a deadlock takes this long
+DEADLOCK = 60  # seconds: only a deadlock takes this long
 
 
 def test_a_thread_keeps_running_while_another_infers(models):
     """Thread T runs infer(); the request's callback (run inside infer, before it returns) waits
-    for this thread to run Python code. If infer() held the GIL, neither could happen."""
-    compiled = ov.Core().compile_model(models["add"], "CPU")
-    request = compiled.create_infer_request()
-    entered, go = threading.Event(), threading.Event()
-
-    def callback(userdata):
-        entered.set()
-        assert go.wait(DEADLOCK)
-
-    request.set_callback(callback, None)
-    a = np.ones((1, 8), np.float32)
-    result = {}
-    t = threading.Thread(target=lambda: result.setdefault("y", request.infer([a, a])[0].copy()))
-    t.start()
-    assert entered.wait(DEADLOCK), "the callback never ran: infer() holds the GIL"
-    assert t.is_alive()  # infer() waits for its callback
-    go.set()  # this thread ran Python code while T was inside infer()
-    t.join(DEADLOCK)
-    np.testing.assert_array_equal(result["y"], 2 * a)
+    for the main thread to run Python code. Were the GIL held inside infer(), neither could run:
+    the subprocess would hang (and fail here at the deadlock timeout)."""
+    code = f"""
+import threading, numpy as np, troupe as ov
+compiled = ov.Core().compile_model({models['add']!r}, "CPU")
+request = compiled.create_infer_request()
+entered, go = threading.Event(), threading.Event()
+def callback(userdata):
+    entered.set()
+    assert go.wait({DEADLOCK})
+request.set_callback(callback, None)
+a = np.ones((1, 8), np.float32)
+result = {{}}
+t = threading.Thread(target=lambda: result.setdefault("y", request.infer([a, a])[0].copy()))
+t.start()
+assert entered.wait({DEADLOCK}), "the callback never ran"
+assert t.is_alive()  # infer() waits for its callback
+go.set()  # the main thread ran Python code while T was inside infer()
+t.join({DEADLOCK})
+assert (result["y"] == 2 * a).all()
+print("ran while another thread inferred", flush=True)
+"""
+    p = run_python(code, timeout=DEADLOCK)
+    assert p.returncode == 0 and "ran while another thread inferred" in p.stdout, p.stderr
 
 
 def test_callback_gets_userdata_and_its_exception_is_raised_by_wait(models):
@@ -81,6 +86,15 @@ def test_queue_with_more_jobs_than_requests(models):
         np.testing.assert_array_equal(out[i], np.full((1, 8), i + 1, np.float32))
     assert queue.is_ready() and queue.get_idle_request_id() in (0, 1)
     assert queue.userdata[0] in range(20) and queue[0].latency >= 0
+    # A queue's request used on its own is no job of the queue: its slot is not handed back twice.
+    a, b = np.ones((1, 8), np.float32), np.ones((1, 8), np.float32)
+    for request in queue:
+        np.testing.assert_array_equal(request.infer([a, b])[0], a + b)
+    out.clear()
+    for i in range(6):
+        queue.start_async([a, b], userdata=i)
+    queue.wait_all()
+    assert sorted(out) == list(range(6))
 
 
 def test_queue_callback_exception_is_raised_by_wait_all_and_slots_come_back(models):
@@ -115,20 +129,28 @@ def test_queue_bad_input_keeps_the_slot(models):
 
 
 def test_wait_all_and_get_idle_request_id_release_the_gil(models):
-    compiled = ov.Core().compile_model(models["add"], "CPU")
-    queue = ov.AsyncInferQueue(compiled, 1)
-    go = threading.Event()
-    queue.set_callback(lambda request, userdata: go.wait(DEADLOCK))
-    a = np.ones((1, 8), np.float32)
-    queue.start_async([a, a])
-    t = threading.Thread(target=queue.wait_all)
-    t.start()  # blocks in wait_all until the callback returns
-    t2 = threading.Thread(target=queue.get_idle_request_id)
-    t2.start()
-    go.set()  # needs the GIL, which both waiting threads must have released
-    t.join(DEADLOCK)
-    t2.join(DEADLOCK)
-    assert not t.is_alive() and not t2.is_alive()
+    code = f"""
+import threading, numpy as np, troupe as ov
+compiled = ov.Core().compile_model({models['add']!r}, "CPU")
+queue = ov.AsyncInferQueue(compiled, 1)
+entered, go = threading.Event(), threading.Event()
+def callback(request, userdata):
+    entered.set()
+    assert go.wait({DEADLOCK})
+queue.set_callback(callback)
+a = np.ones((1, 8), np.float32)
+queue.start_async([a, a])
+t = threading.Thread(target=queue.wait_all)
+t2 = threading.Thread(target=queue.get_idle_request_id)
+t.start(); t2.start()  # both block until the callback returns
+assert entered.wait({DEADLOCK})
+go.set()  # needs the GIL, which both waiting threads must have released
+t.join({DEADLOCK}); t2.join({DEADLOCK})
+assert not t.is_alive() and not t2.is_alive()
+print("wait_all and get_idle_request_id released the GIL", flush=True)
+"""
+    p = run_python(code, timeout=DEADLOCK)
+    assert p.returncode == 0 and "released the GIL" in p.stdout, p.stderr
 
 
 def test_teardown_with_requests_in_flight(models):
