@@ -169,3 +169,32 @@ def test_module_compile_model(models):
     compiled = ov.compile_model(models["add"], "CPU")
     a = np.ones((1, 8), np.float32)
     np.testing.assert_array_equal(compiled([a, a])["y"], 2 * a)
+
+
+def test_default_device_is_auto(models):
+    compiled = ov.Core().compile_model(models["add"])
+    a = np.ones((1, 8), np.float32)
+    np.testing.assert_array_equal(compiled([a, a])[0], 2 * a)
+    assert compiled.get_property(props.execution_devices)
+
+
+def test_tensors_by_name_index_and_port(models):
+    compiled = ov.Core().compile_model(models["add"], "CPU")
+    request = compiled.create_infer_request()
+    a = ov.Tensor(np.full((1, 8), 3, np.float32))
+    request.set_tensor("a", a)
+    request.set_tensor(compiled.input("b"), ov.Tensor(np.ones((1, 8), np.float32)))
+    out = ov.Tensor(ov.Type.f32, [1, 8])
+    request.set_output_tensor(0, out)  # results are written into it
+    request.infer()
+    np.testing.assert_array_equal(out.data, np.full((1, 8), 4, np.float32))
+    np.testing.assert_array_equal(request.get_tensor(compiled.output(0)).data, out.data)
+    assert np.shares_memory(request.get_tensor("a").data, a.data)
+    request.set_input_tensor(1, ov.Tensor(np.zeros((1, 8), np.float32)))
+    np.testing.assert_array_equal(request.infer()[0], np.full((1, 8), 3, np.float32))
+
+
+def test_string_tensor():
+    t = ov.Tensor(np.array([["ab", "c"]]))
+    assert t.element_type == ov.Type.string and t.shape == [1, 2]
+    assert t.data.tolist() == [["ab", "c"]]
