@@ -11,6 +11,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,9 +21,35 @@ namespace py = pybind11;
 
 namespace troupe::python {
 
-/// True while Python can run code. Troupe's threads (callbacks, the last owner of a kept
-/// array) check it before they take the GIL; during interpreter exit they leak instead.
-inline bool python_alive() { return Py_IsInitialized() && !_Py_IsFinalizing(); }
+/// The one way troupe's threads (callbacks, the last owner of a kept array, a state's
+/// destructor) enter Python: it takes the GIL unless the interpreter has begun to exit. At
+/// exit an atexit hook (close_python_gate) shuts the gate and waits for those inside: a thread
+/// that took the GIL during finalization would be ended by Python with a forced unwind through
+/// troupe's frames, which aborts the process. After that they leak what they would have
+/// dropped instead of touching Python.
+class python_call {
+public:
+  python_call();
+  ~python_call();
+  python_call(const python_call&) = delete;
+  python_call& operator=(const python_call&) = delete;
+  /// False when the gate is shut: do not touch Python.
+  explicit operator bool() const { return inside_; }
+
+private:
+  bool inside_;
+  std::optional<py::gil_scoped_acquire> gil_;
+};
+
+/// At interpreter exit (atexit, when the module is imported): shuts the gate, waits (the GIL
+/// released, 10 s at most) until no troupe thread is inside, then lets every inference in
+/// flight end (each at most 10 s): the process must not run its static destructors while a
+/// device still runs a kernel.
+void close_python_gate();
+
+struct RequestState;
+/// Every request made from Python, for close_python_gate to wait for.
+std::shared_ptr<RequestState> track(std::shared_ptr<RequestState> state);
 
 /// Drops a troupe handle with the GIL released where this thread holds it: the last handle of
 /// a compiled model or a Core may wait for troupe's threads, and one of them may be waiting

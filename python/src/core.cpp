@@ -124,7 +124,7 @@ void bind_core(py::module_& m) {
                py::gil_scoped_release released;
                r = c.model.create_infer_request();
              }
-             return PyInferRequest{std::make_shared<RequestState>(std::move(r), c.model.inputs(), c.model.outputs())};
+             return PyInferRequest{track(std::make_shared<RequestState>(std::move(r), c.model.inputs(), c.model.outputs()))};
            })
       .def_property_readonly("inputs", [](const PyCompiledModel& c) { return c.model.inputs(); })
       .def_property_readonly("outputs", [](const PyCompiledModel& c) { return c.model.outputs(); })

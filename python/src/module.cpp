@@ -19,5 +19,7 @@ PYBIND11_MODULE(_troupe, m) {
   bind_request(m);
   bind_queue(m);
   m.def("get_version", [] { return std::string(troupe::version()); });
+  // Before the interpreter finalizes: troupe's threads stop entering Python (common.hpp).
+  py::module_::import("atexit").attr("register")(py::cpp_function([] { close_python_gate(); }));
   m.attr("__version__") = TROUPE_VERSION_STRING;
 }

@@ -21,8 +21,8 @@ struct QueueState {
   std::exception_ptr error;
 
   ~QueueState() {
-    if (python_alive()) {
-      py::gil_scoped_acquire gil;
+    python_call call;
+    if (call) {
       request_objects.clear();
       userdata.clear();
       callback = py::object();
@@ -31,7 +31,7 @@ struct QueueState {
       for (auto& o : request_objects) o.release();
       for (auto& o : userdata) o.release();
       callback.release();
-      (void)new std::exception_ptr(std::move(error)); // leaked: Python is gone
+      (void)new std::exception_ptr(std::move(error)); // leaked: Python is exiting
     }
   }
 
@@ -48,8 +48,7 @@ struct QueueState {
     }
     requests[slot]->mark_finished();
     if (inference_error) keep_error(inference_error);
-    if (python_alive()) {
-      py::gil_scoped_acquire gil;
+    if (python_call call; call) {
       if (callback) {
         try {
           callback(request_objects[slot], userdata[slot]);
@@ -116,7 +115,7 @@ void bind_queue(py::module_& m) {
                  py::gil_scoped_release released;
                  r = compiled.model.create_infer_request();
                }
-               auto rs = std::make_shared<RequestState>(std::move(r), compiled.model.inputs(), compiled.model.outputs());
+               auto rs = track(std::make_shared<RequestState>(std::move(r), compiled.model.inputs(), compiled.model.outputs()));
                std::weak_ptr<QueueState> weak = q;
                const auto slot = static_cast<std::size_t>(i);
                rs->request.set_callback([weak, slot](std::exception_ptr err) {

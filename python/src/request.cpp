@@ -50,9 +50,8 @@ std::string tensor_name(py::handle key) {
 }
 
 void run_python_callback(const std::shared_ptr<RequestState>& s) {
-  if (!python_alive()) return;
-  py::gil_scoped_acquire gil;
-  if (!s->callback) return;
+  python_call call;
+  if (!call || !s->callback) return;
   try {
     s->callback(s->userdata);
   } catch (py::error_already_set&) {
@@ -74,15 +73,17 @@ void raise_callback_error(RequestState& s) {
 } // namespace
 
 RequestState::~RequestState() {
-  if (python_alive()) {
-    py::gil_scoped_acquire gil;
-    callback = py::object();
-    userdata = py::object();
-    callback_error = nullptr; // may hold a Python exception
-  } else {
-    callback.release();
-    userdata.release();
-    (void)new std::exception_ptr(std::move(callback_error)); // leaked: Python is gone
+  {
+    python_call call;
+    if (call) {
+      callback = py::object();
+      userdata = py::object();
+      callback_error = nullptr; // may hold a Python exception
+    } else {
+      callback.release();
+      userdata.release();
+      (void)new std::exception_ptr(std::move(callback_error)); // leaked: Python is exiting
+    }
   }
   drop_without_gil(request);
 }

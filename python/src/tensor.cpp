@@ -100,9 +100,8 @@ Tensor shared_or_copied(const py::array& arr, element_type type, bool share) {
 std::shared_ptr<void> keep_alive(py::object object) {
   PyObject* p = object.release().ptr();
   return std::shared_ptr<void>(p, [](void* o) {
-    if (!python_alive()) return; // interpreter exit: leak rather than touch a dead runtime
-    py::gil_scoped_acquire gil;
-    Py_DECREF(static_cast<PyObject*>(o));
+    python_call call;
+    if (call) Py_DECREF(static_cast<PyObject*>(o)); // at exit: leaked rather than touch a dying runtime
   });
 }
 
