@@ -198,3 +198,14 @@ def test_string_tensor():
     t = ov.Tensor(np.array([["ab", "c"]]))
     assert t.element_type == ov.Type.string and t.shape == [1, 2]
     assert t.data.tolist() == [["ab", "c"]]
+
+
+def test_device_properties_and_priorities(models):
+    core = ov.Core()
+    compiled = core.compile_model(models["add"], "MULTI:CPU,REFERENCE",
+                                  dict([device.properties("CPU", {streams.num: 2})]))
+    assert compiled.get_property(props.execution_devices) == ["CPU", "REFERENCE"]
+    hetero = core.compile_model(models["add"], "HETERO:CPU,REFERENCE", {device.properties: {"CPU": {streams.num: 1}}})
+    assert hetero.get_property(props.execution_devices) == ["CPU"]
+    core.set_property("MULTI", {device.priorities: ["CPU", "REFERENCE"]})
+    assert core.compile_model(models["add"], "MULTI").get_property(props.execution_devices) == ["CPU", "REFERENCE"]
