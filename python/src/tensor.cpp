@@ -82,10 +82,13 @@ Tensor copy_into(const py::array& arr, element_type type) {
   return t;
 }
 
+/// A read-only array is copied too: the tensor's .data is a writable view, and writing
+/// through it into read-only memory (np.frombuffer of bytes) would crash.
 bool zero_copy_ok(const py::array& arr, element_type type) {
-  constexpr int aligned = 0x0100; // NPY_ARRAY_ALIGNED
+  constexpr int aligned = 0x0100, writeable = 0x0400; // NPY_ARRAY_ALIGNED, NPY_ARRAY_WRITEABLE
   return type != element_type::bf16 && type != element_type::string && equivalent(arr.dtype(), dtype_of(type)) &&
-         native_order(arr.dtype()) && (arr.flags() & py::array::c_style) && (arr.flags() & aligned);
+         native_order(arr.dtype()) && (arr.flags() & py::array::c_style) && (arr.flags() & aligned) &&
+         (arr.flags() & writeable);
 }
 
 Tensor shared_or_copied(const py::array& arr, element_type type, bool share) {

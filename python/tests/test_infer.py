@@ -113,6 +113,11 @@ def test_zero_copy_only_for_c_contiguous_arrays_of_the_right_type(models):
     strided = np.ones((1, 16), np.float32)[:, ::2]
     request.infer({"a": strided, "b": b}, share_inputs=True)
     assert not np.shares_memory(request.get_input_tensor(0).data, strided)
+    read_only = np.frombuffer(np.ones(8, np.float32).tobytes(), np.float32).reshape(1, 8)
+    request.infer({"a": read_only, "b": b}, share_inputs=True)  # its tensor's .data is writable: a copy
+    assert not np.shares_memory(request.get_input_tensor(0).data, read_only)
+    request.get_input_tensor(0).data[:] = 5
+    np.testing.assert_array_equal(request.infer(share_inputs=True)[0], np.full((1, 8), 6, np.float32))
 
 
 def test_shared_input_is_kept_alive(models):
