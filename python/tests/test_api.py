@@ -3,7 +3,6 @@ import io
 import pathlib
 
 import numpy as np
-import pytest
 
 import troupe
 import troupe as ov

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import troupe as ov
-from conftest import BIN_DIR, CLS
+from conftest import BIN_DIR
 
 
 def cls_image(seed=7):

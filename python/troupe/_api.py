@@ -4,15 +4,12 @@ strings here, and results come back as a read-only mapping (OVDict)."""
 from __future__ import annotations
 
 import enum
-import os  # noqa: F401  (os.PathLike in annotations)
 from collections.abc import Mapping
-from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from troupe import _troupe
 from troupe._troupe import ConstOutput, Model, Type
 from troupe.properties import hint
-
-PathLike = Union[str, bytes, "os.PathLike[str]"]
 
 
 # ---- properties: OpenVINO's keys and values -> troupe's strings, and back ----

@@ -1,7 +1,7 @@
 """openvino.properties.device: device names, priorities and per-device properties."""
 from __future__ import annotations
 
-from typing import Any, Dict, Tuple, Union
+from typing import Any, Tuple, Union
 
 from troupe.properties import Property
 
