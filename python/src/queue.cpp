@@ -51,7 +51,8 @@ struct QueueState {
     if (python_call call; call) {
       if (callback) {
         try {
-          callback(request_objects[slot], userdata[slot]);
+          py::object cb = callback, request = request_objects[slot], data = userdata[slot]; // it may replace them
+          cb(request, data);
         } catch (py::error_already_set&) {
           keep_error(std::current_exception());
         }

@@ -53,7 +53,8 @@ void run_python_callback(const std::shared_ptr<RequestState>& s) {
   python_call call;
   if (!call || !s->callback) return;
   try {
-    s->callback(s->userdata);
+    py::object callback = s->callback, userdata = s->userdata; // the callback may replace them
+    callback(userdata);
   } catch (py::error_already_set&) {
     std::lock_guard lock(s->mutex);
     if (!s->callback_error) s->callback_error = std::current_exception();
