@@ -211,12 +211,18 @@ void bind_core(py::module_& m) {
       .def(
           "set_property",
           [](PyCore& c, const std::string& device, const std::map<std::string, std::string>& props) {
-            c.core->set_property(device, to_any_map(props));
+            const AnyMap map = to_any_map(props);
+            py::gil_scoped_release released; // a GPU name may enumerate Vulkan devices
+            c.core->set_property(device, map);
           },
           py::arg("device_name"), py::arg("properties"))
       .def(
           "set_core_property",
-          [](PyCore& c, const std::map<std::string, std::string>& props) { c.core->set_property(to_any_map(props)); },
+          [](PyCore& c, const std::map<std::string, std::string>& props) {
+            const AnyMap map = to_any_map(props);
+            py::gil_scoped_release released;
+            c.core->set_property(map);
+          },
           py::arg("properties"))
       .def(
           "get_property",
