@@ -38,6 +38,15 @@ Model Core::read_model(const std::string& path) const {
   return Model(impl);
 }
 
+Model Core::read_model_from_memory(const void* data, std::size_t size, const std::string& name) const {
+  auto impl = std::make_shared<Model::Impl>();
+  impl->graph = graph::read_onnx_bytes(data, size, name);
+  graph::infer_shapes(impl->graph);
+  graph::upgrade_legacy_prelu(impl->graph);
+  impl->name = name;
+  return Model(impl);
+}
+
 CompiledModel Core::compile_model(const std::string& path, const std::string& device, const AnyMap& properties) {
   return compile_model(read_model(path), device, properties);
 }

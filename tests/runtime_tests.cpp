@@ -5,6 +5,8 @@
 #include <condition_variable>
 #include <deque>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <future>
 #include <mutex>
 #include <set>
@@ -85,6 +87,25 @@ BOOST_AUTO_TEST_CASE(compile_errors_name_the_thing) {
   expect_error([&] { core.compile_model(model, "REFERENCE", {{"INFERENCE_PRECISION_HINT", "bf16"}}); },
                {"INFERENCE_PRECISION_HINT", "bf16", "REFERENCE"});
   expect_error([&] { core.read_model(temp_path("missing.onnx")); }, {"missing.onnx"});
+}
+
+BOOST_AUTO_TEST_CASE(read_model_from_memory_equals_the_file) {
+  Core core;
+  const auto path = dynamic_model();
+  std::ifstream file(path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  auto model = core.read_model_from_memory(bytes.data(), bytes.size(), "dyn.onnx");
+  BOOST_TEST(model.get_friendly_name() == "dyn.onnx");
+  BOOST_TEST(model.input().get_any_name() == "x");
+  BOOST_TEST(model.get_ops().size() == 3u);
+  auto req = core.compile_model(model, "CPU").create_infer_request();
+  req.set_input_tensor(filled({2, 4}, 1.0f));
+  req.infer();
+  // y = Relu(x * [1,-2,3,-4] + 0.5), x = 1..8
+  const std::vector<float> want{1.5f, 0.0f, 9.5f, 0.0f, 5.5f, 0.0f, 21.5f, 0.0f};
+  auto y = req.get_output_tensor();
+  BOOST_TEST(std::vector<float>(y.data<float>(), y.data<float>() + 8) == want, boost::test_tools::per_element());
+  expect_error([&] { core.read_model_from_memory(bytes.data(), bytes.size() / 2, "half.onnx"); }, {"half.onnx"});
 }
 
 BOOST_AUTO_TEST_CASE(unsupported_op_names_op_node_and_device) {

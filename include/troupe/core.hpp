@@ -29,6 +29,11 @@ public:
   /// "CPU", then "GPU.0", "GPU.1", ... where present.
   std::vector<std::string> available_devices() const;
   Model read_model(const std::string& path) const;
+  /// An ONNX model from memory (its serialized bytes, weights inside, as a file holds them);
+  /// `name` is its friendly name and names the bytes in errors. OpenVINO reads memory with
+  /// read_model(model_text, weights); ONNX keeps the weights in the model, so troupe needs
+  /// only the bytes.
+  Model read_model_from_memory(const void* data, std::size_t size, const std::string& name = "model.onnx") const;
   CompiledModel compile_model(const Model& model, const std::string& device, const AnyMap& properties = {});
   CompiledModel compile_model(const std::string& path, const std::string& device, const AnyMap& properties = {});
   /// A model written by CompiledModel::export_model, compiled for `device` (the device it was

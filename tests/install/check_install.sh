@@ -28,7 +28,10 @@ prefix=$work/prefix
 if [ "$mode" = shared ]; then
   cmake -S "$src" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON >"$work/configure.log"
   # The command-line tool too: it links the public API alone, so a shared build proves the exports.
-  ninja -C "$work/build" troupe troupe_cli >"$work/build.log" || { tail -n 30 "$work/build.log"; exit 1; }
+  # And the Python package where it is built (TROUPE_PYTHON): its extension links the shared library.
+  targets=(troupe troupe_cli)
+  grep -q '^TROUPE_PYTHON:BOOL=ON' "$work/build/CMakeCache.txt" && targets+=(troupe_python)
+  ninja -C "$work/build" "${targets[@]}" >"$work/build.log" || { tail -n 30 "$work/build.log"; exit 1; }
   cmake --install "$work/build" --prefix "$prefix" >/dev/null
 else
   cmake --install "$build" --prefix "$prefix" >/dev/null
@@ -125,6 +128,19 @@ g++ -O1 "$src/examples/caf_embedding/main.cpp" -o "$work/caf_embedding_pc" $flag
 out=$("$work/caf_embedding_pc" -m "$model" -shape 1x3x48x192 -d CPU -n 20) || fail "caf_embedding failed: $out"
 echo "$out" | tail -n 1
 [ "$(echo "$out" | tail -n 1)" = "20 requests, 20 replies, 0 errors" ] || fail "caf_embedding's last line: $(echo "$out" | tail -n 1)"
+
+# The Python package (where the build has it): the README's first program in Python, run from
+# the prefix, gives onnxruntime's answer too.
+if [ "$mode" = shared ]; then cache=$work/build/CMakeCache.txt; else cache=$build/CMakeCache.txt; fi
+if grep -q '^TROUPE_PYTHON:BOOL=ON' "$cache"; then
+  site=$(cd "$prefix" && ls -d lib*/python3*/site-packages 2>/dev/null | head -n 1)
+  [ -n "$site" ] && [ -f "$prefix/$site/troupe/__init__.py" ] && [ -f "$prefix/$site/troupe/_troupe.pyi" ] ||
+    fail "the Python package (with its .pyi stubs) is not installed under $prefix/lib*/python3*/site-packages"
+  out=$(cd "$work" && PYTHONPATH="$prefix/$site" /usr/bin/python3 "$src/examples/first_program/first_program.py" \
+        "$model" "$ref/input_x.f32" CPU) || fail "first_program.py with the installed package failed"
+  echo "$out"
+  compare "$out"
+fi
 
 # A missing dependency is named (a static package finds its dependencies; here none are found).
 if [ "$mode" = static ]; then

@@ -1,0 +1,1 @@
+"""openvino.utils' counterparts."""
