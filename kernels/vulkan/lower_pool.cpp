@@ -164,6 +164,19 @@ void add_pool_rules(rule_table& t) {
   auto check_global = [](const graph::Graph& g, const graph::Op& op) { return check_f32(g, op, true); };
   t["GlobalAveragePool"] = {check_global, [](op_builder& b) { pool(b, false, true); }, global};
   t["GlobalMaxPool"] = {check_global, [](op_builder& b) { pool(b, true, true); }, global};
+  // Each output element loops over its window (a global pool: the whole plane).
+  auto window_trips = [](const graph::Graph& g, const graph::Op& op) {
+    const Shape x = shape_of(g, op.inputs[0]);
+    const bool global = op.type.rfind("Global", 0) == 0;
+    uint64_t n = 1, rows = 1;
+    const auto k = global ? std::vector<int64_t>(x.begin() + 2, x.end()) : op.attr_ints("kernel_shape");
+    for (std::size_t i = 0; i < k.size(); ++i) {
+      n *= static_cast<uint64_t>(k[i]);
+      if (i + 1 < k.size()) rows *= static_cast<uint64_t>(k[i]);
+    }
+    return n + rows + 1;
+  };
+  for (const char* n : {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"}) t[n].trips = window_trips;
 
   t["Resize"] = {
       [](const graph::Graph& g, const graph::Op& op) {

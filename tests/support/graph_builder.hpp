@@ -49,7 +49,9 @@ struct builder {
     o.name = type + "_" + std::to_string(g.ops.size());
     o.inputs = std::move(in);
     o.attrs = std::move(attrs);
+    o.outputs.assign(static_cast<std::size_t>(outputs), graph::no_value); // how many it declares
     auto info = graph::infer_op(g, o);
+    o.outputs.clear();
     for (int i = 0; i < outputs; ++i)
       o.outputs.push_back(g.add_value({o.name + ":" + std::to_string(i), info.at(static_cast<std::size_t>(i)).type,
                                        info.at(static_cast<std::size_t>(i)).shape, {}}));
