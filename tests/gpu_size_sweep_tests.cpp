@@ -253,19 +253,18 @@ BOOST_AUTO_TEST_CASE(softmax_and_layer_norm_over_long_rows) {
 BOOST_AUTO_TEST_CASE(reductions_over_long_axes) {
   timer t{"reductions"};
   for (int64_t n : row_sizes) {
-    const bool long_row = past_loop_limit(n);
-    const bool two_passes_long = past_loop_limit(2 * n); // ReduceLogSumExp and Hardmax loop twice
-    for (const char* r : {"ReduceSum", "ReduceMean", "ReduceMax"}) run_case(reduce_case(r, {2, n}, 1), long_row);
-    run_case(reduce_case("ReduceLogSumExp", {2, n}, 1), two_passes_long);
-    run_case(one_op("ArgMax", {{2, n}}, {{"axis", int64_t(1)}}), long_row);
-    run_case(one_op("ArgMin", {{2, n}}, {{"axis", int64_t(1)}}), long_row);
-    run_case(one_op("Hardmax", {{2, n}}, {{"axis", int64_t(1)}}), two_passes_long);
+    for (const char* r : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceLogSumExp", "ReduceL2"})
+      run_case(reduce_case(r, {2, n}, 1));
+    run_case(one_op("ArgMax", {{2, n}}, {{"axis", int64_t(1)}}));
+    run_case(one_op("ArgMin", {{2, n}}, {{"axis", int64_t(1)}}));
+    run_case(one_op("Hardmax", {{2, n}}, {{"axis", int64_t(1)}}));
   }
-  run_case(reduce_case("ReduceSum", {1 << 20}, 0), true);
-  run_case(reduce_case("ReduceMean", {65537, 3}, 0), true);
-  run_case(reduce_case("ReduceMax", {65537, 3}, 1));
+  run_case(reduce_case("ReduceSum", {1 << 20}, 0));
+  run_case(reduce_case("ReduceMean", {65537, 3}, 0));
+  run_case(reduce_case("ReduceMin", {65537, 3}, 1)); // 65537 outputs, 3 each
   run_case(reduce_case("ReduceMean", {3, 4096}, 1));
-  run_case(one_op("ArgMax", {{65537, 3}}, {{"axis", int64_t(0)}}), true);
+  run_case(one_op("ArgMax", {{65537, 3}}, {{"axis", int64_t(0)}}));
+  run_case(one_op("ArgMin", {{3, 65537}}, {{"axis", int64_t(1)}, {"select_last_index", int64_t(1)}}, 0, 4));
 }
 
 BOOST_AUTO_TEST_CASE(cumsum_and_topk_over_long_axes) {
@@ -355,10 +354,12 @@ BOOST_AUTO_TEST_CASE(conv_and_pool_past_65535) {
   }
   run_case(one_op("MaxPool", {{1, 2, 1, 65537}}, {{"kernel_shape", std::vector<int64_t>{1, 3}}}));
   run_case(one_op("AveragePool", {{1, 2, 65537, 1}}, {{"kernel_shape", std::vector<int64_t>{3, 1}}}));
-  run_case(one_op("GlobalAveragePool", {{1, 3, 1, 100003}}), true);
+  run_case(one_op("GlobalAveragePool", {{1, 3, 1, 100003}}));
+  run_case(one_op("GlobalMaxPool", {{2, 3, 512, 1024}}));
   run_case(one_op("GlobalAveragePool", {{1, 3, 1, 49155}}));
   run_case(one_op("GlobalMaxPool", {{1, 3, 200, 300}}));
-  run_case(one_op("GlobalMaxPool", {{1, 3, 256, 257}}), true);
+  run_case(one_op("GlobalMaxPool", {{1, 3, 256, 257}}));
+  run_case(one_op("GlobalAveragePool", {{1, 3, 2, 2, 100}})); // 3-D, a short plane
   run_case(one_op("GlobalAveragePool", {{65537, 2, 1, 1}}));
   run_case(one_op("MaxPool", {{65537, 1, 1, 2}}, {{"kernel_shape", std::vector<int64_t>{1, 2}}}), true);
 }

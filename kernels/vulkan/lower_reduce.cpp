@@ -78,7 +78,8 @@ void reduce(op_builder& b, int mode) {
   s[7] = mask;
   s[8] = static_cast<uint32_t>(rc);
   s[9] = static_cast<uint32_t>(mode);
-  b.dispatch("reduce", std::move(s), {b.input(0), b.output(0)}, static_cast<uint64_t>(out));
+  const bool wg = rc > wg_row;
+  b.dispatch(wg ? "reduce_wg" : "reduce", std::move(s), {b.input(0), b.output(0)}, static_cast<uint64_t>(out) * (wg ? 64 : 1));
 }
 
 /// LayerNormalization: rows of the dims from `axis` on; scale and bias (inputs 1, 2) hold one
@@ -122,7 +123,9 @@ void arg_reduce(op_builder& b) {
   const auto d = around(shape_of(g, op.inputs[0]), op.attr_int("axis", hardmax ? (coerce ? 1 : -1) : 0), coerce);
   spec_map s{{0, static_cast<uint32_t>(d[0])}, {1, static_cast<uint32_t>(d[1])}, {2, static_cast<uint32_t>(d[2])},
              {3, op.type == "ArgMin" ? 1u : 0u}, {4, op.attr_int("select_last_index", 0) != 0 ? 1u : 0u}};
-  b.dispatch(hardmax ? "hardmax" : "arg_reduce", std::move(s), {b.input(0), b.output(0)}, static_cast<uint64_t>(d[0] * d[2]));
+  const bool wg = d[1] > wg_row;
+  b.dispatch(std::string(hardmax ? "hardmax" : "arg_reduce") + (wg ? "_wg" : ""), std::move(s), {b.input(0), b.output(0)},
+             static_cast<uint64_t>(d[0] * d[2]) * (wg ? 64 : 1));
 }
 
 std::string trilu_check(const graph::Graph& g, const graph::Op& op) {
@@ -162,14 +165,14 @@ uint64_t arg_reduce_trips(const graph::Graph& g, const graph::Op& op) {
   const bool hardmax = op.type == "Hardmax";
   const bool coerce = hardmax && g.opset < 13;
   const auto d = around(shape_of(g, op.inputs[0]), op.attr_int("axis", hardmax ? (coerce ? 1 : -1) : 0), coerce);
-  return static_cast<uint64_t>(d[1]) * (hardmax ? 2 : 1);
+  return row_trips(d[1], hardmax ? 2 : 1);
 }
 
 uint64_t reduce_trips(const graph::Graph& g, const graph::Op& op) {
   const Shape x = shape_of(g, op.inputs[0]), y = shape_of(g, op.outputs[0]);
   const int64_t out = shape_size(y);
-  const uint64_t rc = out == 0 ? 0 : static_cast<uint64_t>(shape_size(x) / out);
-  return op.type == "ReduceLogSumExp" ? 2 * rc : rc;
+  const int64_t rc = out == 0 ? 0 : shape_size(x) / out;
+  return row_trips(rc, op.type == "ReduceLogSumExp" ? 2 : 1);
 }
 
 } // namespace
