@@ -227,8 +227,8 @@ void add_indexing_rules(rule_table& t) {
                "f32, rank <= 6; K constant (input or opset 1 attribute); largest or smallest; always sorted, ties "
                "by the lower index"};
   t["GatherND"] = {gather_nd_check, gather_nd_lower,
-                   "any 32- or 64-bit element type, rank <= 6, batch_dims; int32 or int64 indices (not constant "
-                   "int64); an index out of range gives 0"};
+                   "any 32- or 64-bit element type, rank <= 6, batch_dims; int32 or int64 indices; an index out "
+                   "of range gives 0"};
   const op_rule scatter{scatter_check, scatter_lower,
                         "reduction none (any 32- or 64-bit element type), add or mul (f32, int32, int64); rank <= 6; "
                         "int32 or int64 indices; duplicates apply in order (the last one wins); "

@@ -180,18 +180,26 @@ public:
     d.bindings = static_cast<uint32_t>(args.size());
     for (std::size_t a = 0; a < args.size(); ++a)
       if (args[a].texel) d.texel_mask |= 1u << a;
-    d.pipeline = p_.ctx->pipeline(d.shader, d.bindings, spec, d.texel_mask);
     d.args = std::move(args);
+    const auto& limits = p_.ctx->facts().limits;
     uint64_t groups = std::max<uint64_t>(1, (invocations + 63) / 64);
-    uint64_t maxx = p_.ctx->facts().limits.maxComputeWorkGroupCount[0];
+    uint64_t maxx = limits.maxComputeWorkGroupCount[0];
     d.gx = static_cast<uint32_t>(std::min(groups, maxx));
     d.gy = static_cast<uint32_t>((groups + d.gx - 1) / d.gx);
-    d.gz = slices;
-    if (d.gy > p_.ctx->facts().limits.maxComputeWorkGroupCount[1] ||
-        d.gz > p_.ctx->facts().limits.maxComputeWorkGroupCount[2])
-      throw Exception(graph::describe(op()) + ": too many invocations for one dispatch on " + p_.device_name);
+    if (d.gy > limits.maxComputeWorkGroupCount[1])
+      throw Exception(graph::describe(op()) + ": " + std::to_string(invocations) + " invocations are more than one dispatch takes on " +
+                      p_.device_name);
+    // Slices past maxComputeWorkGroupCount[2]: one dispatch per run of them, each with its
+    // first slice (SLICE_BASE, spec 59 in shaders/common.glsl).
+    const uint32_t maxz = std::max<uint32_t>(1, limits.maxComputeWorkGroupCount[2]);
     const std::string name = d.shader;
-    p_.dispatches.push_back(std::move(d));
+    for (uint32_t base = 0; base == 0 || base < slices; base += maxz) {
+      dispatch_rec part = d;
+      part.gz = slices == 0 ? 0 : std::min(maxz, slices - base); // none: an empty batch
+      if (base) spec[59] = base;
+      part.pipeline = p_.ctx->pipeline(part.shader, part.bindings, spec, part.texel_mask);
+      p_.dispatches.push_back(std::move(part));
+    }
     auto& row = p_.rows[static_cast<std::size_t>(op_index_)];
     row.optimized_out = false;
     if (row.exec_type.find(name) == std::string::npos) row.exec_type += (row.exec_type.empty() ? "vulkan:" : "+") + name;
