@@ -686,6 +686,69 @@ BOOST_AUTO_TEST_CASE(matmul_integer_as_quantize_dynamic_writes_it) {
   }
 }
 
+/// What onnxruntime's quantize_dynamic writes for an embedding and one linear layer: a u8
+/// table read by Gather and dequantized; DynamicQuantizeLinear feeding MatMulInteger with its
+/// run-time zero point, Cast, and the scale product. Through the Core, every op on GPU.0,
+/// the result as REFERENCE's; a token id outside the table names op, id and table size.
+BOOST_AUTO_TEST_CASE(a_quantize_dynamic_block_runs_wholly_on_the_gpu) {
+  std::mt19937 rng(5);
+  auto bytes = [&](std::size_t n, int lo, int hi) {
+    std::string b(n, '\0');
+    std::uniform_int_distribution<int> d(lo, hi);
+    for (auto& c : b) c = static_cast<char>(d(rng));
+    return b;
+  };
+  auto f32 = [](float v) { return std::string(reinterpret_cast<const char*>(&v), 4); };
+  tiny_onnx::model_builder mb(13);
+  mb.input("ids", {1, 6}, onnx::TensorProto::INT64).output("y", {1, 6, 32});
+  mb.raw_initializer("table", onnx::TensorProto::UINT8, {100, 64}, bytes(6400, 0, 255))
+      .raw_initializer("table_scale", onnx::TensorProto::FLOAT, {}, f32(0.02f))
+      .raw_initializer("table_zp", onnx::TensorProto::UINT8, {}, std::string(1, char(128)))
+      .raw_initializer("w", onnx::TensorProto::INT8, {64, 32}, bytes(2048, -128, 127))
+      .raw_initializer("w_scale", onnx::TensorProto::FLOAT, {}, f32(0.01f))
+      .raw_initializer("w_zp", onnx::TensorProto::INT8, {}, std::string(1, char(3)));
+  mb.node("Gather", {"table", "ids"}, {"emb_q"}, "embed")
+      .node("DequantizeLinear", {"emb_q", "table_scale", "table_zp"}, {"emb"}, "embed_dq")
+      .node("DynamicQuantizeLinear", {"emb"}, {"x_q", "x_scale", "x_zp"}, "x_quant")
+      .node("MatMulInteger", {"x_q", "w", "x_zp", "w_zp"}, {"acc"}, "linear")
+      .node("Cast", {"acc"}, {"acc_f"}, "acc_cast")
+      .attr("to", int64_t(onnx::TensorProto::FLOAT))
+      .node("Mul", {"x_scale", "w_scale"}, {"scale"}, "scale_product")
+      .node("Mul", {"acc_f", "scale"}, {"y"}, "rescale");
+  const auto path = mb.write(tests::temp_file("gpu_sweep", "quantize_dynamic_block.onnx"));
+  Core core;
+  auto model = core.read_model(path);
+  const auto unsupported = core.query_model_unsupported(model, "GPU.0");
+  for (const auto& [node, why] : unsupported) BOOST_ERROR("GPU.0 refuses " << node << ": " << why);
+  auto gpu_req = core.compile_model(model, "GPU.0").create_infer_request();
+  auto ref_req = core.compile_model(model, "REFERENCE").create_infer_request();
+  Tensor tokens(element_type::i64, {1, 6});
+  const int64_t good[] = {0, 99, 17, 42, 42, 5};
+  std::copy(good, good + 6, tokens.data<int64_t>());
+  for (auto* r : {&gpu_req, &ref_req}) {
+    r->set_input_tensor(tokens);
+    r->infer();
+  }
+  const Tensor g = gpu_req.get_output_tensor(), r = ref_req.get_output_tensor();
+  BOOST_TEST_REQUIRE(g.get_size() == r.get_size());
+  double worst = 0, top = 0;
+  for (int64_t i = 0; i < g.get_size(); ++i) {
+    worst = std::max(worst, std::abs(double(g.data<float>()[i]) - r.data<float>()[i]));
+    top = std::max(top, std::abs(double(r.data<float>()[i])));
+  }
+  BOOST_TEST(worst <= 1e-6 * top, "GPU.0 vs REFERENCE: max error " << worst << " of max " << top);
+  tokens.data<int64_t>()[3] = 100; // one past the table
+  gpu_req.set_input_tensor(tokens);
+  try {
+    gpu_req.infer();
+    BOOST_ERROR("a token id of 100 in a table of 100 ran on GPU.0");
+  } catch (const Exception& e) {
+    const std::string msg = e.what();
+    for (const std::string& piece : {std::string("embed"), std::string("index 100"), std::string("100 entries")})
+      BOOST_TEST(msg.find(piece) != std::string::npos, "'" << msg << "' lacks '" << piece << "'");
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 /// The repro through the public API: a one-node Softmax over [1,49155] on GPU.0
