@@ -204,6 +204,9 @@ BOOST_AUTO_TEST_CASE(elementwise_over_every_size) {
     run_case({"Where [" + std::to_string(n) + "]", w.g});
   }
   run_case(one_op("Relu", {{3, 1 << 20}}));
+  run_case(one_op("Gelu", {{(1 << 20) + 3}}, {}, -3, 3));
+  run_case(one_op("HardSigmoid", {{65537}}, {{"alpha", 0.3f}, {"beta", 0.4f}}, -3, 3));
+  run_case(one_op("Max", {{65537}, {65537}, {1}}));
   run_case(one_op("Add", {{65537, 3}, {65537, 1}}));   // broadcast along a long outer axis
   run_case(one_op("Less", {{1 << 20}, {1 << 20}}));    // a typed shader (bool out)
   run_case(one_op("Add", {{1 << 20}, {1 << 20}}, {}, -100, 100, element_type::i32));
@@ -352,6 +355,8 @@ BOOST_AUTO_TEST_CASE(conv_and_pool_past_65535) {
     b.output(b.op("ConvTranspose", {x, b.weights({2, 3, 1, 2})}, {{"strides", std::vector<int64_t>{1, 2}}}));
     run_case({"ConvTranspose W 65537", b.g});
   }
+  run_case(conv({1, 2, 1, 2, 40000}, {3, 2, 1, 1, 3}, {}, true, "Conv 3-D W 40000"));
+  run_case(one_op("MaxPool", {{1, 1, 1, 2, 65537}}, {{"kernel_shape", std::vector<int64_t>{1, 1, 3}}}));
   run_case(one_op("MaxPool", {{1, 2, 1, 65537}}, {{"kernel_shape", std::vector<int64_t>{1, 3}}}));
   run_case(one_op("AveragePool", {{1, 2, 65537, 1}}, {{"kernel_shape", std::vector<int64_t>{3, 1}}}));
   run_case(one_op("GlobalAveragePool", {{1, 3, 1, 100003}}));
