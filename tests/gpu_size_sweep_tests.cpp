@@ -782,3 +782,32 @@ BOOST_AUTO_TEST_CASE(softmax_49155_through_core_matches_reference, *boost::unit_
   BOOST_TEST(std::abs(sum - 1.0) < 1e-4, "GPU softmax row sums to " << sum);
   BOOST_TEST(worst < 1e-3, "GPU vs REFERENCE worst relative error " << worst);
 }
+
+/// HETERO:GPU,CPU over a long row: the GPU takes the Softmax (a workgroup per row), refuses
+/// the CumSum along 70000 on lavapipe (its loop limit) by name, and the CPU runs it; the result
+/// is REFERENCE's.
+BOOST_AUTO_TEST_CASE(hetero_gives_the_cpu_what_the_gpu_refuses_by_size, *boost::unit_test::precondition(tests::gpu_present())) {
+  const int64_t n = 70000;
+  tiny_onnx::model_builder mb;
+  mb.input("x", {1, n}).output("y", {1, n}).int64_initializer("axis", {}, {1});
+  mb.node("Softmax", {"x"}, {"p"}, "softmax").attr("axis", int64_t(-1)).node("CumSum", {"p", "axis"}, {"y"}, "cumsum");
+  const auto path = mb.write(tests::temp_file("gpu_sweep", "softmax_cumsum.onnx"));
+  Core core;
+  auto model = core.read_model(path);
+  const auto refused = core.query_model_unsupported(model, "GPU.0");
+  BOOST_TEST(refused.count("softmax") == 0u);
+  const bool limited = refused.count("cumsum") == 1;
+  if (limited) BOOST_TEST(refused.at("cumsum").find("65535") != std::string::npos, refused.at("cumsum"));
+  Tensor x = tests::random_tensor({1, n}, 4, -4, 4);
+  auto run = [&](const std::string& dev) {
+    auto req = core.compile_model(model, dev).create_infer_request();
+    req.set_input_tensor(x);
+    req.infer();
+    return req.get_output_tensor();
+  };
+  Tensor h = run("HETERO:GPU.0,CPU"), r = run("REFERENCE");
+  double worst = 0;
+  for (int64_t i = 0; i < n; ++i) worst = std::max(worst, std::abs(double(h.data<float>()[i]) - r.data<float>()[i]));
+  BOOST_TEST(worst < 1e-4, "HETERO:GPU.0,CPU vs REFERENCE: max error " << worst << " (the row's sum is 1)");
+  BOOST_TEST(std::abs(h.data<float>()[n - 1] - 1.0f) < 1e-4f);
+}
