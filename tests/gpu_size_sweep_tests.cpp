@@ -85,9 +85,13 @@ struct sweep_case {
   double tol = 1e-4;
   /// Integer inputs (indices, targets) are drawn from [0, idx_hi).
   int64_t idx_hi = 1;
+  /// Errors against max|ref| only (float16 storage rounds small values coarsely).
+  bool scaled = false;
 };
 
 int refused = 0, compared = 0;
+/// What run_case compiles with (f16 storage for the float16 variants of the shaders).
+kernels::compile_config sweep_cfg;
 
 /// Compiles on GPU.0, runs, compares with the reference kernels. A refusal (query or compile)
 /// must name the op type; it is counted and reported, never compared.
@@ -106,7 +110,7 @@ void run_case(const sweep_case& c, bool may_refuse = false) {
     }
     std::unique_ptr<kernels::executable> exe;
     try {
-      exe = gpu().compile(c.g, {});
+      exe = gpu().compile(c.g, sweep_cfg);
     } catch (const Exception& e) {
       BOOST_TEST(std::string(e.what()).find(op.type) != std::string::npos, "a refusal names the op: " << e.what());
       BOOST_TEST(may_refuse, c.what << " refused in compile: " << e.what());
@@ -142,7 +146,7 @@ void run_case(const sweep_case& c, bool may_refuse = false) {
       int64_t at = -1;
       for (int64_t i = 0; i < n; ++i) {
         const double d = std::abs(double(a[i]) - double(b[i]));
-        const double err = d / (std::abs(double(b[i])) + 1e-3 * top + 1e-30);
+        const double err = c.scaled ? d / (top + 1e-30) : d / (std::abs(double(b[i])) + 1e-3 * top + 1e-30);
         if (!(err <= worst) || (std::isnan(a[i]) != std::isnan(b[i]))) {
           if (std::isnan(a[i]) && std::isnan(b[i])) continue;
           worst = std::isnan(err) ? 1e30 : err;
@@ -512,6 +516,41 @@ BOOST_AUTO_TEST_CASE(losses_and_attention_past_65535) {
     auto p = b.op("Softmax", {s}, {{"axis", int64_t(-1)}});
     b.output(b.op("MatMul", {p, v}));
     run_case({"attention block, 65537 keys", b.g, -1, 1}, true);
+  }
+}
+
+/// The float16-storage variants of the workgroup shaders and of the word gather (f16 tensors on
+/// the device, f32 at the boundary), at long rows, within float16's rounding.
+BOOST_AUTO_TEST_CASE(float16_storage_over_long_rows) {
+  timer t{"f16 storage"};
+  sweep_cfg.inference_precision = element_type::f16;
+  struct restore {
+    ~restore() { sweep_cfg = {}; }
+  } at_exit;
+  auto f16_case = [](sweep_case c) {
+    c.tol = 1e-2;
+    c.scaled = true;
+    return c;
+  };
+  run_case(f16_case(one_op("Softmax", {{1, 49155}}, {{"axis", int64_t(-1)}}, -4, 4)));
+  run_case(f16_case(one_op("LogSoftmax", {{2, 65537}}, {{"axis", int64_t(-1)}}, -4, 4)));
+  run_case(f16_case(reduce_case("ReduceMean", {2, 65537}, 1)));
+  run_case(f16_case(reduce_case("ReduceMax", {2, 65537}, 1))); // (an arg-max could pick another of two values float16 rounds together)
+  run_case(f16_case(one_op("GlobalAveragePool", {{1, 2, 300, 300}})));
+  {
+    builder b;
+    auto x = b.input({2, 65537});
+    b.output(b.op("LayerNormalization", {x, b.weights({65537}), b.weights({65537})}, {{"axis", int64_t(-1)}}));
+    run_case(f16_case({"LayerNormalization [2,65537]", b.g, -2, 3}));
+  }
+  {
+    builder b;
+    auto x = b.input({65537, 3});
+    auto idx = b.input({70001}, element_type::i64);
+    b.output(b.op("Gather", {x, idx}, {{"axis", int64_t(0)}}));
+    sweep_case c{"Gather f32 [65537,3] by 70001 (odd: half a word at the end)", b.g};
+    c.idx_hi = 65537;
+    run_case(f16_case(c));
   }
 }
 
