@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <iostream>
@@ -96,6 +97,8 @@ kernels::compile_config sweep_cfg;
 /// Compiles on GPU.0, runs, compares with the reference kernels. A refusal (query or compile)
 /// must name the op type; it is counted and reported, never compared.
 void run_case(const sweep_case& c, bool may_refuse = false) {
+  static const bool verbose = std::getenv("TROUPE_SWEEP_VERBOSE") != nullptr;
+  if (verbose) std::cout << "  " << c.what << std::endl;
   BOOST_TEST_CONTEXT(c.what) {
     const auto& op = c.g.ops.front();
     for (const auto& o : c.g.ops) {
