@@ -72,6 +72,12 @@ struct model_builder {
     for (auto v : values) t->add_int64_data(v);
     return *this;
   }
+  /// An initializer of any element type from its little-endian bytes (raw_data).
+  model_builder& raw_initializer(const std::string& name, int elem, const std::vector<int64_t>& dims,
+                                 const std::string& bytes) {
+    initializer(name, elem, dims)->set_raw_data(bytes);
+    return *this;
+  }
   /// A graph input without a type (a subgraph's input typed by its op).
   model_builder& untyped_input(const std::string& name) {
     graph->add_input()->set_name(name);

@@ -5,6 +5,7 @@
 
 #include "actors/scheduler.hpp"
 #include "runtime/core_impl.hpp"
+#include "runtime/model_cache.hpp"
 
 namespace troupe {
 
@@ -286,12 +287,18 @@ CompiledModel compile_multi(Core::Impl& core, const Model& model, const std::str
   spec.runtime_fallback = fallback;
   int optimal = 0;
   std::vector<std::string> names;
+  std::string tried;
+  std::vector<std::string> left_out; // warnings, once another device serves
   for (auto& d : devs) {
     std::shared_ptr<CompiledModel::Impl> one;
     try {
       one = core.compile_single(model, d.name, with_hint(d.props, hint == "LATENCY" ? "LATENCY" : "THROUGHPUT"));
     } catch (const std::exception& e) {
-      throw Exception("device '" + device + "': compiling on " + d.name + ": " + e.what());
+      // A device that cannot compile the model is left out (as AUTO does); the others serve.
+      tried += (tried.empty() ? "" : "; ") + d.name + ": " + e.what();
+      left_out.push_back("device '" + device + "': " + d.name + " cannot compile the model and is left out (" + e.what() +
+                         ")");
+      continue;
     }
     if (names.empty()) {
       cm->inputs = one->inputs;
@@ -303,6 +310,9 @@ CompiledModel compile_multi(Core::Impl& core, const Model& model, const std::str
     names.push_back(d.name);
     spec.devices.push_back({d.name, std::make_unique<device_model>(std::move(one)), static_cast<std::size_t>(slots)});
   }
+  if (names.empty())
+    throw Exception("device '" + device + "' could not compile the model on any of its devices (" + tried + ")");
+  for (const auto& w : left_out) library_warning(w);
   cm->config.hint = hint;
   cm->device = ds.virtual_device + ":" + joined(names);
   std::erase(cm->device, ' ');

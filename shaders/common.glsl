@@ -37,6 +37,11 @@ layout(constant_id = 62) const float ACT_B = 0.0;
 
 uint linear_id() { return gl_WorkGroupID.y * gl_NumWorkGroups.x * 64u + gl_GlobalInvocationID.x; }
 
+// The slice (gl_WorkGroupID.z of the whole op): an op with more slices than a dispatch takes
+// (maxComputeWorkGroupCount[2]) runs as several dispatches, each told where it starts.
+layout(constant_id = 59) const uint SLICE_BASE = 0u;
+uint slice_id() { return gl_WorkGroupID.z + SLICE_BASE; }
+
 float act_fn(int code, float x, float a, float b) {
   if (code == 1) return max(x, 0.0);                                  // Relu
   if (code == 2) return 1.0 / (1.0 + exp(-x));                        // Sigmoid

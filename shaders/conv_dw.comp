@@ -64,7 +64,7 @@ void main() {
   uint rest = id / OWT;
   int oh0 = int(rest % OHT) * OHB;
   uint c = rest / OHT;
-  uint n = gl_WorkGroupID.z;
+  uint n = slice_id();
   int ow0 = int(owt) * OWB;
   int t0 = ow0 * SW / 4 - LEAD; // first texel of each row segment, relative to the row
 

@@ -63,8 +63,8 @@ void main() {
   if (id >= OH * OWBLOCKS) return;
   uint owb = id % OWBLOCKS;
   int oh = int(id / OWBLOCKS);
-  uint ocb = gl_WorkGroupID.z % OCBLOCKS;
-  uint n = gl_WorkGroupID.z / OCBLOCKS;
+  uint ocb = slice_id() % OCBLOCKS;
+  uint n = slice_id() / OCBLOCKS;
   int ow0 = int(owb * OWB);
   uint oc0 = ocb * OCB;
   uint g = oc0 / OCG;

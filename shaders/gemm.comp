@@ -51,8 +51,8 @@ const uint MBLOCKS = (M + MB - 1) / MB;
 void main() {
   uint nt = linear_id();
   if (nt >= NT) return;
-  uint mb = gl_WorkGroupID.z % MBLOCKS;
-  uint b = gl_WorkGroupID.z / MBLOCKS;
+  uint mb = slice_id() % MBLOCKS;
+  uint b = slice_id() / MBLOCKS;
   uint m0 = mb * MB;
   int arow[MB];
   [[unroll]] for (int i = 0; i < MB; ++i) arow[i] = int(b * SAB + min(m0 + uint(i), M - 1) * KT);

@@ -1,6 +1,7 @@
 #version 450
 // ReduceMean/Sum/Max/Min/Prod/L2/SumSquare/L1/LogSum/LogSumExp over any set of up to 6 dims
-// (bit RMASK: bit d = dim d reduced, dim 0 outermost). One output element per invocation.
+// (bit RMASK: bit d = dim d reduced, dim 0 outermost). One output element per invocation, or
+// with WG per workgroup.
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 
@@ -35,9 +36,41 @@ uint offset(uint base, uint k) {
   return off;
 }
 
+#ifdef WG
+// WG (long reductions): one output element per 64-wide workgroup; each invocation takes every
+// 64th reduced element and the workgroup combines the parts (llvmpipe caps an invocation's loop
+// iterations at 65535).
+shared float part[64];
+
+/// The workgroup's combination of v (0 sum, 1 max, 2 min, 3 product); every invocation gets it.
+float combine(float v, int how) {
+  uint t = gl_LocalInvocationID.x;
+  part[t] = v;
+  barrier();
+  for (uint h = 32u; h > 0u; h >>= 1u) {
+    if (t < h) {
+      float a = part[t], b = part[t + h];
+      part[t] = how == 1 ? max(a, b) : how == 2 ? min(a, b) : how == 3 ? a * b : a + b;
+    }
+    barrier();
+  }
+  float r = part[0];
+  barrier();
+  return r;
+}
+#endif
+
 void main() {
+#ifdef WG
+  uint id = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+  uint t = gl_LocalInvocationID.x;
+  const uint STEP = 64u;
+#else
   uint id = linear_id();
-  if (id >= TOTAL) return;
+  uint t = 0u;
+  const uint STEP = 1u;
+#endif
+  if (id >= TOTAL) return; // (WG: the whole workgroup)
   // Kept coordinates, innermost first; reduced dims have extent 1 in the output.
   uint r = id;
   uint base = 0;
@@ -50,9 +83,13 @@ void main() {
   float acc = MODE == 2 ? -3.402823466e38 : (MODE == 3 ? 3.402823466e38 : (MODE == 4 ? 1.0 : 0.0));
   // LogSumExp: the largest element first, so that exp never overflows.
   float top = -3.402823466e38;
-  if (MODE == 9)
-    for (uint k = 0; k < RCOUNT; ++k) top = max(top, float(x[offset(base, k)]));
-  for (uint k = 0; k < RCOUNT; ++k) {
+  if (MODE == 9) {
+    for (uint k = t; k < RCOUNT; k += STEP) top = max(top, float(x[offset(base, k)]));
+#ifdef WG
+    top = combine(top, 1);
+#endif
+  }
+  for (uint k = t; k < RCOUNT; k += STEP) {
     float v = float(x[offset(base, k)]);
     if (MODE == 2) acc = max(acc, v);
     else if (MODE == 3) acc = min(acc, v);
@@ -62,6 +99,10 @@ void main() {
     else if (MODE == 9) acc += exp(v - top);
     else acc += v;
   }
+#ifdef WG
+  acc = combine(acc, MODE == 2 ? 1 : MODE == 3 ? 2 : MODE == 4 ? 3 : 0);
+  if (t != 0u) return;
+#endif
   if (MODE == 0) acc /= float(RCOUNT);
   if (MODE == 5) acc = sqrt(acc);
   if (MODE == 8) acc = log(acc);

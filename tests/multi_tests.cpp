@@ -11,7 +11,12 @@
 #include <map>
 #include <thread>
 
+#include <fcntl.h>
 #include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
 
 #include "benchmarks/tiny_onnx.hpp"
 #include "tests/support/add_relu_model.hpp"
@@ -20,6 +25,7 @@
 #include "tests/support/ppocr_cases.hpp"
 #include "tests/support/tensor_compare.hpp"
 #include "tests/support/test_data.hpp"
+#include "tests/support/test_tensors.hpp"
 #include "tests/support/run_command.hpp"
 
 namespace fs = std::filesystem;
@@ -161,6 +167,78 @@ BOOST_AUTO_TEST_CASE(auto_without_the_cpu_takes_a_gpu, *utf::precondition(tests:
   auto all_gpus = core.compile_model(model, "MULTI:GPU");
   BOOST_TEST(all_gpus.get_property("EXECUTION_DEVICES").as_string().rfind("GPU.0", 0) == 0u);
   run_many(all_gpus, 8);
+}
+
+namespace {
+
+/// What the library writes to stderr (its warnings) while alive.
+class stderr_capture {
+public:
+  stderr_capture() : path_(tests::temp_file("multi", "stderr.txt")) {
+    std::fflush(stderr);
+    saved_ = ::dup(2);
+    const int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ::dup2(fd, 2);
+    ::close(fd);
+  }
+  ~stderr_capture() { restore(); }
+  /// Stops capturing and returns what was written.
+  std::string text() {
+    restore();
+    std::ifstream f(path_);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  }
+
+private:
+  void restore() {
+    if (saved_ < 0) return;
+    std::fflush(stderr);
+    ::dup2(saved_, 2);
+    ::close(saved_);
+    saved_ = -1;
+  }
+  std::string path_;
+  int saved_ = -1;
+};
+
+/// y = Det(x) over [2, 3, 3]: an op the GPU has no shader for, which the CPU runs.
+std::string det_model() {
+  tiny_onnx::model_builder b;
+  b.input("x", {2, 3, 3}).output("y", {2}).node("Det", {"x"}, {"y"}, "det");
+  return b.write(tests::temp_file("multi", "det.onnx"));
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(multi_leaves_out_a_device_that_cannot_compile_the_model, *utf::precondition(tests::gpu_present())) {
+  Core core;
+  auto model = core.read_model(det_model());
+  stderr_capture err;
+  auto cm = core.compile_model(model, "MULTI:GPU.0,CPU");
+  const auto warning = err.text();
+  BOOST_TEST(cm.get_property("EXECUTION_DEVICES").as_string() == "CPU");
+  for (const char* piece : {"warning", "MULTI:GPU.0,CPU", "GPU.0", "left out", "Det"})
+    BOOST_TEST(warning.find(piece) != std::string::npos, "'" << warning << "' lacks '" << piece << "'");
+  // The CPU serves every request, with the REFERENCE device's result.
+  Tensor x(element_type::f32, {2, 3, 3});
+  for (int i = 0; i < 18; ++i) x.data<float>()[i] = static_cast<float>((i * 7) % 5) - 1.5f;
+  auto infer = [&](CompiledModel& m) {
+    auto r = m.create_infer_request();
+    r.set_input_tensor(x);
+    r.infer();
+    return r.get_output_tensor();
+  };
+  auto ref_model = core.compile_model(model, "REFERENCE");
+  const Tensor want = infer(ref_model);
+  for (int k = 0; k < 4; ++k) {
+    const Tensor got = infer(cm);
+    BOOST_TEST(std::memcmp(got.data(), want.data(), want.get_byte_size()) == 0);
+  }
+  BOOST_TEST(tests::served_counts(cm)["CPU"] == 4u);
+  // The device left out is not among those it may be told to prefer.
+  expect_error([&] { cm.set_property({{"DEVICE_PRIORITIES", "GPU.0"}}); }, {"GPU.0"});
+  // When no device compiles it, the compile fails naming each device and its reason.
+  expect_error([&] { core.compile_model(model, "MULTI:GPU.0"); }, {"MULTI:GPU.0", "any of its devices", "GPU.0", "Det"});
 }
 
 BOOST_AUTO_TEST_CASE(bad_multi_and_auto_input_names_the_problem) {

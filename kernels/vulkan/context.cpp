@@ -62,6 +62,7 @@ device_facts gpu_context::describe(VkPhysicalDevice phys, uint32_t index) {
   f.api_version = base.apiVersion;
   f.limits = base.limits;
   f.name = base.deviceName;
+  if (f.name.find("llvmpipe") != std::string::npos) f.loop_limit = 65535;
   switch (base.deviceType) {
   case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: f.type = "discrete"; break;
   case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: f.type = "integrated"; break;

@@ -44,6 +44,11 @@ struct device_facts {
   uint32_t api_version = 0;
   std::string driver_version;
   VkPhysicalDeviceLimits limits{};
+  /// Loop iterations one shader invocation may run in all, or 0 for no limit. Mesa's llvmpipe
+  /// (lavapipe) ends every loop of an invocation once 65535 iterations have run, counted over
+  /// all its loops together (gallivm's loop limiter), silently: the device refuses an op whose
+  /// shader would loop longer (op_rule::trips) rather than compute it wrong.
+  uint64_t loop_limit = 0;
 };
 
 /// Specialization constants: constant_id -> 32-bit word (floats as their bits).

@@ -271,6 +271,19 @@ void add_conv_rules(rule_table& t) {
                                      static_cast<uint64_t>(shape_size(c.y)));
                         },
                         "2-D (4-D NCHW input and weights), 1-D (3-D NCL) or 3-D (5-D NCDHW), f32; channels consistent with group"};
+  // Each output element sums input channels of its group times the kernel's taps.
+  auto conv_trips = [](const graph::Graph& g, const graph::Op& op) {
+    const Shape w = shape_of(g, op.inputs[1]);
+    const uint64_t cin = static_cast<uint64_t>(op.type == "Conv" ? w[1] : w[0] / std::max<int64_t>(1, op.attr_int("group", 1)));
+    uint64_t taps = 1, rows = 1;
+    for (std::size_t i = 2; i < w.size(); ++i) {
+      taps *= static_cast<uint64_t>(w[i]);
+      if (i + 1 < w.size()) rows *= static_cast<uint64_t>(w[i]);
+    }
+    return cin * (taps + rows + 1);
+  };
+  t["Conv"].trips = conv_trips;
+  t["ConvTranspose"].trips = conv_trips;
 }
 
 } // namespace troupe::kernels::vulkan

@@ -7,6 +7,8 @@
 #include <utility>
 
 #include "graph/einsum.hpp"
+#include <limits>
+
 #include "kernels/vulkan/lowering.hpp"
 
 namespace troupe::kernels::vulkan {
@@ -112,6 +114,13 @@ void add_einsum_rules(rule_table& t) {
   t["Einsum"] = {check, lower,
                  "1 to 3 f32 or f64 inputs (f64: the device has shaderFloat64), at most 8 labels (ellipsis dims count as labels), "
                  "output elements < 2^32, at most 2^20 summed terms per output element"};
+  // Each output element loops over its summed terms, each over the summed labels.
+  t["Einsum"].trips = [](const graph::Graph& g, const graph::Op& op) {
+    const auto e = geometry(g, op);
+    const auto c = term_counts(e);
+    const auto inner = static_cast<uint64_t>(e.plan.labels - static_cast<int>(e.plan.output.size())) + 1;
+    return c ? static_cast<uint64_t>(c->second) * (inner + 1) + 16 : std::numeric_limits<uint64_t>::max();
+  };
 }
 
 } // namespace troupe::kernels::vulkan

@@ -1,5 +1,7 @@
 /// Index-driven ops: CumSum (shaders/cumsum.comp), TopK (topk.comp), GatherND (gather_nd.comp),
 /// ScatterND, ScatterElements and the legacy Scatter (a copy of the data, then scatter.comp).
+#include <numeric>
+
 #include "kernels/vulkan/lowering.hpp"
 #include "kernels/vulkan/lowering_shapes.hpp"
 
@@ -7,12 +9,10 @@ namespace troupe::kernels::vulkan {
 
 namespace {
 
-/// Indices bound as a buffer: int32 or int64, not an int64 constant (constants upload as 32-bit words).
+/// Indices bound as a buffer: int32 or int64 (a constant uploads as its raw words).
 std::string check_indices(const graph::Graph& g, const graph::Op& op, std::size_t i) {
   const auto t = g.value(op.inputs[i]).type;
   if (t != element_type::i64 && t != element_type::i32) return "indices are " + to_string(t) + "; int32 or int64 only";
-  if (g.is_constant(op.inputs[i]) && t == element_type::i64)
-    return std::string("constant int64 indices are not uploaded (a constant is folded or stays on the CPU)");
   return "";
 }
 
@@ -227,15 +227,38 @@ void add_indexing_rules(rule_table& t) {
                "f32, rank <= 6; K constant (input or opset 1 attribute); largest or smallest; always sorted, ties "
                "by the lower index"};
   t["GatherND"] = {gather_nd_check, gather_nd_lower,
-                   "any 32- or 64-bit element type, rank <= 6, batch_dims; int32 or int64 indices (not constant "
-                   "int64); an index out of range gives 0"};
+                   "any 32- or 64-bit element type, rank <= 6, batch_dims; int32 or int64 indices; an index out "
+                   "of range gives 0"};
   const op_rule scatter{scatter_check, scatter_lower,
                         "reduction none (any 32- or 64-bit element type), add or mul (f32, int32, int64); rank <= 6; "
-                        "int32 or int64 indices (not constant int64); duplicates apply in order (the last one wins); "
+                        "int32 or int64 indices; duplicates apply in order (the last one wins); "
                         "an index out of range is skipped"};
   t["ScatterND"] = scatter;
   t["ScatterElements"] = scatter;
   t["Scatter"] = scatter;
+  // CumSum and TopK: one loop along the axis; ScatterElements: along the indices' axis, in
+  // order; ScatterND: over every index tuple.
+  auto axis_len = [](const Shape& x, int64_t axis) {
+    if (x.empty()) return uint64_t{1};
+    if (axis < 0) axis += static_cast<int64_t>(x.size());
+    return axis >= 0 && axis < static_cast<int64_t>(x.size()) ? static_cast<uint64_t>(x[static_cast<std::size_t>(axis)]) : uint64_t{1};
+  };
+  t["CumSum"].trips = [axis_len](const graph::Graph& g, const graph::Op& op) {
+    const Shape x = shape_of(g, op.inputs[0]);
+    if (!g.is_constant(op.inputs[1])) return std::accumulate(x.begin(), x.end(), uint64_t{0}, [](uint64_t m, int64_t d) { return std::max(m, static_cast<uint64_t>(d)); });
+    return axis_len(x, const_ints(g, op, 1).at(0));
+  };
+  t["TopK"].trips = [axis_len](const graph::Graph& g, const graph::Op& op) {
+    return axis_len(shape_of(g, op.inputs[0]), op.attr_int("axis", -1));
+  };
+  auto scatter_trips = [axis_len](const graph::Graph& g, const graph::Op& op) {
+    const Shape idx = shape_of(g, op.inputs[1]);
+    if (op.type != "ScatterND") return axis_len(idx, op.attr_int("axis", 0)) + 32;
+    const uint64_t m = idx.empty() ? 1 : static_cast<uint64_t>(idx.back());
+    const uint64_t tuples = m == 0 ? 0 : static_cast<uint64_t>(shape_size(idx)) / m;
+    return tuples * (m + 1) + 1;
+  };
+  for (const char* n : {"ScatterND", "ScatterElements", "Scatter"}) t[n].trips = scatter_trips;
 }
 
 } // namespace troupe::kernels::vulkan

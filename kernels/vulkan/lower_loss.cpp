@@ -73,6 +73,18 @@ void add_loss_rules(rule_table& t) {
   t["NegativeLogLikelihoodLoss"] = {loss_check, [](op_builder& b) { loss_lower(b, false); }, conditions, loss_attrs};
   t["SoftmaxCrossEntropyLoss"] = {loss_check, [](op_builder& b) { loss_lower(b, true); }, conditions + "; log_prob f32",
                                   loss_attrs};
+  // Reduced: each of 64 invocations takes every 64th target; with softmax each target loops
+  // twice over its C classes.
+  auto loss_trips = [](const graph::Graph& g, const graph::Op& op) {
+    const Shape x = shape_of(g, op.inputs[0]);
+    const uint64_t c = x.size() > 1 ? static_cast<uint64_t>(x[1]) : 1;
+    const uint64_t targets = c == 0 ? 0 : static_cast<uint64_t>(shape_size(x)) / c;
+    const uint64_t per = op.type == "SoftmaxCrossEntropyLoss" ? 2 * c + 2 : 1;
+    const bool reduced = op.attr_string("reduction", "mean") != "none";
+    return (reduced ? (targets + 63) / 64 + 7 : 1) * per;
+  };
+  t["NegativeLogLikelihoodLoss"].trips = loss_trips;
+  t["SoftmaxCrossEntropyLoss"].trips = loss_trips;
 }
 
 } // namespace troupe::kernels::vulkan

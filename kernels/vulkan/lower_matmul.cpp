@@ -175,6 +175,17 @@ void add_matmul_rules(rule_table& t) {
                             invocations(p));
                },
                "f32; A and B 2-D, C at most 2-D"};
+  // One loop over K (the texel GEMM: K / 4).
+  t["MatMul"].trips = [](const graph::Graph& g, const graph::Op& op) {
+    const auto p = plan_matmul(shape_of(g, op.inputs[0]), shape_of(g, op.inputs[1]));
+    if (!p) return uint64_t{0};
+    const bool gemm = p->k % 4 == 0 && p->sb == std::array<uint32_t, 4>{0, 0, 0, 0} && (p->n % 4 == 0 || g.is_constant(op.inputs[1]));
+    return gemm ? uint64_t{p->k} / 4 + 8 : uint64_t{p->k} + 8;
+  };
+  t["Gemm"].trips = [](const graph::Graph& g, const graph::Op& op) {
+    const Shape a = shape_of(g, op.inputs[0]);
+    return static_cast<uint64_t>(op.attr_int("transA", 0) != 0 ? a[0] : a[1]) + 8;
+  };
 }
 
 } // namespace troupe::kernels::vulkan

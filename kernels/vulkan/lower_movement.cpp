@@ -263,13 +263,11 @@ void add_movement_rules(rule_table& t) {
   t["DepthToSpace"] = space_depth;
   t["SpaceToDepth"] = space_depth;
 
-  // Gather and GatherElements (shaders/gather.comp): f32 data, int32 or int64 indices.
+  // GatherElements (shaders/gather.comp): f32 data, int32 or int64 indices.
   op_rule gather{[](const graph::Graph& g, const graph::Op& op) {
                    if (g.value(op.inputs[0]).type != element_type::f32) return std::string("the shader gathers float32 data only");
                    const auto it = g.value(op.inputs[1]).type;
                    if (it != element_type::i64 && it != element_type::i32) return std::string("indices must be int32 or int64");
-                   if (g.is_constant(op.inputs[1]) && it == element_type::i64)
-                     return std::string("constant int64 indices are not uploaded (a constant is folded or stays on the CPU)");
                    if (shape_of(g, op.inputs[0]).size() > 6 || shape_of(g, op.outputs[0]).size() > 6)
                      return std::string("rank above 6 has no Vulkan shader");
                    return std::string();
@@ -277,17 +275,11 @@ void add_movement_rules(rule_table& t) {
                  [](op_builder& b) {
                    const auto& g = b.graph();
                    const auto& op = b.op();
-                   const Shape x = shape_of(g, op.inputs[0]), idx = shape_of(g, op.inputs[1]), y = shape_of(g, op.outputs[0]);
+                   const Shape x = shape_of(g, op.inputs[0]), y = shape_of(g, op.outputs[0]);
                    const auto axis = axis_of(op.attr_int("axis", 0), x.size());
                    spec_map s{{0, static_cast<uint32_t>(shape_size(y))},
                               {1, g.value(op.inputs[1]).type == element_type::i64 ? 2u : 1u},
                               {2, static_cast<uint32_t>(x[axis])}};
-                   if (op.type == "Gather") {
-                     s[3] = static_cast<uint32_t>(shape_size(Shape(x.begin() + static_cast<std::ptrdiff_t>(axis) + 1, x.end())));
-                     s[4] = static_cast<uint32_t>(shape_size(idx));
-                     b.dispatch("gather", std::move(s), {b.input(0), b.input(1), b.output(0)}, static_cast<uint64_t>(shape_size(y)));
-                     return;
-                   }
                    const std::size_t pad = 6 - y.size();
                    const auto xs = row_strides(x);
                    s[3] = static_cast<uint32_t>(pad + axis);
@@ -298,8 +290,44 @@ void add_movement_rules(rule_table& t) {
                    b.dispatch("gather_elements", std::move(s), {b.input(0), b.input(1), b.output(0)},
                               static_cast<uint64_t>(shape_size(y)));
                  },
-                 "f32 data, int32 or int64 indices (not constant int64), rank <= 6; an index out of range gives 0"};
-  t["Gather"] = gather;
+                 "f32 data, int32 or int64 indices, rank <= 6; an index out of range gives 0"};
+  // Gather (shaders/gather_words.comp): data of any 1-, 2-, 4- or 8-byte type moved as raw
+  // words; an index out of range fails the run naming the op, the index and the axis length.
+  op_rule gather_any{
+      [](const graph::Graph& g, const graph::Op& op) {
+        const auto dt = g.value(op.inputs[0]).type;
+        const auto es = dt == element_type::string ? 0 : element_size(dt);
+        if (es != 1 && es != 2 && es != 4 && es != 8)
+          return "data of type " + to_string(dt) + " has no Vulkan gather (1-, 2-, 4- or 8-byte elements)";
+        const auto it = g.value(op.inputs[1]).type;
+        if (it != element_type::i64 && it != element_type::i32) return std::string("indices must be int32 or int64");
+        return std::string();
+      },
+      [](op_builder& b) {
+        const auto& g = b.graph();
+        const auto& op = b.op();
+        const Shape x = shape_of(g, op.inputs[0]), idx = shape_of(g, op.inputs[1]), y = shape_of(g, op.outputs[0]);
+        const auto axis = axis_of(op.attr_int("axis", 0), x.size());
+        const uint64_t total = static_cast<uint64_t>(shape_size(y));
+        if (total == 0) return;
+        const auto dt = g.value(op.inputs[0]).type;
+        const uint32_t es = static_cast<uint32_t>(element_size(dt));
+        auto [status, tag] = b.status(graph::describe(op) + ": index {index} is out of range for axis " + std::to_string(axis) +
+                                      " of the data (" + std::to_string(x[axis]) + " entries, data shape " + to_string(x) + ")");
+        spec_map s{{0, static_cast<uint32_t>(total)},
+                   {1, g.value(op.inputs[1]).type == element_type::i64 ? 2u : 1u},
+                   {2, static_cast<uint32_t>(x[axis])},
+                   {3, static_cast<uint32_t>(shape_size(Shape(x.begin() + static_cast<std::ptrdiff_t>(axis) + 1, x.end())))},
+                   {4, static_cast<uint32_t>(shape_size(idx))},
+                   {5, es},
+                   {6, tag}};
+        // One invocation per output word (f32 data in float16 storage: the shader returns past the halves).
+        const uint64_t words = es >= 4 ? total * (es / 4) : (total * es + 3) / 4;
+        b.dispatch("gather_words", std::move(s), {b.input(0), b.input(1), status, b.output(0)}, words, 1, 2);
+      },
+      "data of any 1-, 2-, 4- or 8-byte type, int32 or int64 indices; an index out of range fails the request "
+      "naming the op, the index and the axis length"};
+  t["Gather"] = gather_any;
   t["GatherElements"] = gather;
 }
 

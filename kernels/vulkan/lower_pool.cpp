@@ -58,9 +58,29 @@ Shape plane_of(Shape s) {
   return as_2d(std::move(s));
 }
 
+/// A global pool over more than this many elements per channel runs as a reduction on
+/// shaders/reduce.comp, a 64-wide workgroup per channel (no invocation loops over the plane).
+constexpr int64_t wg_plane = 256;
+
+/// The elements of one channel's plane.
+int64_t plane_size(const Shape& x) {
+  int64_t n = 1;
+  for (std::size_t i = 2; i < x.size(); ++i) n *= x[i];
+  return n;
+}
+
 void pool(op_builder& b, bool is_max, bool global) {
   const auto& g = b.graph();
   const Shape xr = shape_of(g, b.op().inputs[0]), yr = shape_of(g, b.op().outputs[0]);
+  if (global && plane_size(xr) > wg_plane) {
+    const int64_t channels = xr[0] * xr[1], plane = plane_size(xr);
+    if (channels == 0) return;
+    spec_map s{{0, static_cast<uint32_t>(channels)}, {1, 1}, {2, 1}, {3, 1}, {4, 1},
+               {5, static_cast<uint32_t>(channels)}, {6, static_cast<uint32_t>(plane)}, {7, 1u << 5},
+               {8, static_cast<uint32_t>(plane)}, {9, is_max ? 2u : 0u}};
+    b.dispatch("reduce_wg", std::move(s), {b.input(0), b.output(0)}, static_cast<uint64_t>(channels) * 64);
+    return;
+  }
   const Shape x = plane_of(xr), y = plane_of(yr);
   const auto depth = depth_of(b.op(), xr, yr, global);
   const graph::Op op = xr.size() == 5 ? without_depth(b.op()) : op_as_2d(b.op(), xr.size());
@@ -164,6 +184,20 @@ void add_pool_rules(rule_table& t) {
   auto check_global = [](const graph::Graph& g, const graph::Op& op) { return check_f32(g, op, true); };
   t["GlobalAveragePool"] = {check_global, [](op_builder& b) { pool(b, false, true); }, global};
   t["GlobalMaxPool"] = {check_global, [](op_builder& b) { pool(b, true, true); }, global};
+  // Each output element loops over its window (a global pool: the whole plane).
+  auto window_trips = [](const graph::Graph& g, const graph::Op& op) {
+    const Shape x = shape_of(g, op.inputs[0]);
+    const bool global = op.type.rfind("Global", 0) == 0;
+    if (global && plane_size(x) > wg_plane) return static_cast<uint64_t>(plane_size(x) + 63) / 64 + 6;
+    uint64_t n = 1, rows = 1;
+    const auto k = global ? std::vector<int64_t>(x.begin() + 2, x.end()) : op.attr_ints("kernel_shape");
+    for (std::size_t i = 0; i < k.size(); ++i) {
+      n *= static_cast<uint64_t>(k[i]);
+      if (i + 1 < k.size()) rows *= static_cast<uint64_t>(k[i]);
+    }
+    return n + rows + 1;
+  };
+  for (const char* n : {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"}) t[n].trips = window_trips;
 
   t["Resize"] = {
       [](const graph::Graph& g, const graph::Op& op) {

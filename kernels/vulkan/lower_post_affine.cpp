@@ -91,6 +91,7 @@ public:
     inner_.dispatch(shader, std::move(spec), std::move(args), invocations, slices, written);
   }
   void alias_output() override { throw Exception(graph::describe(op_) + ": an affine chain cannot alias its output"); }
+  std::pair<buffer_ref, uint32_t> status(std::string text) override { return inner_.status(std::move(text)); }
 
 private:
   op_builder& inner_;

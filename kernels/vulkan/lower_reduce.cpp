@@ -23,13 +23,30 @@ std::array<int64_t, 3> around(const Shape& x, int64_t axis, bool coerce) {
   return r;
 }
 
+/// Rows longer than this take a 64-wide workgroup each (the _wg shader variants): no invocation
+/// loops over a whole long row.
+constexpr int64_t wg_row = 256;
+
+/// Loop iterations of a row pass: each element (one invocation per row), or every 64th plus the
+/// shared-memory combine (a workgroup per row).
+uint64_t row_trips(int64_t len, uint64_t passes) {
+  const auto n = static_cast<uint64_t>(len);
+  return len > wg_row ? passes * ((n + 63) / 64 + 6) : passes * n;
+}
+
+std::array<int64_t, 3> softmax_dims(const graph::Graph& g, const graph::Op& op) {
+  return around(shape_of(g, op.inputs[0]), op.attr_int("axis", g.opset < 13 ? 1 : -1), g.opset < 13);
+}
+
 void softmax(op_builder& b, bool log) {
   const auto& g = b.graph();
   const auto& op = b.op();
-  const auto [outer, mid, inner] = around(shape_of(g, op.inputs[0]), op.attr_int("axis", g.opset < 13 ? 1 : -1), g.opset < 13);
+  const auto [outer, mid, inner] = softmax_dims(g, op);
   spec_map s{{0, static_cast<uint32_t>(outer)}, {1, static_cast<uint32_t>(mid)}, {2, static_cast<uint32_t>(inner)},
              {3, log ? 1u : 0u}};
-  b.dispatch("softmax", std::move(s), {b.input(0), b.output(0)}, static_cast<uint64_t>(outer * inner));
+  const bool wg = mid > wg_row;
+  b.dispatch(wg ? "softmax_wg" : "softmax", std::move(s), {b.input(0), b.output(0)},
+             static_cast<uint64_t>(outer * inner) * (wg ? 64 : 1));
 }
 
 /// Axes of a Reduce op: attribute, or (ReduceSum from 13, all from 18) a constant input.
@@ -61,7 +78,8 @@ void reduce(op_builder& b, int mode) {
   s[7] = mask;
   s[8] = static_cast<uint32_t>(rc);
   s[9] = static_cast<uint32_t>(mode);
-  b.dispatch("reduce", std::move(s), {b.input(0), b.output(0)}, static_cast<uint64_t>(out));
+  const bool wg = rc > wg_row;
+  b.dispatch(wg ? "reduce_wg" : "reduce", std::move(s), {b.input(0), b.output(0)}, static_cast<uint64_t>(out) * (wg ? 64 : 1));
 }
 
 /// LayerNormalization: rows of the dims from `axis` on; scale and bias (inputs 1, 2) hold one
@@ -86,14 +104,15 @@ void layer_norm(op_builder& b) {
   const auto& g = b.graph();
   const auto& op = b.op();
   const auto [rows, norm, one] = around(shape_of(g, op.inputs[0]), op.attr_int("axis", -1), true);
+  const bool wg = norm > wg_row;
   const bool bias = op.inputs.size() > 2 && op.inputs[2] != graph::no_value;
   auto has = [&](std::size_t i) { return op.outputs.size() > i && op.outputs[i] != graph::no_value; };
   spec_map s{{0, static_cast<uint32_t>(rows)}, {1, static_cast<uint32_t>(norm)},
              {2, float_bits(op.attr_float("epsilon", 1e-5f))}, {3, bias ? 1u : 0u}, {4, has(1) ? 1u : 0u}, {5, has(2) ? 1u : 0u}};
-  b.dispatch("layer_norm", std::move(s),
+  b.dispatch(wg ? "layer_norm_wg" : "layer_norm", std::move(s),
              {b.input(0), b.input(1), bias ? b.input(2) : b.input(1), b.output(0), has(1) ? b.output(1) : b.output(0),
               has(2) ? b.output(2) : b.output(0)},
-             static_cast<uint64_t>(rows), 1, 3);
+             static_cast<uint64_t>(rows) * (wg ? 64 : 1), 1, 3);
 }
 
 void arg_reduce(op_builder& b) {
@@ -104,7 +123,9 @@ void arg_reduce(op_builder& b) {
   const auto d = around(shape_of(g, op.inputs[0]), op.attr_int("axis", hardmax ? (coerce ? 1 : -1) : 0), coerce);
   spec_map s{{0, static_cast<uint32_t>(d[0])}, {1, static_cast<uint32_t>(d[1])}, {2, static_cast<uint32_t>(d[2])},
              {3, op.type == "ArgMin" ? 1u : 0u}, {4, op.attr_int("select_last_index", 0) != 0 ? 1u : 0u}};
-  b.dispatch(hardmax ? "hardmax" : "arg_reduce", std::move(s), {b.input(0), b.output(0)}, static_cast<uint64_t>(d[0] * d[2]));
+  const bool wg = d[1] > wg_row;
+  b.dispatch(std::string(hardmax ? "hardmax" : "arg_reduce") + (wg ? "_wg" : ""), std::move(s), {b.input(0), b.output(0)},
+             static_cast<uint64_t>(d[0] * d[2]) * (wg ? 64 : 1));
 }
 
 std::string trilu_check(const graph::Graph& g, const graph::Op& op) {
@@ -140,17 +161,38 @@ void trilu(op_builder& b) {
              {b.input(0), k_buffer ? b.input(1) : b.input(0), b.output(0)}, static_cast<uint64_t>(shape_size(x)) * per);
 }
 
+uint64_t arg_reduce_trips(const graph::Graph& g, const graph::Op& op) {
+  const bool hardmax = op.type == "Hardmax";
+  const bool coerce = hardmax && g.opset < 13;
+  const auto d = around(shape_of(g, op.inputs[0]), op.attr_int("axis", hardmax ? (coerce ? 1 : -1) : 0), coerce);
+  return row_trips(d[1], hardmax ? 2 : 1);
+}
+
+uint64_t reduce_trips(const graph::Graph& g, const graph::Op& op) {
+  const Shape x = shape_of(g, op.inputs[0]), y = shape_of(g, op.outputs[0]);
+  const int64_t out = shape_size(y);
+  const int64_t rc = out == 0 ? 0 : shape_size(x) / out;
+  return row_trips(rc, op.type == "ReduceLogSumExp" ? 2 : 1);
+}
+
 } // namespace
 
 void add_reduce_rules(rule_table& t) {
-  t["ArgMax"] = {check_f32, arg_reduce, "f32 input, rank <= 6; int64 indices"};
-  t["ArgMin"] = {check_f32, arg_reduce, "f32 input, rank <= 6; int64 indices"};
-  t["Hardmax"] = {check_f32, arg_reduce, "f32, rank <= 6"};
+  t["ArgMax"] = {check_f32, arg_reduce, "f32 input, rank <= 6; int64 indices", {}, {}, arg_reduce_trips};
+  t["ArgMin"] = {check_f32, arg_reduce, "f32 input, rank <= 6; int64 indices", {}, {}, arg_reduce_trips};
+  t["Hardmax"] = {check_f32, arg_reduce, "f32, rank <= 6", {}, {}, arg_reduce_trips};
   t["Trilu"] = {trilu_check, trilu, "f32 or any 32- or 64-bit type, rank 2 to 6; k int64"};
   t["LayerNormalization"] = {layer_norm_check, layer_norm,
-                             "f32, rank <= 6; scale and bias f32 with one value per normalized element"};
-  t["Softmax"] = {check_f32, [](op_builder& b) { softmax(b, false); }, "f32, rank <= 6"};
-  t["LogSoftmax"] = {check_f32, [](op_builder& b) { softmax(b, true); }, "f32, rank <= 6"};
+                             "f32, rank <= 6; scale and bias f32 with one value per normalized element; rows longer "
+                             "than 256 take a workgroup each",
+                             {}, {}, [](const graph::Graph& g, const graph::Op& op) {
+                               return row_trips(around(shape_of(g, op.inputs[0]), op.attr_int("axis", -1), true)[1], 3);
+                             }};
+  auto softmax_trips = [](const graph::Graph& g, const graph::Op& op) { return row_trips(softmax_dims(g, op)[1], 3); };
+  t["Softmax"] = {check_f32, [](op_builder& b) { softmax(b, false); },
+                  "f32, rank <= 6; rows longer than 256 take a workgroup each", {}, {}, softmax_trips};
+  t["LogSoftmax"] = {check_f32, [](op_builder& b) { softmax(b, true); },
+                     "f32, rank <= 6; rows longer than 256 take a workgroup each", {}, {}, softmax_trips};
   const std::pair<const char*, int> modes[] = {{"ReduceMean", 0}, {"ReduceSum", 1},  {"ReduceMax", 2},
                                                 {"ReduceMin", 3},  {"ReduceProd", 4}, {"ReduceL2", 5},
                                                 {"ReduceSumSquare", 6}, {"ReduceL1", 7}, {"ReduceLogSum", 8},
@@ -163,7 +205,8 @@ void add_reduce_rules(rule_table& t) {
                    return std::string("axes must be a constant");
                  return std::string();
                },
-               [mode = mode](op_builder& b) { reduce(b, mode); }, "f32, rank <= 6; axes constant (input) or attribute"};
+               [mode = mode](op_builder& b) { reduce(b, mode); }, "f32, rank <= 6; axes constant (input) or attribute",
+               {}, {}, reduce_trips};
 }
 
 } // namespace troupe::kernels::vulkan

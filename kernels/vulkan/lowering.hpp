@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "graph/ir.hpp"
@@ -16,7 +17,8 @@ namespace troupe::kernels::vulkan {
 
 /// A buffer a dispatch binds: a (non-constant) value's device buffer, or an uploaded constant.
 struct buffer_ref {
-  enum class kind { value, constant } k = kind::value;
+  /// status: the run's status words (op_builder::status), zeroed before every run.
+  enum class kind { value, constant, status } k = kind::value;
   int id = 0; ///< value id (aliases resolved later) or index into the program's constants
   /// 0: a storage buffer. 1 or 4: a storage texel buffer of r32f or rgba32f texels, which CPU
   /// drivers (lavapipe) load with vector gathers instead of a per-invocation loop.
@@ -47,6 +49,11 @@ public:
                         uint64_t invocations, uint32_t slices = 1, uint32_t written = 1) = 0;
   /// Marks output 0 as sharing input 0's buffer (Reshape and friends): no dispatch.
   virtual void alias_output() = 0;
+  /// Where a shader reports bad input (an index out of range) instead of reading out of
+  /// bounds: the run's status words, zeroed before each run, and the tag the shader writes to
+  /// word 0 (the first report wins; words 1 and 2 hold the offending int64 index). The run then
+  /// fails as bad input with `text`, "{index}" replaced by that index.
+  virtual std::pair<buffer_ref, uint32_t> status(std::string text) = 0;
 };
 
 struct op_rule {
@@ -62,6 +69,10 @@ struct op_rule {
   /// Only while the op's shapes wait on input values: what it cannot take then (a value the
   /// lowering needs as a constant that does not key the per-value compile, so stays an input).
   std::function<std::string(const graph::Graph&, const graph::Op&)> check_waiting = {};
+  /// Loop iterations the longest-running invocation of the op's shaders runs, all its loops
+  /// together (for devices that stop a shader's loops after a limit: device_facts::loop_limit);
+  /// empty: the shaders loop over no dimension of the data.
+  std::function<uint64_t(const graph::Graph&, const graph::Op&)> trips = {};
 };
 
 /// Every op type with a shader (or a free alias), by ONNX op type.
@@ -69,6 +80,9 @@ const std::map<std::string, op_rule>& op_rules();
 
 /// Generic checks shared by the rules, then the rule's own check.
 support query_op(const graph::Graph& g, const graph::Op& op);
+/// Refuses an op whose shader would loop more than `loop_limit` times in one invocation (0: no
+/// limit), naming the op, the count and the device.
+support check_loops(const graph::Graph& g, const graph::Op& op, uint64_t loop_limit, const std::string& device_name);
 /// What can be said of an op before its shapes are known: its domain, its type's rule, the
 /// rule's attribute check and its check_waiting.
 support query_op_pending(const graph::Graph& g, const graph::Op& op);
@@ -144,6 +158,8 @@ void add_einsum_rules(rule_table& t);
 /// when it lacks the feature.
 bool needs_shader_float64(const graph::Graph& g, const graph::Op& op);
 void add_cast_rules(rule_table& t);
+/// DequantizeLinear, DynamicQuantizeLinear and MatMulInteger (lower_quantize.cpp).
+void add_quantize_rules(rule_table& t);
 /// MatMul -> [scale] -> Softmax(last axis) -> MatMul as one dispatch (lower_attention.cpp): wraps
 /// the MatMul, Softmax, Mul, Div and Transpose rules already in `t`, so it is added last.
 void add_attention_rules(rule_table& t);

@@ -22,6 +22,7 @@ const std::map<std::string, op_rule>& op_rules() {
     add_loss_rules(r);
     add_einsum_rules(r);
     add_cast_rules(r);
+    add_quantize_rules(r);
     add_attention_rules(r);
     add_post_affine_rules(r);
     return r;
@@ -73,6 +74,17 @@ support query_op(const graph::Graph& g, const graph::Op& op) {
   std::string why = it->second.check(g, op);
   if (!why.empty()) return no(why);
   return {true, ""};
+}
+
+support check_loops(const graph::Graph& g, const graph::Op& op, uint64_t loop_limit, const std::string& device_name) {
+  if (loop_limit == 0) return {true, ""};
+  const auto it = op_rules().find(op.type);
+  if (it == op_rules().end() || !it->second.trips) return {true, ""};
+  const uint64_t n = it->second.trips(g, op);
+  if (n <= loop_limit) return {true, ""};
+  return {false, graph::describe(op) + ": its shader would loop " + std::to_string(n) + " times in one invocation; " +
+                     device_name + " (llvmpipe) ends a shader's loops after " + std::to_string(loop_limit) +
+                     " iterations, so this size is refused rather than computed wrong"};
 }
 
 int element_kind(element_type t) {

@@ -50,7 +50,12 @@ struct program {
   /// Bytes of one element of a value of type `t` on the device.
   std::size_t stored_size(element_type t) const { return f16 && t == element_type::f32 ? 2 : element_size(t); }
   bool narrowed(const graph::Value& v) const { return f16 && v.type == element_type::f32; }
+  /// Per status tag - 1: the error a shader's report stands for ("{index}" to fill in).
+  std::vector<std::string> reports;
 };
+
+/// Status words per run: tag, index low word, index high word, spare.
+constexpr VkDeviceSize status_bytes = 16;
 
 /// Whole 32-bit words: shaders read and write u8, i8, bool and f16 tensors a word at a time.
 VkDeviceSize value_bytes(const program& p, const graph::Value& v) {
@@ -142,10 +147,11 @@ public:
     auto it = const_of_value_.find(v);
     if (it != const_of_value_.end()) return {buffer_ref::kind::constant, it->second};
     const Tensor& t = *p_.g.value(v).constant;
-    if (element_size(t.get_element_type()) != 4)
-      throw Exception(graph::describe(op()) + ": constant input '" + p_.g.value(v).name + "' is not a 32-bit type");
-    std::vector<float> data(static_cast<std::size_t>(t.get_size()));
-    if (!data.empty()) std::memcpy(data.data(), t.data(), data.size() * 4);
+    if (t.get_element_type() == element_type::string)
+      throw Exception(graph::describe(op()) + ": constant input '" + p_.g.value(v).name + "' holds strings");
+    // Raw bytes in whole words (u8 tables, int64 indices as two words each).
+    std::vector<float> data((t.get_byte_size() + 3) / 4, 0.0f);
+    if (t.get_byte_size()) std::memcpy(data.data(), t.data(), t.get_byte_size());
     // Only float constants are narrowed in f16 mode; other 32-bit words are bound as they are.
     auto ref = add_constant(std::move(data), t.get_element_type() == element_type::f32);
     const_of_value_[v] = ref.id;
@@ -167,25 +173,33 @@ public:
     d.written = std::max<uint32_t>(1, std::min<uint32_t>(written, static_cast<uint32_t>(args.size())));
     d.shader = shader;
     // The copy and trilu_words shaders move words of any type: only float tensors are narrowed.
-    const bool words = shader == "copy" || shader == "trilu_words";
+    const bool words = shader == "copy" || shader == "trilu_words" || shader == "gather_words";
     if (p_.f16 && (!words || p_.narrowed(p_.g.value(op().outputs.at(0))))) {
       d.shader += p_.f16_math && p_.ctx->has_shader(shader + "_f16math") ? "_f16math" : "_f16";
     }
     d.bindings = static_cast<uint32_t>(args.size());
     for (std::size_t a = 0; a < args.size(); ++a)
       if (args[a].texel) d.texel_mask |= 1u << a;
-    d.pipeline = p_.ctx->pipeline(d.shader, d.bindings, spec, d.texel_mask);
     d.args = std::move(args);
+    const auto& limits = p_.ctx->facts().limits;
     uint64_t groups = std::max<uint64_t>(1, (invocations + 63) / 64);
-    uint64_t maxx = p_.ctx->facts().limits.maxComputeWorkGroupCount[0];
+    uint64_t maxx = limits.maxComputeWorkGroupCount[0];
     d.gx = static_cast<uint32_t>(std::min(groups, maxx));
     d.gy = static_cast<uint32_t>((groups + d.gx - 1) / d.gx);
-    d.gz = slices;
-    if (d.gy > p_.ctx->facts().limits.maxComputeWorkGroupCount[1] ||
-        d.gz > p_.ctx->facts().limits.maxComputeWorkGroupCount[2])
-      throw Exception(graph::describe(op()) + ": too many invocations for one dispatch on " + p_.device_name);
+    if (d.gy > limits.maxComputeWorkGroupCount[1])
+      throw Exception(graph::describe(op()) + ": " + std::to_string(invocations) + " invocations are more than one dispatch takes on " +
+                      p_.device_name);
+    // Slices past maxComputeWorkGroupCount[2]: one dispatch per run of them, each with its
+    // first slice (SLICE_BASE, spec 59 in shaders/common.glsl).
+    const uint32_t maxz = std::max<uint32_t>(1, limits.maxComputeWorkGroupCount[2]);
     const std::string name = d.shader;
-    p_.dispatches.push_back(std::move(d));
+    for (uint32_t base = 0; base == 0 || base < slices; base += maxz) {
+      dispatch_rec part = d;
+      part.gz = slices == 0 ? 0 : std::min(maxz, slices - base); // none: an empty batch
+      if (base) spec[59] = base;
+      part.pipeline = p_.ctx->pipeline(part.shader, part.bindings, spec, part.texel_mask);
+      p_.dispatches.push_back(std::move(part));
+    }
     auto& row = p_.rows[static_cast<std::size_t>(op_index_)];
     row.optimized_out = false;
     if (row.exec_type.find(name) == std::string::npos) row.exec_type += (row.exec_type.empty() ? "vulkan:" : "+") + name;
@@ -193,6 +207,10 @@ public:
   void alias_output() override {
     auto in = op().inputs.at(0), out = op().outputs.at(0);
     p_.root[static_cast<std::size_t>(out)] = p_.root[static_cast<std::size_t>(in)];
+  }
+  std::pair<buffer_ref, uint32_t> status(std::string text) override {
+    p_.reports.push_back(std::move(text));
+    return {buffer_ref{buffer_ref::kind::status, 0}, static_cast<uint32_t>(p_.reports.size())};
   }
 
 private:
@@ -233,6 +251,7 @@ private:
   }
   const region& buffer_of(const buffer_ref& r) const {
     if (r.k == buffer_ref::kind::constant) return *p_->constants[static_cast<std::size_t>(r.id)];
+    if (r.k == buffer_ref::kind::status) return *status_;
     int root = p_->root[static_cast<std::size_t>(r.id)];
     return *values_.at(static_cast<std::size_t>(root));
   }
@@ -240,6 +259,7 @@ private:
   std::shared_ptr<const program> p_; // first: the context outlives everything below
   std::vector<region_ptr> values_;   ///< per value id (roots only)
   std::vector<region_ptr> staging_in_, staging_out_;
+  region_ptr status_; ///< host-visible status words, when a shader reports bad input
   command_set cmd_;
   VkDescriptorPool dpool_ = VK_NULL_HANDLE;
   VkQueryPool qpool_ = VK_NULL_HANDLE;
@@ -255,6 +275,7 @@ void vk_executable::build() {
   for (std::size_t v = 0; v < g.values.size(); ++v)
     if (p_->root[v] == static_cast<int>(v)) values_[v] = ctx.device_memory().allocate(p_->bytes[v]);
   for (auto v : g.inputs) staging_in_.push_back(ctx.staging_memory().allocate(p_->bytes[static_cast<std::size_t>(v)]));
+  if (!p_->reports.empty()) status_ = ctx.staging_memory().allocate(status_bytes);
   for (auto v : g.outputs)
     staging_out_.push_back(p_->root[static_cast<std::size_t>(v)] >= 0
                                ? ctx.staging_memory().allocate(p_->bytes[static_cast<std::size_t>(v)])
@@ -338,6 +359,7 @@ void vk_executable::record() {
   };
   if (qpool_) vkCmdResetQueryPool(cb, qpool_, 0, static_cast<uint32_t>(p_->dispatches.size() + 3));
   stamp();
+  if (status_) vkCmdFillBuffer(cb, status_->buffer, status_->offset, status_bytes, 0);
   for (std::size_t i = 0; i < g.inputs.size(); ++i) {
     const region& dst = *values_[static_cast<std::size_t>(g.inputs[i])];
     VkBufferCopy c{staging_in_[i]->offset, dst.offset, p_->bytes[static_cast<std::size_t>(g.inputs[i])]};
@@ -380,8 +402,9 @@ void vk_executable::record() {
     VkBufferCopy c{src.offset, staging_out_[i]->offset, p_->bytes[static_cast<std::size_t>(g.outputs[i])]};
     if (c.size) vkCmdCopyBuffer(cb, src.buffer, staging_out_[i]->buffer, 1, &c);
   }
-  barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
-          VK_ACCESS_HOST_READ_BIT);
+  // The status words are written by shaders and read by the host.
+  barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+          VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
   stamp();
   vk_check(vkEndCommandBuffer(cb), "vkEndCommandBuffer");
 }
@@ -416,6 +439,15 @@ void vk_executable::run(const std::vector<Tensor>& inputs, std::vector<Tensor>& 
                        p_->device_name + ": the request failed: " + e.what());
   }
   auto t2 = clock::now();
+  if (status_) {
+    const auto* words = static_cast<const uint32_t*>(status_->mapped);
+    if (words[0] != 0 && words[0] <= p_->reports.size()) {
+      const int64_t index = static_cast<int64_t>((uint64_t(words[2]) << 32) | words[1]);
+      std::string text = p_->reports[words[0] - 1];
+      if (auto at = text.find("{index}"); at != std::string::npos) text.replace(at, 7, std::to_string(index));
+      throw device_error(failure_kind::bad_input, p_->device_name + ": " + text);
+    }
+  }
   outputs.clear();
   for (std::size_t i = 0; i < g.outputs.size(); ++i) {
     const auto& v = g.value(g.outputs[i]);
@@ -530,6 +562,7 @@ std::unique_ptr<executable> compile_program(std::shared_ptr<gpu_context> ctx, co
   for (const auto& op : g.ops) {
     auto s = query_op(g, op);
     if (s.supported) s = check_sizes(g, op, max_range, device_name, p->stored_size(element_type::f32));
+    if (s.supported) s = check_loops(g, op, ctx->facts().loop_limit, device_name);
     if (!s.supported) throw Exception(device_name + ": " + s.reason);
   }
   for (std::size_t v = 0; v < g.values.size(); ++v) {

@@ -34,7 +34,9 @@ support vulkan_device::query(const graph::Graph& g, const graph::Op& op) const {
     return {false, graph::describe(op) + ": 64-bit integer tensors need shaderInt64, which " + ctx_->facts().name + " lacks"};
   if (needs_shader_float64(g, op) && !ctx_->facts().float64)
     return {false, graph::describe(op) + ": float64 tensors need shaderFloat64, which " + ctx_->facts().name + " lacks"};
-  return check_sizes(g, op, ctx_->facts().limits.maxStorageBufferRange, name_);
+  s = check_sizes(g, op, ctx_->facts().limits.maxStorageBufferRange, name_);
+  if (!s.supported) return s;
+  return check_loops(g, op, ctx_->facts().loop_limit, name_);
 }
 
 support vulkan_device::query_pending(const graph::Graph& g, const graph::Op& op) const {

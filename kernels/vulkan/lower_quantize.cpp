@@ -1,0 +1,145 @@
+/// The dynamic-quantization ops onnxruntime's quantize_dynamic writes (shaders/quantize.comp):
+/// DequantizeLinear, DynamicQuantizeLinear and MatMulInteger, on u8/i8 bytes packed in words,
+/// with zero points and scales known at compile time or only at run time.
+#include "kernels/vulkan/lowering.hpp"
+
+namespace troupe::kernels::vulkan {
+
+namespace {
+
+bool given(const graph::Op& op, std::size_t i) { return op.inputs.size() > i && op.inputs[i] != graph::no_value; }
+
+bool is_int8(element_type t) { return t == element_type::u8 || t == element_type::i8; }
+
+/// DequantizeLinear: x u8/i8/i32; scale f32 scalar or 1-D along `axis`; zp x's type, as scale.
+std::string dequantize_check(const graph::Graph& g, const graph::Op& op) {
+  const auto xt = g.value(op.inputs[0]).type;
+  if (!is_int8(xt) && xt != element_type::i32) return "x of type " + to_string(xt) + " has no Vulkan shader (u8, i8, i32)";
+  if (g.value(op.inputs[1]).type != element_type::f32) return std::string("the scale must be float32");
+  if (op.attr_int("block_size", 0) != 0) return std::string("blocked quantization (block_size) has no Vulkan shader");
+  const Shape x = shape_of(g, op.inputs[0]), s = shape_of(g, op.inputs[1]);
+  const int64_t n = shape_size(s);
+  if (n != 1) {
+    if (s.size() != 1) return std::string("the scale must be a scalar or 1-D");
+    int64_t axis = op.attr_int("axis", 1);
+    if (axis < 0) axis += static_cast<int64_t>(x.size());
+    if (axis < 0 || axis >= static_cast<int64_t>(x.size()) || x[static_cast<std::size_t>(axis)] != n)
+      return "a per-axis scale of " + std::to_string(n) + " values does not match axis " + std::to_string(axis) + " of x " +
+             to_string(x);
+  }
+  if (given(op, 2)) {
+    if (g.value(op.inputs[2]).type != xt) return std::string("the zero point must have x's type");
+    if (shape_size(shape_of(g, op.inputs[2])) != n) return std::string("the zero point must have the scale's shape");
+  }
+  return "";
+}
+
+void dequantize(op_builder& b) {
+  const auto& g = b.graph();
+  const auto& op = b.op();
+  const Shape x = shape_of(g, op.inputs[0]);
+  const int64_t total = shape_size(x), c = shape_size(shape_of(g, op.inputs[1]));
+  if (total == 0) return;
+  int64_t inner = 1;
+  if (c != 1) {
+    int64_t axis = op.attr_int("axis", 1);
+    if (axis < 0) axis += static_cast<int64_t>(x.size());
+    for (std::size_t i = static_cast<std::size_t>(axis) + 1; i < x.size(); ++i) inner *= x[i];
+  }
+  const bool zp = given(op, 2);
+  spec_map s{{0, static_cast<uint32_t>(total)},
+             {1, static_cast<uint32_t>(element_kind(g.value(op.inputs[0]).type))},
+             {2, static_cast<uint32_t>(c)},
+             {3, static_cast<uint32_t>(inner)},
+             {4, zp ? 1u : 0u}};
+  b.dispatch("dequantize", std::move(s), {b.input(0), b.input(1), zp ? b.input(2) : b.input(0), b.output(0)},
+             static_cast<uint64_t>(total));
+}
+
+std::string dynamic_quantize_check(const graph::Graph& g, const graph::Op& op) {
+  if (g.value(op.inputs[0]).type != element_type::f32) return std::string("x must be float32");
+  for (std::size_t i = 0; i < op.outputs.size(); ++i)
+    if (op.outputs[i] == graph::no_value) return std::string("every output (y, y_scale, y_zero_point) must be used");
+  return "";
+}
+
+void dynamic_quantize(op_builder& b) {
+  const auto& g = b.graph();
+  const int64_t total = shape_size(shape_of(g, b.op().inputs[0]));
+  // One workgroup finds the range and writes scale and zero point; then four bytes per invocation.
+  b.dispatch("dql_range", spec_map{{0, static_cast<uint32_t>(total)}}, {b.input(0), b.output(1), b.output(2)}, 64, 1, 2);
+  if (total == 0) return;
+  b.dispatch("dql_apply", spec_map{{0, static_cast<uint32_t>(total)}}, {b.input(0), b.output(1), b.output(2), b.output(0)},
+             static_cast<uint64_t>((total + 3) / 4));
+}
+
+/// MatMulInteger: A [..., M, K] and B [K, N] (or with A's batch dims), u8 or i8; a_zp scalar
+/// or one per row of A, b_zp scalar or one per column; int32 out.
+std::string matmul_integer_check(const graph::Graph& g, const graph::Op& op) {
+  const auto at = g.value(op.inputs[0]).type, bt = g.value(op.inputs[1]).type;
+  if (!is_int8(at) || !is_int8(bt)) return "A and B must be u8 or i8, got " + to_string(at) + " and " + to_string(bt);
+  const Shape a = shape_of(g, op.inputs[0]), w = shape_of(g, op.inputs[1]);
+  if (a.size() < 2 || w.size() < 2) return std::string("A and B must have rank 2 or more (no 1-D operands)");
+  if (a.back() != w[w.size() - 2]) return "A " + to_string(a) + " and B " + to_string(w) + " do not multiply";
+  if (w.size() > 2 && (w.size() != a.size() || !std::equal(w.begin(), w.end() - 2, a.begin())))
+    return "B " + to_string(w) + " must be 2-D or have A's batch dims (" + to_string(a) + ")";
+  if (given(op, 2)) {
+    const Shape z = shape_of(g, op.inputs[2]);
+    if (g.value(op.inputs[2]).type != at) return std::string("a_zero_point must have A's type");
+    if (shape_size(z) != 1 && !(z.size() == 1 && z[0] == a[a.size() - 2]))
+      return std::string("a_zero_point must be a scalar or one per row of A");
+  }
+  if (given(op, 3)) {
+    const Shape z = shape_of(g, op.inputs[3]);
+    if (g.value(op.inputs[3]).type != bt) return std::string("b_zero_point must have B's type");
+    if (shape_size(z) != 1 && !(z.size() == 1 && z[0] == w.back()))
+      return std::string("b_zero_point must be a scalar or one per column of B");
+  }
+  return "";
+}
+
+void matmul_integer(op_builder& b) {
+  const auto& g = b.graph();
+  const auto& op = b.op();
+  const Shape a = shape_of(g, op.inputs[0]), w = shape_of(g, op.inputs[1]);
+  const int64_t m = a[a.size() - 2], k = a.back(), n = w.back();
+  const int64_t total = shape_size(shape_of(g, op.outputs[0]));
+  if (total == 0) return;
+  const bool azp = given(op, 2), wzp = given(op, 3);
+  spec_map s{{0, static_cast<uint32_t>(total)},
+             {1, static_cast<uint32_t>(element_kind(g.value(op.inputs[0]).type))},
+             {2, static_cast<uint32_t>(n)},
+             {3, static_cast<uint32_t>(k)},
+             {4, azp ? 1u : 0u},
+             {5, static_cast<uint32_t>(element_kind(g.value(op.inputs[1]).type))},
+             {6, static_cast<uint32_t>(m)},
+             {7, azp && shape_size(shape_of(g, op.inputs[2])) != 1 ? 1u : 0u},
+             {8, wzp && shape_size(shape_of(g, op.inputs[3])) != 1 ? 1u : 0u},
+             {9, wzp ? 1u : 0u},
+             {10, w.size() > 2 ? static_cast<uint32_t>(k * n) : 0u}};
+  b.dispatch("matmul_integer", std::move(s),
+             {b.input(0), b.input(1), azp ? b.input(2) : b.input(0), wzp ? b.input(3) : b.input(0), b.output(0)},
+             static_cast<uint64_t>(total));
+}
+
+} // namespace
+
+void add_quantize_rules(rule_table& t) {
+  t["DequantizeLinear"] = {dequantize_check, dequantize,
+                           "x u8, i8 or i32; scale f32, a scalar or one per index of `axis`; zero point of x's type, "
+                           "shaped as the scale; no block_size"};
+  t["DynamicQuantizeLinear"] = {dynamic_quantize_check, dynamic_quantize,
+                                "x f32; y u8, scale and zero point computed on the GPU (as the reference, byte for byte)"};
+  t["MatMulInteger"] = {matmul_integer_check, matmul_integer,
+                        "A and B u8 or i8 (constant or run-time), A [..., M, K], B [K, N] or with A's batch dims; "
+                        "zero points scalar, or one per row of A / column of B, constant or run-time; int32 out"};
+  t["MatMulInteger"].trips = [](const graph::Graph& g, const graph::Op& op) {
+    return static_cast<uint64_t>(shape_of(g, op.inputs[0]).back()) + 1;
+  };
+  // One workgroup finds the range: every 64th element per invocation, then 63 to combine.
+  t["DynamicQuantizeLinear"].trips = [](const graph::Graph& g, const graph::Op& op) {
+    return static_cast<uint64_t>(shape_size(shape_of(g, op.inputs[0])) + 63) / 64 + 64;
+  };
+}
+
+} // namespace troupe::kernels::vulkan

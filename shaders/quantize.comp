@@ -1,0 +1,141 @@
+#version 450
+// The dynamic-quantization ops on raw words (kernels/vulkan/lower_quantize.cpp), one variant each:
+// DEQUANT     DequantizeLinear: y = float(x - zp) * scale, x u8/i8/i32, scale and zp scalar
+//             or one per index of an axis ([OUTER, C, INNER]); one invocation per element.
+// DQL_RANGE   DynamicQuantizeLinear's first step: one workgroup loops over all of x for
+//             min(0, min x) and max(0, max x), then writes the scale and the u8 zero point.
+// DQL_APPLY   its second step: y = saturate(round_even(x / scale) + zp), four u8 per invocation.
+// MATMUL_INT  MatMulInteger: y[b, m, n] = sum_k (a[b, m, k] - a_zp) * (w[k, n] - w_zp) in
+//             int32, a and w u8 or i8, a_zp scalar or one per row, w_zp scalar or one per column.
+// Divisions are correctly rounded (as the reference's float32 division), not the driver's
+// approximate one, so that rounding to integers agrees byte for byte.
+#extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
+
+// Element kinds (lowering.hpp element_kind): 1 i32, 4 u8, 5 i8.
+layout(constant_id = 0) const uint TOTAL = 1;
+layout(constant_id = 1) const uint XKIND = 4;
+layout(constant_id = 2) const uint C = 1;      // DEQUANT: per-axis length (1: per tensor); MATMUL_INT: N
+layout(constant_id = 3) const uint INNER = 1;  // DEQUANT: elements per axis index; MATMUL_INT: K
+layout(constant_id = 4) const bool HAS_ZP = false;
+layout(constant_id = 5) const uint WKIND = 4;  // MATMUL_INT: B's kind
+layout(constant_id = 6) const uint M = 1;      // MATMUL_INT: rows per batch
+layout(constant_id = 7) const bool A_ZP_ROWS = false; // MATMUL_INT: a_zp one per row
+layout(constant_id = 8) const bool W_ZP_COLS = false; // MATMUL_INT: w_zp one per column
+layout(constant_id = 9) const bool HAS_WZP = false;
+layout(constant_id = 10) const uint W_BATCH = 0; // MATMUL_INT: elements between B's batches (0: one B for all)
+
+#if defined(DQL_RANGE) || defined(DQL_APPLY)
+layout(set = 0, binding = 0) readonly buffer X { SFLOAT x[]; };
+#else
+layout(set = 0, binding = 0) readonly buffer X { uint x[]; };
+#endif
+
+/// Element i of a u8 (4), i8 (5) or i32 (1) buffer of words.
+#define LOAD_INT(buf, kind, i) \
+  ((kind) == 1u ? int(buf[i]) \
+                : ((kind) == 5u ? (int(((buf[(i) >> 2] >> (((i) & 3u) * 8u)) & 0xffu) << 24) >> 24) \
+                                : int((buf[(i) >> 2] >> (((i) & 3u) * 8u)) & 0xffu)))
+
+/// a / b rounded to nearest even, as IEEE division (the driver's may be off by an ulp).
+float div_rn(float a, float b) {
+  precise float q = a / b;
+  if (isinf(q) || isnan(q) || q == 0.0) return q;
+  precise float best = q;
+  precise float err = abs(fma(-q, b, a));
+  for (int s = -1; s <= 1; s += 2) {
+    uint bits = floatBitsToUint(q);
+    precise float c = uintBitsToFloat(uint(int(bits) + s));
+    precise float e = abs(fma(-c, b, a));
+    if (e < err || (e == err && (floatBitsToUint(c) & 1u) == 0u)) {
+      best = c;
+      err = e;
+    }
+  }
+  return best;
+}
+
+#if defined(DEQUANT)
+layout(set = 0, binding = 1) readonly buffer S { SFLOAT scale[]; };
+layout(set = 0, binding = 2) readonly buffer Z { uint zp[]; };
+layout(set = 0, binding = 3) writeonly buffer Y { SFLOAT y[]; };
+
+void main() {
+  uint i = linear_id();
+  if (i >= TOTAL) return;
+  uint c = C == 1u ? 0u : (i / INNER) % C;
+  int z = HAS_ZP ? LOAD_INT(zp, XKIND, c) : 0;
+  y[i] = SFLOAT(float(LOAD_INT(x, XKIND, i) - z) * float(scale[c]));
+}
+
+#elif defined(DQL_RANGE)
+layout(set = 0, binding = 1) writeonly buffer S { SFLOAT scale_out[]; };
+layout(set = 0, binding = 2) writeonly buffer Z { uint zp_out[]; };
+shared float lo_part[64];
+shared float hi_part[64];
+
+void main() {
+  uint t = gl_LocalInvocationID.x;
+  float lo = 0.0, hi = 0.0;
+  for (uint i = t; i < TOTAL; i += 64u) {
+    float v = float(x[i]);
+    lo = min(lo, v);
+    hi = max(hi, v);
+  }
+  lo_part[t] = lo;
+  hi_part[t] = hi;
+  barrier();
+  if (t != 0u) return;
+  for (uint k = 1u; k < 64u; ++k) {
+    lo = min(lo, lo_part[k]);
+    hi = max(hi, hi_part[k]);
+  }
+  precise float s = div_rn(hi - lo, 255.0);
+  float z = s == 0.0 ? 0.0 : clamp(roundEven(0.0 - div_rn(lo, s)), 0.0, 255.0);
+  scale_out[0] = SFLOAT(s);
+  zp_out[0] = uint(z);
+}
+
+#elif defined(DQL_APPLY)
+layout(set = 0, binding = 1) readonly buffer S { SFLOAT scale_in[]; };
+layout(set = 0, binding = 2) readonly buffer Z { uint zp_in[]; };
+layout(set = 0, binding = 3) writeonly buffer Y { uint y[]; };
+
+void main() {
+  uint w = linear_id();
+  if (4u * w >= TOTAL) return;
+  float s = float(scale_in[0]);
+  float z = float(zp_in[0] & 0xffu);
+  uint word = 0u;
+  for (uint k = 0u; k < 4u; ++k) {
+    uint i = 4u * w + k;
+    if (i >= TOTAL) break;
+    float q = s == 0.0 ? z : clamp(roundEven(div_rn(float(x[i]), s)) + z, 0.0, 255.0);
+    word |= uint(q) << (8u * k);
+  }
+  y[w] = word;
+}
+
+#elif defined(MATMUL_INT)
+layout(set = 0, binding = 1) readonly buffer W { uint w[]; };
+layout(set = 0, binding = 2) readonly buffer AZ { uint azp[]; };
+layout(set = 0, binding = 3) readonly buffer WZ { uint wzp[]; };
+layout(set = 0, binding = 4) writeonly buffer Y { int y[]; };
+
+void main() {
+  uint id = linear_id();
+  if (id >= TOTAL) return;
+  const uint N = C, K = INNER;
+  uint n = id % N, row = id / N; // row over all batches of A
+  uint m = row % M, b = row / M;
+  int az = HAS_ZP ? LOAD_INT(azp, XKIND, A_ZP_ROWS ? m : 0u) : 0;
+  int wz = HAS_WZP ? LOAD_INT(wzp, WKIND, W_ZP_COLS ? n : 0u) : 0;
+  uint a0 = row * K, w0 = b * W_BATCH + n;
+  int acc = 0;
+  for (uint k = 0u; k < K; ++k) {
+    uint ai = a0 + k, wi = w0 + k * N;
+    acc += (LOAD_INT(x, XKIND, ai) - az) * (LOAD_INT(w, WKIND, wi) - wz);
+  }
+  y[id] = acc;
+}
+#endif
