@@ -37,16 +37,32 @@ layout(set = 0, binding = 0) readonly buffer X { uint x[]; };
                 : ((kind) == 5u ? (int(((buf[(i) >> 2] >> (((i) & 3u) * 8u)) & 0xffu) << 24) >> 24) \
                                 : int((buf[(i) >> 2] >> (((i) & 3u) * 8u)) & 0xffu)))
 
+/// a - c * b, exactly when c is within a few ulps of a / b: c * b as an unevaluated sum p + e
+/// (Dekker's product; a fused fma would do, but llvmpipe may evaluate fma unfused, which made
+/// a quotient within an ulp of a tie look exact), then a - p is exact (Sterbenz: p is close to a).
+float residual(float a, float b, float c) {
+  precise float p = c * b;
+  precise float cs = 4097.0 * c;
+  precise float ch = cs - (cs - c);
+  precise float cl = c - ch;
+  precise float bs = 4097.0 * b;
+  precise float bh = bs - (bs - b);
+  precise float bl = b - bh;
+  precise float e = ((ch * bh - p) + ch * bl + cl * bh) + cl * bl;
+  precise float r = (a - p) - e;
+  return r;
+}
+
 /// a / b rounded to nearest even, as IEEE division (the driver's may be off by an ulp).
 float div_rn(float a, float b) {
   precise float q = a / b;
-  if (isinf(q) || isnan(q) || q == 0.0) return q;
+  if (isinf(q) || isnan(q) || q == 0.0 || isinf(b) || abs(q) > 1e30 || abs(q) < 1e-30) return q;
   precise float best = q;
-  precise float err = abs(fma(-q, b, a));
+  precise float err = abs(residual(a, b, q));
   for (int s = -1; s <= 1; s += 2) {
     uint bits = floatBitsToUint(q);
     precise float c = uintBitsToFloat(uint(int(bits) + s));
-    precise float e = abs(fma(-c, b, a));
+    precise float e = abs(residual(a, b, c));
     if (e < err || (e == err && (floatBitsToUint(c) & 1u) == 0u)) {
       best = c;
       err = e;
