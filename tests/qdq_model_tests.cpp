@@ -14,6 +14,16 @@
 /// and the CPU against REFERENCE: cls 5.8e-8 / 2.9e-8, rec 0.069 / 5.3e-6, det 320 0.044 / 5.5e-3.
 /// The bounds: max within 0.1 of max |ref| everywhere, the mean within about twice the measured
 /// one and below half the QDQ-vs-f32 distance, so that running the float model would fail.
+///
+/// On a CPU without VNNI (an AVX2 EPYC, 2026-11-27) both sides change: troupe's CPU runs the QDQ
+/// patterns on its float path (oneDNN's int8 products would saturate there), and onnxruntime's
+/// own u8 x s8 kernels sum pairs in saturating 16 bits, so its outputs are no longer the exact
+/// QDQ arithmetic. Measured there (max / mean of max |ref|), CPU and REFERENCE against
+/// onnxruntime: cls 0.033 / 0.033 and 0.024 / 0.024, rec 0.11 / 1.0e-5 and 0.11 / 1.1e-5, det 320
+/// 0.11 / 0.014 and 0.11 / 0.014; CPU against REFERENCE: cls 9.6e-3 (rec and det hold the bounds
+/// above). There the bounds are those figures with a margin: weaker (the float model would pass
+/// the cls and det comparisons with onnxruntime); the CPU-vs-REFERENCE checks of rec and det keep
+/// their strength.
 #include <boost/test/unit_test.hpp>
 
 #include <troupe/troupe.hpp>
@@ -21,6 +31,7 @@
 #include <cmath>
 #include <iostream>
 
+#include "kernels/cpu/int8_ops.hpp"
 #include "tests/support/ort_case.hpp"
 
 using namespace troupe;
@@ -32,12 +43,18 @@ const tests::ort_case rec{"ch_PP-OCRv4_rec_qdq", "1x3x48x320"};
 const tests::ort_case det320{"ch_PP-OCRv4_det_presigmoid_qdq", "1x3x320x320"};
 const tests::ort_case det640{"ch_PP-OCRv4_det_presigmoid_qdq", "1x3x640x640"};
 
-constexpr double max_bound = 0.1;
+/// Whether int8 products are exact on this CPU (VNNI): see the head of this file.
+bool vnni() { return kernels::cpu::int8_exact_here(); }
+
+double max_bound() { return vnni() ? 0.1 : 0.125; }
+
+/// The mean bound on this CPU: `with_vnni` where int8 is exact, `without` elsewhere.
+double mean_bound(double with_vnni, double without) { return vnni() ? with_vnni : without; }
 
 void compare(const std::string& what, const std::string& name, const Tensor& got, const std::vector<float>& ref,
              double mean_bound) {
   const std::vector<float> g(got.data<float>(), got.data<float>() + got.get_size());
-  const auto r = tests::compare_scaled(g, ref, max_bound, 1e-5);
+  const auto r = tests::compare_scaled(g, ref, max_bound(), 1e-5);
   double sum = 0;
   for (std::size_t i = 0; i < g.size(); ++i) sum += std::abs(static_cast<double>(g[i]) - ref[i]);
   const double scale = r.max_abs_ref > 0 ? r.max_abs_ref : 1.0, mean = sum / static_cast<double>(g.size()) / scale;
@@ -60,7 +77,8 @@ void against_ort(const tests::ort_case& c, const std::string& device, double mea
   if (int8_ops < 0) return;
   int int8 = 0;
   for (const auto& p : run.request.get_profiling_info()) int8 += p.exec_type.find(" int8") != std::string::npos;
-  BOOST_TEST(int8 == int8_ops, c.model << ": " << int8 << " int8 primitives ran");
+  const int expected = vnni() ? int8_ops : 0; // without VNNI the float path runs them
+  BOOST_TEST(int8 == expected, c.model << ": " << int8 << " int8 primitives ran");
 }
 
 /// The CPU against REFERENCE.
@@ -79,13 +97,19 @@ void against_reference(const tests::ort_case& c, double mean_bound) {
 } // namespace
 
 // Every Conv, and rec's MatMuls with constant weights, on int8 primitives.
-BOOST_AUTO_TEST_CASE(cls_cpu, *tests::needs_ort_case(cls)) { against_ort(cls, "CPU", 3.5e-3, 54); }
-BOOST_AUTO_TEST_CASE(rec_cpu, *tests::needs_ort_case(rec)) { against_ort(rec, "CPU", 8e-6, 47); }
-BOOST_AUTO_TEST_CASE(det320_cpu, *tests::needs_ort_case(det320)) { against_ort(det320, "CPU", 1e-2, 62); }
-BOOST_AUTO_TEST_CASE(det640_cpu, *tests::needs_ort_case(det640)) { against_ort(det640, "CPU", 1e-2, 62); }
-BOOST_AUTO_TEST_CASE(cls_reference, *tests::needs_ort_case(cls)) { against_ort(cls, "REFERENCE", 3.5e-3); }
-BOOST_AUTO_TEST_CASE(rec_reference, *tests::needs_ort_case(rec)) { against_ort(rec, "REFERENCE", 8e-6); }
-BOOST_AUTO_TEST_CASE(det320_reference, *tests::needs_ort_case(det320)) { against_ort(det320, "REFERENCE", 1e-2); }
-BOOST_AUTO_TEST_CASE(cls_cpu_vs_reference, *tests::needs_ort_case(cls)) { against_reference(cls, 1e-6); }
+BOOST_AUTO_TEST_CASE(cls_cpu, *tests::needs_ort_case(cls)) { against_ort(cls, "CPU", mean_bound(3.5e-3, 0.045), 54); }
+BOOST_AUTO_TEST_CASE(rec_cpu, *tests::needs_ort_case(rec)) { against_ort(rec, "CPU", mean_bound(8e-6, 1.5e-5), 47); }
+BOOST_AUTO_TEST_CASE(det320_cpu, *tests::needs_ort_case(det320)) {
+  against_ort(det320, "CPU", mean_bound(1e-2, 0.02), 62);
+}
+BOOST_AUTO_TEST_CASE(det640_cpu, *tests::needs_ort_case(det640)) {
+  against_ort(det640, "CPU", mean_bound(1e-2, 0.02), 62);
+}
+BOOST_AUTO_TEST_CASE(cls_reference, *tests::needs_ort_case(cls)) { against_ort(cls, "REFERENCE", mean_bound(3.5e-3, 0.035)); }
+BOOST_AUTO_TEST_CASE(rec_reference, *tests::needs_ort_case(rec)) { against_ort(rec, "REFERENCE", mean_bound(8e-6, 1.5e-5)); }
+BOOST_AUTO_TEST_CASE(det320_reference, *tests::needs_ort_case(det320)) {
+  against_ort(det320, "REFERENCE", mean_bound(1e-2, 0.02));
+}
+BOOST_AUTO_TEST_CASE(cls_cpu_vs_reference, *tests::needs_ort_case(cls)) { against_reference(cls, mean_bound(1e-6, 0.015)); }
 BOOST_AUTO_TEST_CASE(rec_cpu_vs_reference, *tests::needs_ort_case(rec)) { against_reference(rec, 8e-6); }
 BOOST_AUTO_TEST_CASE(det320_cpu_vs_reference, *tests::needs_ort_case(det320)) { against_reference(det320, 1e-2); }
