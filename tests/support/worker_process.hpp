@@ -121,7 +121,11 @@ struct worker_process {
     close(out[1]);
     std::string line;
     char c;
-    while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
+    // The first line past its warnings (-insecure's) says where it listens.
+    do {
+      line.clear();
+      while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
+    } while (line.rfind("warning: ", 0) == 0);
     // Keep reading its log in the background (it never blocks on a full pipe).
     std::thread([fd = out[0], m = m, log = log] {
       char buf[256];
