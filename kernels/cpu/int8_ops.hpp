@@ -12,6 +12,11 @@
 
 namespace troupe::kernels::cpu {
 
+/// Input `i` of `op`, or no_value when the op has fewer (an omitted optional input).
+inline graph::ValueId input_or_none(const graph::Op& op, std::size_t i) {
+  return i < op.inputs.size() ? op.inputs[i] : graph::no_value;
+}
+
 /// Whether oneDNN's int8 products are exact on this CPU (VNNI: without it they sum u8 x s8
 /// pairs in saturating 16 bits, exact only for 7-bit weights).
 bool int8_exact_here();

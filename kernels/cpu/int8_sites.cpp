@@ -63,7 +63,6 @@ bool channel_scales(const graph::Graph& g, ValueId v, int64_t n, std::vector<flo
 
 bool quantized_type(element_type t) { return t == element_type::u8 || t == element_type::i8; }
 
-ValueId in(const Op& op, std::size_t i) { return i < op.inputs.size() ? op.inputs[i] : no_value; }
 
 class finder {
 public:
@@ -109,11 +108,11 @@ private:
   }
 
   bool qdq(const Op& op, int8_site& s) {
-    const Op* dq = producer(in(op, 0));
-    if (!dq || dq->type != "DequantizeLinear" || !dq->domain.empty() || in(*dq, 1) == no_value ||
-        !quantized_input(in(*dq, 0), in(*dq, 1), in(*dq, 2), s))
+    const Op* dq = producer(input_or_none(op, 0));
+    if (!dq || dq->type != "DequantizeLinear" || !dq->domain.empty() || input_or_none(*dq, 1) == no_value ||
+        !quantized_input(input_or_none(*dq, 0), input_or_none(*dq, 1), input_or_none(*dq, 2), s))
       return false;
-    const ValueId W = in(op, 1);
+    const ValueId W = input_or_none(op, 1);
     if (!g_.is_constant(W)) return false;
     const Tensor& w = *g_.value(W).constant;
     std::optional<std::vector<double>> bias;
@@ -123,7 +122,7 @@ private:
       s.is_conv = true;
       if (w.get_shape().size() < 3 || !exact_int8(w, 0, s.w, s.w_scale)) return false;
       channels = w.get_shape()[0];
-      if (in(op, 2) != no_value && !(bias = constant_values(g_, in(op, 2)))) return false;
+      if (input_or_none(op, 2) != no_value && !(bias = constant_values(g_, input_or_none(op, 2)))) return false;
     } else if (op.type == "MatMul") {
       if (w.get_shape().size() != 2 || !exact_int8(w, 1, s.w, s.w_scale)) return false;
       channels = w.get_shape()[1];
@@ -138,15 +137,15 @@ private:
       beta = op.attr_float("beta", 1.f);
       if (!(alpha > 0)) return false;
       for (auto& f : s.w_scale) f *= alpha;
-      if (in(op, 2) != no_value) {
+      if (input_or_none(op, 2) != no_value) {
         // Only a bias along the output columns: [N] or [1, N] (C broadcasts in other ways too).
-        const Shape cs = g_.is_constant(in(op, 2)) ? g_.value(in(op, 2)).constant->get_shape() : Shape{};
+        const Shape cs = g_.is_constant(input_or_none(op, 2)) ? g_.value(input_or_none(op, 2)).constant->get_shape() : Shape{};
         if (cs.empty() || cs.back() != channels || shape_size(cs) != channels) return false;
-        bias = constant_values(g_, in(op, 2));
+        bias = constant_values(g_, input_or_none(op, 2));
       }
     }
     if (bias) {
-      if (static_cast<int64_t>(bias->size()) != channels || g_.value(in(op, 2)).type != element_type::f32) return false;
+      if (static_cast<int64_t>(bias->size()) != channels || g_.value(input_or_none(op, 2)).type != element_type::f32) return false;
       s.bias.resize(bias->size());
       for (std::size_t c = 0; c < bias->size(); ++c)
         s.bias[c] = static_cast<float>(beta * (*bias)[c] / (static_cast<double>(s.x_scale) * s.w_scale[s.w_scale.size() > 1 ? c : 0]));
@@ -159,8 +158,8 @@ private:
       const Op& q = g_.ops[rd[0]];
       int32_t zp = 0;
       float scale = 1.f;
-      if (q.type == "QuantizeLinear" && q.domain.empty() && in(q, 0) == s.y && quantized_type(g_.value(q.outputs[0]).type) &&
-          scalar_scale(g_, in(q, 1), scale) && scalar_zp(g_, in(q, 2), zp)) {
+      if (q.type == "QuantizeLinear" && q.domain.empty() && input_or_none(q, 0) == s.y && quantized_type(g_.value(q.outputs[0]).type) &&
+          scalar_scale(g_, input_or_none(q, 1), scale) && scalar_zp(g_, input_or_none(q, 2), zp)) {
         s.requantize = true;
         s.y_scale = scale;
         s.y_zp = zp;
@@ -183,16 +182,16 @@ private:
     const bool conv = op.type == "QLinearConv";
     s.is_conv = conv;
     // QLinearConv: x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B; QLinearMatMul the same but B.
-    if (!quantized_input(in(op, 0), in(op, 1), in(op, 2), s) || !int8_weights(in(op, 3), conv, s) || !zero_zp(g_, in(op, 5)))
+    if (!quantized_input(input_or_none(op, 0), input_or_none(op, 1), input_or_none(op, 2), s) || !int8_weights(input_or_none(op, 3), conv, s) || !zero_zp(g_, input_or_none(op, 5)))
       return false;
     const int64_t channels = s.w.get_shape()[conv ? 0 : 1];
-    if (!channel_scales(g_, in(op, 4), channels, s.w_scale) || !scalar_scale(g_, in(op, 6), s.y_scale) ||
-        !scalar_zp(g_, in(op, 7), s.y_zp))
+    if (!channel_scales(g_, input_or_none(op, 4), channels, s.w_scale) || !scalar_scale(g_, input_or_none(op, 6), s.y_scale) ||
+        !scalar_zp(g_, input_or_none(op, 7), s.y_zp))
       return false;
     s.requantize = true;
     s.y = op.outputs[0];
-    if (conv && in(op, 8) != no_value) {
-      auto bias = constant_values(g_, in(op, 8)); // int32, already in accumulator units
+    if (conv && input_or_none(op, 8) != no_value) {
+      auto bias = constant_values(g_, input_or_none(op, 8)); // int32, already in accumulator units
       if (!bias || static_cast<int64_t>(bias->size()) != channels) return false;
       s.bias.assign(bias->begin(), bias->end());
     }
@@ -204,8 +203,8 @@ private:
     s.is_conv = conv;
     s.y = op.outputs[0];
     // ConvInteger: x, w, x_zp, w_zp; MatMulInteger: a, b, a_zp, b_zp. No scales: s32 out.
-    return quantized_input(in(op, 0), no_value, in(op, 2), s) && int8_weights(in(op, 1), conv, s) &&
-           zero_zp(g_, in(op, 3)) && g_.value(s.y).type == element_type::i32;
+    return quantized_input(input_or_none(op, 0), no_value, input_or_none(op, 2), s) && int8_weights(input_or_none(op, 1), conv, s) &&
+           zero_zp(g_, input_or_none(op, 3)) && g_.value(s.y).type == element_type::i32;
   }
 };
 
@@ -248,7 +247,7 @@ std::map<std::size_t, int8_site> find_int8_sites(plan_builder& b) {
     const auto& rd = b.readers(op.outputs[0]);
     const bool only_sites = !rd.empty() && std::all_of(rd.begin(), rd.end(), [&](std::size_t r) {
       auto it = sites.find(r);
-      return it != sites.end() && in(b.g.ops[r], 0) == op.outputs[0] && it->second.x == op.inputs[0];
+      return it != sites.end() && input_or_none(b.g.ops[r], 0) == op.outputs[0] && it->second.x == op.inputs[0];
     });
     if (!only_sites) continue;
     post_chain dq;

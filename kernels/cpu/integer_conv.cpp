@@ -17,7 +17,6 @@ using graph::ValueId;
 using dt = memory::data_type;
 using tag = memory::format_tag;
 
-ValueId in(const Op& op, std::size_t i) { return i < op.inputs.size() ? op.inputs[i] : no_value; }
 
 /// The weights as s8 when they are exact there with a zero weight zero point: s8 with zero
 /// points 0, or u8 whose zero points are all 128 (shifted down by 128). oneDNN's convolutions
@@ -112,7 +111,7 @@ std::optional<integer_conv_site> find_integer_conv(const plan_builder& b, std::s
   const graph::Graph& g = b.g;
   const Op& op = g.ops[k];
   if (op.type != "ConvInteger" || !op.domain.empty() || op.outputs.size() != 1) return std::nullopt;
-  const ValueId X = in(op, 0), W = in(op, 1), XZ = in(op, 2), WZ = in(op, 3), Y = op.outputs[0];
+  const ValueId X = input_or_none(op, 0), W = input_or_none(op, 1), XZ = input_or_none(op, 2), WZ = input_or_none(op, 3), Y = op.outputs[0];
   if (X == no_value || g.is_constant(X) || b.val(X).type != element_type::u8 || !b.val(X).shape.is_static() ||
       !b.val(Y).shape.is_static() || b.val(Y).type != element_type::i32)
     return std::nullopt;
@@ -175,7 +174,7 @@ void build_integer_conv(plan_builder& b, const integer_conv_site& s) {
       {DNNL_ARG_SRC, b.input(op.inputs[0], src), src},
       {DNNL_ARG_WEIGHTS,
        b.const_buffer(b.reorder_constant(s.weights, plain_md(Shape(wd.begin(), wd.end()), dt::s8), wei)), wei}};
-  if (const ValueId XZ = in(op, 2); XZ != no_value) {
+  if (const ValueId XZ = input_or_none(op, 2); XZ != no_value) {
     const int zp = b.add_buffer(sizeof(int32_t));
     b.p.buffers[static_cast<std::size_t>(zp)].type = element_type::i32;
     b.p.buffers[static_cast<std::size_t>(zp)].shape = Shape{1};

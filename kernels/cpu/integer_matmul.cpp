@@ -17,7 +17,6 @@ using graph::ValueId;
 using dt = memory::data_type;
 using tag = memory::format_tag;
 
-ValueId in(const Op& op, std::size_t i) { return i < op.inputs.size() ? op.inputs[i] : no_value; }
 
 /// in: [0] the s32 product, [1] the activation's zero point (u8, one value; empty: 0), [2] the
 /// weights' column sums, [3] the weights' zero points (empty: 0), [4] the activation (only
@@ -167,7 +166,7 @@ public:
   std::optional<integer_matmul_site> site(std::size_t k) {
     const Op& op = g_.ops[k];
     if (op.type != "MatMulInteger" || !op.domain.empty() || op.outputs.size() != 1) return std::nullopt;
-    const ValueId A = in(op, 0), B = in(op, 1), AZ = in(op, 2), BZ = in(op, 3), Y = op.outputs[0];
+    const ValueId A = input_or_none(op, 0), B = input_or_none(op, 1), AZ = input_or_none(op, 2), BZ = input_or_none(op, 3), Y = op.outputs[0];
     if (A == no_value || g_.is_constant(A) || b_.val(A).type != element_type::u8 || !b_.val(A).shape.is_static())
       return std::nullopt;
     if (!g_.is_constant(B) || b_.shape(B).size() != 2 || !b_.val(Y).shape.is_static() ||
@@ -296,7 +295,7 @@ void build_integer_matmul(plan_builder& b, const graph::Op& op, integer_matmul_s
 
 void build_integer_matmul_epilogue(plan_builder& b, const graph::Op& last, const integer_matmul_site& s) {
   const Op& mm = b.g.ops[s.matmul];
-  const ValueId Y = mm.outputs[0], AZ = in(mm, 2);
+  const ValueId Y = mm.outputs[0], AZ = input_or_none(mm, 2);
   std::vector<int> ins{b.input_plain(Y), AZ == no_value ? -1 : b.input_plain(AZ), b.const_buffer(s.column_sums),
                        s.weight_zp.empty() ? -1 : b.const_buffer(s.weight_zp),
                        s.weight_zp.empty() ? -1 : b.input_plain(mm.inputs[0]),
