@@ -67,7 +67,6 @@ std::size_t device_pool::add_client(std::size_t streams, std::shared_ptr<const p
 
 void device_pool::remove_client(std::size_t client, const std::vector<const program*>& programs) {
   std::vector<work> dropped;
-  std::vector<caf::actor> workers;
   {
     std::lock_guard lock(mutex_);
     clients_.erase(client);
@@ -79,11 +78,19 @@ void device_pool::remove_client(std::size_t client, const std::vector<const prog
         ++it;
       }
     }
+  }
+  for (auto& w : dropped) w.job.sink->on_error(w.job.request, {failure_kind::cancelled, "the compiled model was destroyed"});
+  forget(programs);
+}
+
+void device_pool::forget(const std::vector<const program*>& programs) {
+  std::vector<caf::actor> workers;
+  {
+    std::lock_guard lock(mutex_);
     for (auto* prog : programs)
       for (auto& w : warm_) w.erase(prog);
     workers = workers_;
   }
-  for (auto& w : dropped) w.job.sink->on_error(w.job.request, {failure_kind::cancelled, "the compiled model was destroyed"});
   for (auto* prog : programs)
     for (auto& a : workers) caf::anon_send(a, forget_atom::value, reinterpret_cast<uintptr_t>(prog));
 }

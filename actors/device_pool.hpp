@@ -39,6 +39,8 @@ public:
   /// The client is going away: its queued work fails (cancelled), and the workers drop their
   /// clones of its programs.
   void remove_client(std::size_t client, const std::vector<const program*>& programs);
+  /// The workers drop their clones of these programs (a program evicted from a cache).
+  void forget(const std::vector<const program*>& programs);
   /// From any thread. Work for a request its sink no longer wants is dropped.
   void submit(std::size_t client, work w);
   /// Worker `index` finished a run of `client`: the next work it may take, or none (idle).

@@ -24,6 +24,14 @@ struct worker_state {
     return *it->second.second;
   }
 
+  /// Drops the clone of `p` when this worker's is the last reference: its cache evicted it
+  /// (and the forget message may have come before this run re-cloned it).
+  void drop_if_orphaned(std::shared_ptr<const program> p) {
+    auto it = clones.find(p.get());
+    p.reset();
+    if (it != clones.end() && it->second.first.use_count() == 1) clones.erase(it);
+  }
+
   /// Runs `w`, then the queued work after it; each result goes to its sink.
   void run_all(work w) {
     while (true) {
@@ -46,6 +54,7 @@ struct worker_state {
       if (auto p = pool.lock()) next = p->next_or_idle(index, w.client);
       if (ok) w.job.sink->on_outputs(w.job.request, std::move(outputs), std::move(prof));
       else w.job.sink->on_error(w.job.request, why);
+      drop_if_orphaned(std::move(w.prog));
       if (!next) return;
       w = std::move(*next);
     }

@@ -23,11 +23,36 @@ program_key key_of(const std::vector<Tensor>& inputs, const std::vector<std::siz
   return k;
 }
 
-/// `(infer_atom, inference)` -> the program for its key (compiled once) -> the pool.
+/// The programs compiled so far, by key, with when each was last used.
+struct program_cache {
+  struct entry {
+    std::shared_ptr<const program> prog;
+    uint64_t last_use = 0;
+  };
+  std::map<program_key, entry> by_key;
+  uint64_t clock = 0;
+
+  /// Drops the least recently used entries past `capacity` (0: none), returning their programs.
+  std::vector<std::shared_ptr<const program>> trim(std::size_t capacity) {
+    std::vector<std::shared_ptr<const program>> gone;
+    while (capacity > 0 && by_key.size() > capacity) {
+      auto oldest = by_key.begin();
+      for (auto it = by_key.begin(); it != by_key.end(); ++it)
+        if (it->second.last_use < oldest->second.last_use) oldest = it;
+      gone.push_back(std::move(oldest->second.prog));
+      by_key.erase(oldest);
+    }
+    return gone;
+  }
+};
+
+/// `(infer_atom, inference)` -> the program for its key (compiled once, kept while among the
+/// `capacity` most recently used) -> the pool.
 caf::behavior subgraph_actor(caf::event_based_actor*, program_compiler compile, std::vector<std::size_t> value_keys,
+                             std::size_t capacity, std::shared_ptr<compile_stats> stats,
                              std::shared_ptr<device_pool> pool, std::size_t client,
                              std::shared_ptr<subgraph::compiled_programs> compiled) {
-  auto programs = std::make_shared<std::map<program_key, std::shared_ptr<const program>>>();
+  auto cache = std::make_shared<program_cache>();
   return {
       [=](infer_atom, inference& message) {
         system_tail busy;
@@ -40,15 +65,16 @@ caf::behavior subgraph_actor(caf::event_based_actor*, program_compiler compile, 
           job.sink->on_error(job.request, current_failure());
           return;
         }
-        auto it = programs->find(key);
-        if (it == programs->end()) {
+        auto it = cache->by_key.find(key);
+        if (it == cache->by_key.end()) {
           try {
             auto p = compile(job.inputs);
+            if (stats) stats->count();
             {
               std::lock_guard lock(compiled->mutex);
               compiled->all.push_back(p);
             }
-            it = programs->emplace(std::move(key), std::move(p)).first;
+            it = cache->by_key.emplace(std::move(key), program_cache::entry{std::move(p), 0}).first;
           } catch (...) {
             // Compiling for these shapes failed: the shapes (the input) caused it, unless the
             // device says otherwise.
@@ -56,7 +82,21 @@ caf::behavior subgraph_actor(caf::event_based_actor*, program_compiler compile, 
             return;
           }
         }
-        pool->submit(client, work{std::move(job), it->second, client});
+        it->second.last_use = ++cache->clock;
+        auto prog = it->second.prog;
+        if (auto gone = cache->trim(capacity); !gone.empty()) {
+          // Requests still running on an evicted program keep it; the workers drop their clones.
+          std::vector<const program*> forget;
+          {
+            std::lock_guard lock(compiled->mutex);
+            for (const auto& g : gone) {
+              forget.push_back(g.get());
+              std::erase(compiled->all, g);
+            }
+          }
+          pool->forget(forget);
+        }
+        pool->submit(client, work{std::move(job), std::move(prog), client});
       },
   };
 }
@@ -67,8 +107,8 @@ subgraph::subgraph(caf::actor_system& sys, subgraph_spec spec) : fixed_(spec.fix
   if (!pool_) pool_ = std::make_shared<device_pool>(sys, "a subgraph's own pool");
   client_ = pool_->add_client(spec.streams, fixed_);
   if (!fixed_)
-    compiler_ = sys.spawn<caf::detached>(subgraph_actor, std::move(spec.compile), std::move(spec.value_keys), pool_,
-                                         client_, compiled_);
+    compiler_ = sys.spawn<caf::detached>(subgraph_actor, std::move(spec.compile), std::move(spec.value_keys),
+                                         spec.cache_capacity, std::move(spec.stats), pool_, client_, compiled_);
 }
 
 subgraph::~subgraph() {

@@ -3,9 +3,9 @@
 /// with its own cap of runs at once (its streams). With static input shapes an inference goes
 /// straight from the caller to an idle worker of the pool. With dynamic input shapes it goes to
 /// the subgraph actor, which compiles one program per distinct set of input shapes (and of the
-/// values of the inputs that decide shapes, `value_keys`) on first use, caches it, and
-/// dispatches. The worker delivers the outputs to the inference's sink;
-/// HETERO chains subgraphs through sinks (actors/hetero_flow).
+/// values of the inputs that decide shapes, `value_keys`) on first use, caches it (least
+/// recently used out past the capacity), and dispatches. The worker delivers the outputs to the
+/// inference's sink; HETERO chains subgraphs through sinks (actors/hetero_flow).
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -30,6 +30,10 @@ struct subgraph_spec {
   /// given by the caller, on a device that needs static shapes).
   std::vector<std::size_t> value_keys;
   std::size_t streams = 1;               ///< runs at once, at most
+  /// Programs kept for dynamic shapes (RUNTIME_CACHE_CAPACITY): past it, the least recently
+  /// used goes (its running requests finish on it). 0: no bound.
+  std::size_t cache_capacity = 0;
+  std::shared_ptr<compile_stats> stats;  ///< counts each compile at run time; may be null
   /// The device's pool, shared with every other subgraph of the device in the Core; null: a
   /// pool of this subgraph's own (tests, benchmarks).
   std::shared_ptr<device_pool> pool;

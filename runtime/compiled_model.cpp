@@ -84,6 +84,8 @@ Any CompiledModel::get_property(const std::string& name) const {
   if (name == "GPU_F16_ARITHMETIC" && impl_->device.rfind("GPU", 0) == 0) return Any(c.compile.f16_arithmetic);
   if (name == "PERFORMANCE_HINT") return Any(c.hint);
   if (name == "LOADED_FROM_CACHE") return Any(impl_->loaded_from_cache);
+  if (name == "RUNTIME_COMPILES") return Any(static_cast<int64_t>(impl_->stats->compiles.load()));
+  if (name == "RUNTIME_CACHE_CAPACITY") return Any(static_cast<int64_t>(c.runtime_cache_capacity));
   std::map<std::string, std::string> by_device;
   for (const auto& row : compiled_model_property_table()) {
     auto& to = by_device[row.on];

@@ -28,6 +28,8 @@ struct CompiledModel::Impl {
   std::vector<Port> outputs;
   resolved_config config;
   bool loaded_from_cache = false; ///< LOADED_FROM_CACHE
+  /// RUNTIME_COMPILES: counted by the runners that compile per shape while serving.
+  std::shared_ptr<actors::compile_stats> stats = std::make_shared<actors::compile_stats>();
   /// One device, static shapes: what export_model writes (null for HETERO, MULTI and models
   /// compiled per shape at run time).
   std::shared_ptr<const compiled_blob> exportable;

@@ -93,6 +93,8 @@ std::shared_ptr<CompiledModel::Impl> Core::Impl::compile_single_graph(const grap
 
   actors::subgraph_spec spec;
   spec.streams = static_cast<std::size_t>(cm->config.streams);
+  spec.cache_capacity = cm->config.runtime_cache_capacity;
+  spec.stats = cm->stats;
   spec.pool = pool_for(name);
   bool all_static = true;
   for (const auto& p : cm->inputs) all_static = all_static && p.get_partial_shape().is_static();
@@ -140,7 +142,11 @@ std::shared_ptr<CompiledModel::Impl> Core::Impl::compile_single_graph(const grap
     }
   } else {
     // Dynamic inputs: one program per distinct set of concrete input shapes, on first use.
-    auto g = std::make_shared<const graph::Graph>(src);
+    // What does not depend on them (weights transposed, constant subgraphs) folds once here,
+    // not again for every new shape.
+    auto folded = src;
+    fold_constants(folded);
+    auto g = std::make_shared<const graph::Graph>(std::move(folded));
     spec.compile = [g, dev, cfg](const std::vector<Tensor>& inputs) {
       std::vector<Shape> shapes;
       for (const auto& t : inputs) shapes.push_back(t.get_shape());

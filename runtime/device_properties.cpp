@@ -137,6 +137,11 @@ const std::vector<property_spec>& property_table() {
        "recording while the other's command buffer runs. NUM_STREAMS, when set, overrides it."},
       {"PERFORMANCE_HINT_NUM_REQUESTS", true, on_all, "an integer >= 0 (0 = no limit)", "0", false,
        "Caps the streams that PERFORMANCE_HINT=THROUGHPUT picks."},
+      {"RUNTIME_CACHE_CAPACITY", true, on_all, "an integer >= 0 (0 = no bound)", "32", false,
+       "A model with dynamic inputs compiles a program for each new set of input shapes at its first "
+       "inference (RUNTIME_COMPILES counts them); this many are kept per compiled model, the least "
+       "recently used dropped past it (a request running on it finishes first). As OpenVINO CPU's "
+       "CPU_RUNTIME_CACHE_CAPACITY, for every device."},
       {"EXCLUDED_OPS", true, on_all, "comma-separated op types (Conv,Resize); empty = none", "", false,
        "A debugging switch: the device answers that it cannot run these op types (query_model, "
        "compile_model, HETERO's placement), as if it lacked them, e.g. to force a HETERO split or to "
@@ -208,6 +213,11 @@ const std::vector<compiled_property_spec>& compiled_model_property_table() {
        "device (troupe's own). With REQUESTS_SERVED on the same models."},
       {"HETERO_NUMBER_OF_SUBMODELS", "HETERO",
        "How many subgraphs HETERO split the model into (each compiled on its own device)."},
+      {"RUNTIME_COMPILES", "all",
+       "How many programs it compiled while serving: a model with dynamic inputs compiles one for each "
+       "new set of input shapes (and again for one that RUNTIME_CACHE_CAPACITY dropped); 0 for static "
+       "shapes (troupe's own). HETERO: its splits per set of shapes; MULTI and AUTO: all devices' added up."},
+      {"RUNTIME_CACHE_CAPACITY", "all", "The programs for dynamic shapes it keeps (0: no bound)."},
       {"LOADED_FROM_CACHE", "all",
        "YES when compiling used a compiled model from CACHE_DIR (or, on a GPU, its pipeline cache file); a "
        "model with dynamic inputs compiles at its first inference and answers NO."},
@@ -297,7 +307,7 @@ void validate_property(const std::string& d, const kernels::device& dev, const s
   } else if (name == "PERFORMANCE_HINT") {
     const auto& s = v.as_string();
     if (s != "LATENCY" && s != "THROUGHPUT") bad_value(d, name, v, allowed(kind, name));
-  } else if (name == "PERFORMANCE_HINT_NUM_REQUESTS") {
+  } else if (name == "PERFORMANCE_HINT_NUM_REQUESTS" || name == "RUNTIME_CACHE_CAPACITY") {
     if (!parse_int(v, n) || n < 0) bad_value(d, name, v, allowed(kind, name));
   } else if (name == "CACHE_DIR") {
     check_cache_dir(v.as_string(), "property CACHE_DIR of device " + d);
@@ -348,6 +358,7 @@ resolved_config resolve_config(const AnyMap& props, const kernels::device& dev) 
   r.compile.inference_precision = r.precision;
   r.compile.profiling = r.profiling;
   if (auto* v = get("CACHE_DIR")) r.compile.cache_dir = v->as_string();
+  if (auto* v = get("RUNTIME_CACHE_CAPACITY")) r.runtime_cache_capacity = static_cast<std::size_t>(v->as<int>());
   if (auto* v = get("EXCLUDED_OPS")) {
     r.excluded_ops = v->as_string();
     r.excluded_ops_given = true;

@@ -237,12 +237,17 @@ void compile_hetero(CompiledModel::Impl& cm, const graph::Graph& src, const hete
     // use, and kept. The compiled model reports the outline until the first split is made,
     // then the devices every split so far uses and the latest split's figures.
     tell(*report, describe_split(graph::partition_graph(plan.g, plan.device_of).parts, members));
-    auto g = std::make_shared<const graph::Graph>(src);
+    // What does not depend on the shapes (constant subgraphs, transposed weights) folds once.
+    auto folded = src;
+    fold_constants(folded);
+    auto g = std::make_shared<const graph::Graph>(std::move(folded));
     auto used = std::make_shared<std::set<std::string>>();
     cm.runner = std::make_unique<actors::shape_dispatch>(
-        sys, [g, members, input_names, output_names, &sys, report, used](const std::vector<Shape>& shapes) {
+        sys, [g, members, input_names, output_names, &sys, report, used,
+              stats = cm.stats](const std::vector<Shape>& shapes) {
           const auto concrete = plan_hetero(with_input_shapes(*g, shapes), members);
           auto built = build_flow(concrete, members, input_names, output_names, sys);
+          stats->count();
           // The builder actor runs one build at a time: `used` needs no lock.
           used->insert(built.devices.begin(), built.devices.end());
           built.devices.clear();

@@ -18,10 +18,14 @@ bool yes_no(const std::string& device, const std::string& name, const Any& v) {
   throw Exception("device " + device + ": property " + name + " must be YES or NO, got '" + s + "'");
 }
 
-/// A device's compiled model as one device of the scheduler: requests go to its runner.
+/// A device's compiled model as one device of the scheduler: requests go to its runner; what
+/// it compiles while serving counts into the virtual device's `stats` too.
 class device_model final : public actors::runner {
 public:
-  explicit device_model(std::shared_ptr<CompiledModel::Impl> cm) : cm_(std::move(cm)) {}
+  device_model(std::shared_ptr<CompiledModel::Impl> cm, std::shared_ptr<actors::compile_stats> stats)
+      : cm_(std::move(cm)) {
+    cm_->stats->parent = std::move(stats);
+  }
   void submit(actors::inference job) override { cm_->runner->submit(std::move(job)); }
 
 private:
@@ -106,6 +110,7 @@ struct startup_compile {
   bool runtime_fallback;
   caf::actor scheduler;
   std::shared_ptr<CompiledModel::Impl::split_report> report;
+  std::shared_ptr<actors::compile_stats> stats; ///< AUTO's
 };
 
 } // namespace
@@ -129,7 +134,7 @@ void compile_in_background(std::shared_ptr<startup_compile> job) {
     std::vector<std::size_t> fallback;
     if (job->runtime_fallback) fallback.push_back(1);
     const auto slots = static_cast<std::size_t>(one->config.streams);
-    actors::scheduler::device_ready(job->scheduler, 0, std::make_shared<device_model>(std::move(one)), slots, {0},
+    actors::scheduler::device_ready(job->scheduler, 0, std::make_shared<device_model>(std::move(one), job->stats), slots, {0},
                                     std::move(fallback));
   }
   std::lock_guard lock(core.background.mutex);
@@ -189,11 +194,11 @@ CompiledModel compile_auto_one(Core::Impl& core, const Model& model, const std::
   const auto cpu_slots = static_cast<std::size_t>(on_cpu->config.streams);
   if (chosen) {
     const auto slots = static_cast<std::size_t>(chosen->config.streams);
-    spec.devices.push_back({first_name, std::make_shared<device_model>(std::move(chosen)), slots});
+    spec.devices.push_back({first_name, std::make_shared<device_model>(std::move(chosen), cm->stats), slots});
   } else {
     spec.devices.push_back({first_name, nullptr, 1});
   }
-  spec.devices.push_back({"CPU", std::make_shared<device_model>(std::move(on_cpu)), cpu_slots});
+  spec.devices.push_back({"CPU", std::make_shared<device_model>(std::move(on_cpu), cm->stats), cpu_slots});
   spec.order = startup ? std::vector<std::size_t>{1} : std::vector<std::size_t>{0};
   if (!startup) spec.fallback = {1};
   auto& sched = serve_through_scheduler(core, *cm, std::move(spec), report, "DEVICE_PRIORITY", false);
@@ -210,7 +215,7 @@ CompiledModel compile_auto_one(Core::Impl& core, const Model& model, const std::
     core.eng->system->spawn<caf::detached>(
         compile_in_background,
         std::make_shared<startup_compile>(startup_compile{&core, model, accelerators.front(), hint, runtime_fallback,
-                                                          to, report}));
+                                                          to, report, cm->stats}));
   }
   return CompiledModel(cm);
 }
@@ -308,7 +313,7 @@ CompiledModel compile_multi(Core::Impl& core, const Model& model, const std::str
     const int slots = d.requests ? d.requests : one->config.streams;
     optimal += slots;
     names.push_back(d.name);
-    spec.devices.push_back({d.name, std::make_unique<device_model>(std::move(one)), static_cast<std::size_t>(slots)});
+    spec.devices.push_back({d.name, std::make_unique<device_model>(std::move(one), cm->stats), static_cast<std::size_t>(slots)});
   }
   if (names.empty())
     throw Exception("device '" + device + "' could not compile the model on any of its devices (" + tried + ")");

@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 #include <new>
+#include <thread>
 
 #include <troupe/exception.hpp>
 
@@ -131,6 +132,39 @@ BOOST_AUTO_TEST_CASE(dynamic_shapes_compile_once_per_shape_and_report_compile_er
   BOOST_TEST(compiles->load() == 3);
   BOOST_TEST(rec->values[3] == 6.0f);
   BOOST_TEST(rec->errors[4] == "cannot compile for [7]");
+}
+
+/// A bounded cache keeps the most recently used programs: a shape that was evicted compiles
+/// again, the runs stay right, and an evicted program is freed once the workers drop it.
+BOOST_AUTO_TEST_CASE(a_bounded_program_cache_evicts_the_least_recently_used) {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  auto rec = std::make_shared<recorder>();
+  auto compiled = std::make_shared<std::vector<std::weak_ptr<const program>>>();
+  auto stats = std::make_shared<compile_stats>();
+  subgraph_spec spec;
+  spec.cache_capacity = 2;
+  spec.stats = stats;
+  spec.compile = [compiled](const std::vector<Tensor>&) -> std::shared_ptr<const program> {
+    auto p = fake_program(std::make_shared<run_control>());
+    compiled->push_back(p); // the subgraph actor compiles one at a time
+    return p;
+  };
+  subgraph sg(sys, std::move(spec));
+  // Shapes 2, 3, 2 (kept: used again), 4 (evicts 3), 3 (compiles again, evicts 2), 4.
+  const int64_t sizes[] = {2, 3, 2, 4, 3, 4};
+  for (uint64_t i = 1; i <= 6; ++i) {
+    sg.submit(inference{i, {vec(sizes[i - 1], float(i))}, rec});
+    rec->wait_for_count(i); // one at a time: the order of use is the order of submission
+  }
+  BOOST_TEST(stats->compiles.load() == 4u);
+  BOOST_TEST(compiled->size() == 4u);
+  for (uint64_t i = 1; i <= 6; ++i) BOOST_TEST(rec->values[i] == 2.0f * float(i));
+  // The program first compiled for 3 and the one for 2 were evicted: the workers let them go
+  // (after the completion that the recorder saw, hence a wait, bounded by the test's TIMEOUT).
+  while (!(*compiled)[1].expired() || !(*compiled)[0].expired()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  BOOST_TEST(!(*compiled)[2].expired()); // 4 and the second 3 stay
+  BOOST_TEST(!(*compiled)[3].expired());
 }
 
 /// With value keys, the keyed input's contents pick the program as well as the shapes.

@@ -203,6 +203,44 @@ BOOST_AUTO_TEST_CASE(dynamic_shapes_compile_per_shape) {
   }
 }
 
+/// RUNTIME_COMPILES counts what a dynamic model compiled while serving, and
+/// RUNTIME_CACHE_CAPACITY bounds what it keeps, on one device, HETERO and MULTI alike.
+BOOST_AUTO_TEST_CASE(runtime_compiles_are_counted_and_the_cache_is_bounded) {
+  Core core;
+  const auto path = dynamic_model();
+  const float w[4] = {1, -2, 3, -4};
+  auto run = [&](InferRequest& req, int64_t batch) {
+    req.set_tensor("x", filled({batch, 4}, 1));
+    req.infer();
+    auto y = req.get_tensor("y");
+    BOOST_TEST((y.get_shape() == Shape({batch, 4})));
+    for (int64_t i = 0; i < batch * 4; ++i)
+      BOOST_TEST(y.data<float>()[i] == std::max(0.0f, (1.0f + float(i)) * w[i % 4] + 0.5f));
+  };
+  const std::vector<int64_t> batches{1, 3, 1, 2, 3};
+  for (const std::string dev : {"CPU", "HETERO:CPU,REFERENCE", "MULTI:CPU,REFERENCE"}) {
+    BOOST_TEST_CONTEXT(dev) {
+      auto cm = core.compile_model(path, dev);
+      BOOST_TEST(cm.get_property("RUNTIME_COMPILES").as<int>() == 0);
+      auto req = cm.create_infer_request();
+      for (auto b : batches) run(req, b);
+      // Three distinct shapes. MULTI may run a shape on either device: each compiles its own.
+      const int compiles = cm.get_property("RUNTIME_COMPILES").as<int>();
+      if (dev.rfind("MULTI", 0) == 0) BOOST_TEST((compiles >= 3 && compiles <= 6), compiles);
+      else BOOST_TEST(compiles == 3);
+    }
+  }
+  // Keeping one program: every change of shape compiles again (1, 3, 1, 2, 3: five times).
+  auto one = core.compile_model(path, "CPU", {{"RUNTIME_CACHE_CAPACITY", 1}});
+  BOOST_TEST(one.get_property("RUNTIME_CACHE_CAPACITY").as<int>() == 1);
+  auto req = one.create_infer_request();
+  for (auto b : batches) run(req, b);
+  BOOST_TEST(one.get_property("RUNTIME_COMPILES").as<int>() == 5);
+  BOOST_TEST(core.compile_model(path, "CPU").get_property("RUNTIME_CACHE_CAPACITY").as<int>() == 32);
+  expect_error([&] { core.compile_model(path, "CPU", {{"RUNTIME_CACHE_CAPACITY", -1}}); },
+               {"RUNTIME_CACHE_CAPACITY", "-1", ">= 0"});
+}
+
 BOOST_AUTO_TEST_CASE(async_callback_wait_for_and_profiling) {
   Core core;
   auto cm = core.compile_model(add_model(), "CPU", {{"PERF_COUNT", "YES"}});

@@ -324,6 +324,8 @@ int bench(const bench_options& o_in, std::optional<statistics_report>& stats) {
   // MULTI and AUTO with CUMULATIVE_THROUGHPUT: how many requests each device served.
   const std::string served = property_or(cm, "REQUESTS_SERVED", "");
   const std::string redispatched = property_or(cm, "REQUESTS_REDISPATCHED", "0");
+  // A model with dynamic inputs compiles each new shape while it serves: how many times.
+  const std::string compiles = property_or(cm, "RUNTIME_COMPILES", "0");
   if (res.failed > 0)
     warn("%llu requests failed (first: %s)", static_cast<unsigned long long>(res.failed), res.first_failure.c_str());
   if (stats) {
@@ -342,6 +344,7 @@ int bench(const bench_options& o_in, std::optional<statistics_report>& stats) {
     stats->add(section::execution_results, "execution devices", "execution_devices", exec_devices);
     if (!served.empty()) stats->add(section::execution_results, "requests served", "requests_served", served);
     stats->add(section::execution_results, "failed requests", "failed_requests", res.failed);
+    stats->add(section::execution_results, "compiles while serving", "runtime_compiles", compiles);
     stats->add(section::execution_results, "redispatched requests", "redispatched_requests",
                static_cast<uint64_t>(std::stoull(redispatched)));
   }
@@ -384,6 +387,8 @@ int bench(const bench_options& o_in, std::optional<statistics_report>& stats) {
   }
   info("Execution Devices: %s", device_list(exec_devices).c_str());
   if (!served.empty()) info("Requests served:   %s", served.c_str());
+  if (dynamic) info("Compiles while serving: %s (RUNTIME_CACHE_CAPACITY %s)", compiles.c_str(),
+                    property_or(cm, "RUNTIME_CACHE_CAPACITY", "?").c_str());
   info("Count:               %llu iterations", static_cast<unsigned long long>(res.iterations));
   info("Duration:            %s ms", ms2(res.duration_ms).c_str());
   info("Latency:");

@@ -7,6 +7,23 @@ namespace troupe::kernels::reference {
 
 namespace {
 
+/// strided_gather for elements of type T one at a time: the outer axes by broadcast_loop, the
+/// last axis as a strided loop (dst is written densely).
+template <class T>
+void strided_elements(const uint8_t* s, uint8_t* d, const Shape& shape, const std::vector<int64_t>& strides,
+                      int64_t base) {
+  const auto* src = reinterpret_cast<const T*>(s) + base;
+  auto* dst = reinterpret_cast<T*>(d);
+  const int64_t n = shape.back(), step = strides.back();
+  const Shape outer(shape.begin(), shape.end() - 1);
+  std::vector<int64_t> outer_strides(strides.begin(), strides.end() - 1);
+  broadcast_loop(outer, std::array<std::vector<int64_t>, 1>{outer_strides}, [&](int64_t i, const std::array<int64_t, 1>& o) {
+    const T* from = src + o[0];
+    T* to = dst + i * n;
+    for (int64_t j = 0; j < n; ++j) to[j] = from[j * step];
+  });
+}
+
 /// dst[i] = src[base + sum(idx_d * strides_d)] over `shape` (a view of dst's elements). Trailing
 /// dimensions that lie densely in src too (a Slice along an outer axis, rec's attention heads)
 /// copy as one run each.
@@ -21,6 +38,16 @@ void strided_gather(const Tensor& src, Tensor& dst, const Shape& shape, const st
   if (k == 0) {
     std::memcpy(d, s + static_cast<std::size_t>(base) * es, run_bytes);
     return;
+  }
+  if (run == 1 && (es == 1 || es == 2 || es == 4 || es == 8)) {
+    // Single elements (a Transpose that moves the last axis, as of a weight matrix folded
+    // while compiling): a typed strided loop over the last axis, not a memcpy call per element.
+    switch (es) {
+    case 1: return strided_elements<uint8_t>(s, d, shape, strides, base);
+    case 2: return strided_elements<uint16_t>(s, d, shape, strides, base);
+    case 4: return strided_elements<uint32_t>(s, d, shape, strides, base);
+    default: return strided_elements<uint64_t>(s, d, shape, strides, base);
+    }
   }
   const Shape outer(shape.begin(), shape.begin() + static_cast<std::ptrdiff_t>(k));
   std::vector<int64_t> outer_strides(strides.begin(), strides.begin() + static_cast<std::ptrdiff_t>(k));
