@@ -4,7 +4,8 @@
 # PP-OCR's cls model with onnxruntime's seeded input and compares with onnxruntime's output.
 #   check_install.sh static BUILD_DIR SOURCE_DIR DATA_DIR   (installs the tests' own build)
 #   check_install.sh shared BUILD_DIR SOURCE_DIR DATA_DIR   (configures and builds a shared
-#                                                            libtroupe under BUILD_DIR first)
+#                                                            libtroupe under BUILD_DIR first,
+#                                                            on BUILD_DIR's internal layers)
 # Exit 77 (CTest: skipped) only when the data is missing and TROUPE_TESTS_OFFLINE=1 says so.
 set -euo pipefail
 mode=$1 build=$2 src=$3 data=$4
@@ -26,7 +27,14 @@ rm -rf "$work"
 mkdir -p "$work"
 prefix=$work/prefix
 if [ "$mode" = shared ]; then
-  cmake -S "$src" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON >"$work/configure.log"
+  # The internal layers are compiled alike for a static and a shared libtroupe: this build links
+  # the static build's (TROUPE_LAYERS_FROM) and compiles runtime/ and what is built on it.
+  # A sanitizer build's layers need its runtime: that one builds a plain shared libtroupe whole.
+  build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt")
+  reuse=(-DTROUPE_LAYERS_FROM="$build")
+  grep -qE '^TROUPE_(SANITIZE|TSAN):BOOL=ON' "$build/CMakeCache.txt" && reuse=() build_type=Release
+  cmake -S "$src" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE="${build_type:-Release}" -DBUILD_SHARED_LIBS=ON \
+        "${reuse[@]}" >"$work/configure.log"
   # The command-line tool too: it links the public API alone, so a shared build proves the exports.
   # And the Python package where it is built (TROUPE_PYTHON): its extension links the shared library.
   targets=(troupe troupe_cli)
