@@ -71,7 +71,8 @@ void bind_dimension(py::module_& m) {
            })
       .def("get_min_length", [](const PyDimension& d) { return d.length < 0 ? int64_t{0} : d.length; })
       .def("get_max_length", [](const PyDimension& d) { return d.length; }, "-1 when dynamic (no upper bound)")
-      .def("same_scheme", [](const PyDimension& a, const PyDimension& b) { return a.length == b.length; }, py::arg("dim"))
+      .def("same_scheme", [](const PyDimension& a, const PyDimension& b) { return a.length == b.length; },
+           py::arg("dim"))
       .def("compatible", [](const PyDimension& a, const PyDimension& b) {
         return a.length < 0 || b.length < 0 || a.length == b.length;
       }, py::arg("dim"))

@@ -43,7 +43,8 @@ template <class Steps> Steps& convert_layout(Steps& steps, py::handle v) {
     std::vector<uint64_t> order;
     for (py::handle x : v) {
       if (!py::isinstance<py::int_>(x) || x.cast<int64_t>() < 0)
-        throw py::type_error("convert_layout: an order is a list of dimension indices (ints >= 0), not " + py::repr(v).cast<std::string>());
+        throw py::type_error("convert_layout: an order is a list of dimension indices (ints >= 0), not " +
+                             py::repr(v).cast<std::string>());
       order.push_back(x.cast<uint64_t>());
     }
     return steps.convert_layout(order);
@@ -62,7 +63,8 @@ Info& info_at(py::handle key, const char* kind, ByIndex by_index, ByName by_name
     return by_index(static_cast<std::size_t>(i));
   }
   if (py::isinstance<Port>(key)) return by_name(key.cast<const Port&>().get_any_name());
-  throw py::type_error(std::string(kind) + " is chosen by an int index, a str name or a port, not " + type_name_of(key));
+  throw py::type_error(std::string(kind) + " is chosen by an int index, a str name or a port, not " +
+                       type_name_of(key));
 }
 
 } // namespace
@@ -70,7 +72,7 @@ Info& info_at(py::handle key, const char* kind, ByIndex by_index, ByName by_name
 void bind_preprocess(py::module_& parent) {
   py::module_ m = parent.def_submodule("preprocess", "PrePostProcessor (as openvino.preprocess)");
 
-  py::enum_<pp::ColorFormat>(m, "ColorFormat", "The tensor's channel order (RGB and BGR; troupe has no NV12, I420, GRAY)")
+  py::enum_<pp::ColorFormat>(m, "ColorFormat", "The channel order (RGB and BGR; troupe has no NV12, I420, GRAY)")
       .value("UNDEFINED", pp::ColorFormat::UNDEFINED)
       .value("RGB", pp::ColorFormat::RGB)
       .value("BGR", pp::ColorFormat::BGR);
@@ -90,7 +92,8 @@ void bind_preprocess(py::module_& parent) {
         return t.set_shape(to_partial_shape(s));
       }, py::arg("shape"), ref)
       .def("set_spatial_static_shape", [](pp::InputTensorInfo& t, int64_t h, int64_t w) -> pp::InputTensorInfo& {
-        return t.set_spatial_static_shape(size_of(h, "set_spatial_static_shape"), size_of(w, "set_spatial_static_shape"));
+        const char* call = "set_spatial_static_shape";
+        return t.set_spatial_static_shape(size_of(h, call), size_of(w, call));
       }, py::arg("height"), py::arg("width"), ref)
       .def("set_spatial_dynamic_shape", &pp::InputTensorInfo::set_spatial_dynamic_shape, ref);
 
@@ -125,7 +128,7 @@ void bind_preprocess(py::module_& parent) {
       .def("set_element_type", &pp::OutputTensorInfo::set_element_type, py::arg("type"), ref)
       .def("set_layout", &pp::OutputTensorInfo::set_layout, py::arg("layout"), ref);
 
-  py::class_<pp::PostProcessSteps>(m, "PostProcessSteps", "The steps from the model's output to the application's tensor")
+  py::class_<pp::PostProcessSteps>(m, "PostProcessSteps", "The steps from the model's output to the application's")
       .def("convert_element_type", &pp::PostProcessSteps::convert_element_type, py::arg("type"), ref)
       .def("convert_layout", [](pp::PostProcessSteps& s, py::handle v) -> pp::PostProcessSteps& {
         return convert_layout(s, v);

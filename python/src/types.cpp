@@ -122,9 +122,11 @@ void bind_types(py::module_& m) {
       .def("__getitem__",
            [](const PartialShape& p, const py::slice& s) {
              py::ssize_t start = 0, stop = 0, step = 0, n = 0;
-             if (!s.compute(static_cast<py::ssize_t>(p.rank()), &start, &stop, &step, &n)) throw py::error_already_set();
+             if (!s.compute(static_cast<py::ssize_t>(p.rank()), &start, &stop, &step, &n))
+               throw py::error_already_set();
              PartialShape out;
-             for (py::ssize_t k = 0; k < n; ++k, start += step) out.dims.push_back(p.dims[static_cast<std::size_t>(start)]);
+             for (py::ssize_t k = 0; k < n; ++k, start += step)
+               out.dims.push_back(p.dims[static_cast<std::size_t>(start)]);
              return out;
            })
       .def("__setitem__",

@@ -49,8 +49,8 @@ def test_benchmark_module_reports_its_iterations(models):
 def frame_pipeline_lines(out: str):
     """The output with its timings and per-device counts taken out, and the counts."""
     lines = out.strip().split("\n")
-    m = re.fullmatch(r"frames: 60 submitted, 60 completed, 0 lost, 0 out of order; served by: CPU=(\d+), REFERENCE=(\d+)",
-                     lines[-1])
+    m = re.fullmatch(r"frames: 60 submitted, 60 completed, 0 lost, 0 out of order; "
+                     r"served by: CPU=(\d+), REFERENCE=(\d+)", lines[-1])
     assert m, out
     lines[-2] = re.sub(r"[0-9.]+ s \([0-9.]+ frames/s\)", "T s (R frames/s)", lines[-2])
     return lines[:-1], int(m.group(1)), int(m.group(2))
@@ -80,7 +80,8 @@ def test_frame_pipeline_refuses_a_dynamic_input_and_bad_flags(cls_path):
     script = str(EXAMPLES / "frame_pipeline" / "frame_pipeline.py")
     p = subprocess.run([sys.executable, script, "-m", str(cls_path), "-n", "2"], capture_output=True, text=True,
                        timeout=300)
-    assert p.returncode == 1 and "frame_pipeline: error: the model's input is [" in p.stderr and "give -shape" in p.stderr
+    assert p.returncode == 1, p.stderr
+    assert "frame_pipeline: error: the model's input is [" in p.stderr and "give -shape" in p.stderr
     p = subprocess.run([sys.executable, script, "-m", str(cls_path), "--reprioritize-at", "CPU"], capture_output=True,
                        text=True, timeout=300)
     assert p.returncode == 2 and "K:PRIORITIES" in p.stderr

@@ -12,9 +12,11 @@ from conftest import BIN_DIR, data_file
 
 # name, font, pixels, degrees, lines (as scripts/ocr_bench.sh)
 IMAGES = [
-    ("invoice", "DejaVuSans.ttf", 28, 0, ["Invoice 2024-0042", "Customer: ACME Corp", "Amount due: 1250 EUR", "Thank you"]),
-    ("receipt", "DejaVuSans.ttf", 22, 0, ["Coffee beans 2 x 7.50", "Milk 1 liter 1.20", "Bread 2.80", "Apples 1 kg 3.10",
-                                          "Cheese 4.95", "Total 27.05", "Paid by card", "Change 0.00"]),
+    ("invoice", "DejaVuSans.ttf", 28, 0,
+     ["Invoice 2024-0042", "Customer: ACME Corp", "Amount due: 1250 EUR", "Thank you"]),
+    ("receipt", "DejaVuSans.ttf", 22, 0, ["Coffee beans 2 x 7.50", "Milk 1 liter 1.20", "Bread 2.80",
+                                          "Apples 1 kg 3.10", "Cheese 4.95", "Total 27.05", "Paid by card",
+                                          "Change 0.00"]),
     ("chinese", "wqy-microhei.ttc", 34, 0, ["中文识别测试", "北京欢迎你"]),
     ("line", "DejaVuSans.ttf", 20, 0, ["The quick brown fox jumps over the lazy dog"]),
     ("tilted", "DejaVuSans.ttf", 30, 8, ["Hello World", "troupe reads text"]),

@@ -118,7 +118,8 @@ class OCR:
         # As troupe_ocr without -hint: one image's detector uses every core, its crops run side by side.
         latency, throughput = {"PERFORMANCE_HINT": "LATENCY"}, {"PERFORMANCE_HINT": "THROUGHPUT"}
         # The detector: x / 255 with no mean; the others: PaddleOCR's (x / 255 - 0.5) / 0.5.
-        self.det = core.compile_model(with_preprocessing(core.read_model(data_file(det, "det")), 0, 255), device, latency)
+        self.det = core.compile_model(with_preprocessing(core.read_model(data_file(det, "det")), 0, 255), device,
+                                      latency)
         self.rec = ov.AsyncInferQueue(core.compile_model(
             with_preprocessing(core.read_model(data_file(rec, "rec")), 127.5, 127.5), device, throughput))
         self.cls = ov.AsyncInferQueue(core.compile_model(
