@@ -52,7 +52,7 @@ setup(
     version=troupe_version,
     packages=find_packages("python", exclude=["tests"]),
     package_dir={"": "python"},
-    package_data={"troupe": ["py.typed", "*.pyi"]},
+    package_data={"troupe": ["py.typed", "*.pyi"], "troupe.preprocess": ["*.pyi"]},
     ext_modules=[CMakeExtension("troupe._troupe")],
     cmdclass={"build_ext": CMakeBuild},
     options={"build": {"build_base": "build-pip"}, "egg_info": {"egg_base": "build-pip"}},

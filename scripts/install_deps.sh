@@ -7,6 +7,7 @@ pkgs=(cmake ninja-build g++ clang libclang-rt-14-dev
       libvulkan-dev mesa-vulkan-drivers glslang-tools glslang-dev spirv-tools
       python3 python3-onnx python3-numpy pkg-config
       pybind11-dev python3-dev python3-pytest # the Python package (python/) and its tests
+      python3-pil # python -m troupe.ocr reads PNG and JPEG images with Pillow (its pipeline takes numpy)
       python3-venv python3-setuptools python3-wheel # pip install --no-build-isolation . in a venv (docs/python.md)
       iproute2   # ip and tc: remote_tests across network namespaces (tests/netns_remote.sh)
       libssl-dev openssl # TLS to worker nodes; remote_tests make their certificates with openssl

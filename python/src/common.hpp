@@ -86,7 +86,15 @@ Tensor tensor_for_port(py::handle value, const Port& port, bool share, const std
 /// A tensor from an array with no port to fit (Tensor(array)).
 Tensor tensor_from_array(py::handle value, bool share);
 
-/// A PartialShape from a PartialShape, a Shape, a list/tuple of ints (-1 or None: dynamic) or
+/// One dimension of a PartialShape, as ov.Dimension: its length, -1 when dynamic.
+struct PyDimension {
+  int64_t length = -1;
+};
+/// A Dimension from a Dimension, an int (-1 or None: dynamic), a str ("4", "?") or a (lo, hi)
+/// pair with lo == hi; ValueError for bounds, which troupe's shapes do not have.
+PyDimension to_dimension(py::handle value);
+
+/// A PartialShape from a PartialShape, a Shape, a list/tuple of dimensions (to_dimension) or
 /// a string ("1,3,?,?").
 PartialShape to_partial_shape(py::handle value);
 /// Plain string properties (the Python layer turns OpenVINO's keys and values into these).
@@ -138,11 +146,13 @@ void set_inputs(RequestState& state, py::handle inputs, bool share);
 /// The outputs of the last inference, in output order.
 py::list outputs_of(RequestState& state, bool share);
 
+void bind_dimension(py::module_& m);
 void bind_types(py::module_& m);
 void bind_tensor(py::module_& m);
 void bind_model(py::module_& m);
 void bind_core(py::module_& m);
 void bind_request(py::module_& m);
 void bind_queue(py::module_& m);
+void bind_preprocess(py::module_& m);
 
 } // namespace troupe::python

@@ -12,12 +12,14 @@ PYBIND11_MODULE(_troupe, m) {
       PyErr_SetString(PyExc_RuntimeError, e.what());
     }
   });
+  bind_dimension(m);
   bind_types(m);
   bind_tensor(m);
   bind_model(m);
   bind_core(m);
   bind_request(m);
   bind_queue(m);
+  bind_preprocess(m);
   m.def("get_version", [] { return std::string(troupe::version()); });
   // Before the interpreter finalizes: troupe's threads stop entering Python (common.hpp).
   py::module_::import("atexit").attr("register")(py::cpp_function([] { close_python_gate(); }));

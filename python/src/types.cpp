@@ -16,6 +16,14 @@ struct RtInfo {
 
 std::string type_name_of(py::handle h) { return py::str(py::type::handle_of(h).attr("__name__")).cast<std::string>(); }
 
+/// A dimension's position from a Python index (negative from the end); IndexError past the rank.
+std::size_t dim_index(const PartialShape& p, py::ssize_t i) {
+  const auto n = static_cast<py::ssize_t>(p.rank());
+  if (i < 0) i += n;
+  if (i < 0 || i >= n) throw py::index_error("PartialShape index out of range");
+  return static_cast<std::size_t>(i);
+}
+
 } // namespace
 
 PartialShape to_partial_shape(py::handle value) {
@@ -24,11 +32,7 @@ PartialShape to_partial_shape(py::handle value) {
   if (py::isinstance<py::str>(value)) return PartialShape::parse(value.cast<std::string>());
   if (py::isinstance<py::sequence>(value) || py::isinstance<py::array>(value)) {
     PartialShape ps;
-    for (py::handle d : value) {
-      if (d.is_none()) ps.dims.push_back(-1);
-      else if (py::isinstance<py::int_>(d) || py::hasattr(d, "__index__")) ps.dims.push_back(d.cast<int64_t>());
-      else throw py::type_error("a shape's dimension is an int (-1 or None: dynamic), not " + type_name_of(d));
-    }
+    for (py::handle d : value) ps.dims.push_back(to_dimension(d).length);
     return ps;
   }
   throw py::type_error("a shape is a PartialShape, a Shape, a list of ints or a string such as '1,3,?,?', not " +
@@ -108,21 +112,36 @@ void bind_types(py::module_& m) {
       .def(py::init([](py::handle v) { return to_partial_shape(v); }), py::arg("dims"))
       .def_property_readonly("is_static", &PartialShape::is_static)
       .def_property_readonly("is_dynamic", [](const PartialShape& p) { return !p.is_static(); })
-      .def_property_readonly("rank", [](const PartialShape& p) -> py::object {
-        if (!p.rank_known) return py::none();
-        return py::int_(p.rank());
-      })
+      .def_property_readonly("rank", [](const PartialShape& p) {
+        return p.rank_known ? PyDimension{static_cast<int64_t>(p.rank())} : PyDimension{};
+      }, "a Dimension, as OpenVINO's (dynamic when the rank is unknown)")
       .def("to_shape", [](const PartialShape& p) { return PyShape{p.to_shape()}; })
       .def("get_shape", [](const PartialShape& p) { return PyShape{p.to_shape()}; })
       .def("__len__", [](const PartialShape& p) { return p.rank(); })
+      .def("__getitem__", [](const PartialShape& p, py::ssize_t i) { return PyDimension{p.dims[dim_index(p, i)]}; })
       .def("__getitem__",
-           [](const PartialShape& p, py::ssize_t i) {
-             const auto n = static_cast<py::ssize_t>(p.rank());
-             if (i < 0) i += n;
-             if (i < 0 || i >= n) throw py::index_error("PartialShape index out of range");
-             return p.dims[static_cast<std::size_t>(i)];
+           [](const PartialShape& p, const py::slice& s) {
+             py::ssize_t start = 0, stop = 0, step = 0, n = 0;
+             if (!s.compute(static_cast<py::ssize_t>(p.rank()), &start, &stop, &step, &n))
+               throw py::error_already_set();
+             PartialShape out;
+             for (py::ssize_t k = 0; k < n; ++k, start += step)
+               out.dims.push_back(p.dims[static_cast<std::size_t>(start)]);
+             return out;
            })
-      .def("__iter__", [](const PartialShape& p) { return py::iter(py::cast(p.dims)); })
+      .def("__setitem__",
+           [](PartialShape& p, py::ssize_t i, py::handle d) {
+             const std::size_t at = dim_index(p, i);
+             p.dims[at] = to_dimension(d).length;
+             if (at < p.symbols.size()) p.symbols[at].clear(); // the ONNX name was the old dimension's
+           })
+      .def("__iter__", [](const PartialShape& p) {
+        py::list dims;
+        for (int64_t d : p.dims) dims.append(py::cast(PyDimension{d}));
+        return py::iter(dims);
+      })
+      .def("get_dimension", [](const PartialShape& p, py::ssize_t i) { return PyDimension{p.dims[dim_index(p, i)]}; },
+           py::arg("index"))
       .def("__eq__",
            [](const PartialShape& p, py::handle o) {
              try {

@@ -6,13 +6,13 @@ engine. OpenVINO code runs with one changed import line:
     compiled = core.compile_model("model.onnx", "CPU")
     result = compiled(image)[compiled.output(0)]
 """
-from troupe._troupe import (ConstOutput, Layout, Model, Node, PartialShape, ProfilingInfo, RTMap, Shape, Tensor,
+from troupe._troupe import (ConstOutput, Dimension, Layout, Model, Node, PartialShape, ProfilingInfo, RTMap, Shape, Tensor,
                             Type, __version__, get_version)
 from troupe._api import AsyncInferQueue, CompiledModel, Core, InferRequest, OVDict, compile_model
-from troupe import properties
+from troupe import preprocess, properties
 
 Output = ConstOutput
 
-__all__ = ["AsyncInferQueue", "CompiledModel", "ConstOutput", "Core", "InferRequest", "Layout", "Model", "Node",
-           "OVDict", "Output", "PartialShape", "ProfilingInfo", "RTMap", "Shape", "Tensor", "Type", "__version__",
-           "compile_model", "get_version", "properties"]
+__all__ = ["AsyncInferQueue", "CompiledModel", "ConstOutput", "Core", "Dimension", "InferRequest", "Layout", "Model",
+           "Node", "OVDict", "Output", "PartialShape", "ProfilingInfo", "RTMap", "Shape", "Tensor", "Type",
+           "__version__", "compile_model", "get_version", "preprocess", "properties"]
