@@ -243,11 +243,10 @@ void compile_hetero(CompiledModel::Impl& cm, const graph::Graph& src, const hete
     auto g = std::make_shared<const graph::Graph>(std::move(folded));
     auto used = std::make_shared<std::set<std::string>>();
     cm.runner = std::make_unique<actors::shape_dispatch>(
-        sys, [g, members, input_names, output_names, &sys, report, used,
-              stats = cm.stats](const std::vector<Shape>& shapes) {
+        sys,
+        [g, members, input_names, output_names, &sys, report, used](const std::vector<Shape>& shapes) {
           const auto concrete = plan_hetero(with_input_shapes(*g, shapes), members);
           auto built = build_flow(concrete, members, input_names, output_names, sys);
-          stats->count();
           // The builder actor runs one build at a time: `used` needs no lock.
           used->insert(built.devices.begin(), built.devices.end());
           built.devices.clear();
@@ -255,7 +254,8 @@ void compile_hetero(CompiledModel::Impl& cm, const graph::Graph& src, const hete
             if (used->count(m.name)) built.devices.push_back(m.name);
           tell(*report, built);
           return std::move(built.run);
-        });
+        },
+        cm.config.runtime_cache_capacity, cm.stats);
   }
   cm.split = std::move(report);
 }

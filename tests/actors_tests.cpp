@@ -223,6 +223,46 @@ BOOST_AUTO_TEST_CASE(shape_dispatch_builds_one_runner_per_shape_and_keeps_error_
   BOOST_TEST((rec->kinds[5] == failure_kind::device_lost));
 }
 
+/// Past its capacity shape_dispatch retires the least recently used runner: the requests
+/// queued on it still complete (not cancelled), and a later request of its shapes builds anew.
+BOOST_AUTO_TEST_CASE(shape_dispatch_retires_a_runner_only_after_its_requests) {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  auto rec = std::make_shared<recorder>();
+  auto builds = std::make_shared<std::atomic<int>>(0);
+  auto control = std::make_shared<run_control>();
+  control->held = 1; // the first run on shape [2] waits for open()
+  control->release = false;
+  auto stats = std::make_shared<compile_stats>();
+  {
+    shape_dispatch d(
+        sys,
+        [&sys, builds, control](const std::vector<Shape>& shapes) -> std::unique_ptr<runner> {
+          const bool first = ++*builds == 1;
+          subgraph_spec spec;
+          spec.fixed = fake_program(first && shapes.at(0).at(0) == 2 ? control : std::make_shared<run_control>());
+          return std::make_unique<subgraph>(sys, std::move(spec)); // one stream: a second run queues
+        },
+        1, stats);
+    d.submit(inference{1, {vec(2, 1)}, rec});
+    control->wait_started(1);                 // request 1 runs (held) on [2]'s runner...
+    d.submit(inference{2, {vec(2, 2)}, rec}); // ...and 2 queues behind it
+    d.submit(inference{3, {vec(3, 3)}, rec}); // [3] is built: [2]'s runner retires
+    rec->wait_for_count(1);
+    BOOST_TEST(rec->completions.count(3) == 1u);
+    control->open();
+    rec->wait_for_count(3);
+    d.submit(inference{4, {vec(2, 4)}, rec}); // [2] again: built anew
+    rec->wait_for_count(4);
+  }
+  BOOST_TEST(builds->load() == 3);
+  BOOST_TEST(stats->compiles.load() == 3u);
+  for (uint64_t i = 1; i <= 4; ++i) {
+    BOOST_TEST(rec->completions[i] == 1);
+    BOOST_TEST(rec->values[i] == 2.0f * float(i), "request " << i << ": " << rec->errors[i]);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(errors_carry_their_kind) {
   caf::actor_system_config cfg;
   caf::actor_system sys{cfg};
