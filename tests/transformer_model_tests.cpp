@@ -56,15 +56,13 @@ const std::vector<std::string> lengths{"1x32", "1x128"};
 /// What the GPU refuses today at a fixed length, per model (op types; empty: it runs the whole
 /// model). Measured with lavapipe on 2026-11-27 (`troupe query -d GPU -shape ...`), after the
 /// GPU learnt Gather of any element type, DequantizeLinear, DynamicQuantizeLinear and
-/// MatMulInteger:
-///   Where            lm's causal mask: "constant input 0 (boolean) is not uploaded: only 32-bit
-///                    constants or scalars are"
+/// MatMulInteger, and constants of every width (lm's causal mask folds into a bool constant):
 ///   ConvInteger      no Vulkan shader
 const std::map<std::string, std::set<std::string>> gpu_gaps_today = {
     {"bert_tiny", {}},
-    {"lm_tiny", {"Where"}},
+    {"lm_tiny", {}},
     {"bert_tiny_int8", {}},
-    {"lm_tiny_int8", {"Where"}},
+    {"lm_tiny_int8", {}},
     {"ch_PP-OCRv4_rec_dynint8", {"ConvInteger"}},
     {"ch_PP-OCRv4_det_presigmoid_dynint8", {"ConvInteger"}},
 };
@@ -277,9 +275,9 @@ void check_multi(const std::string& model, const std::vector<std::string>& tags)
   }
 
 TRANSFORMER_CASES(bert_tiny, "bert_tiny", lengths, )
-TRANSFORMER_CASES(lm_tiny, "lm_tiny", lengths, MULTI_LISTS_A_GPU_THAT_REFUSES_A_DYNAMIC_MODEL)
+TRANSFORMER_CASES(lm_tiny, "lm_tiny", lengths, )
 TRANSFORMER_CASES(bert_tiny_int8, "bert_tiny_int8", lengths, )
-TRANSFORMER_CASES(lm_tiny_int8, "lm_tiny_int8", lengths, MULTI_LISTS_A_GPU_THAT_REFUSES_A_DYNAMIC_MODEL)
+TRANSFORMER_CASES(lm_tiny_int8, "lm_tiny_int8", lengths, )
 TRANSFORMER_CASES(rec_dynint8, "ch_PP-OCRv4_rec_dynint8", std::vector<std::string>{"1x3x48x320"},
                   MULTI_LISTS_A_GPU_THAT_REFUSES_A_DYNAMIC_MODEL)
 TRANSFORMER_CASES(det_dynint8, "ch_PP-OCRv4_det_presigmoid_dynint8", std::vector<std::string>{"1x3x320x320"},

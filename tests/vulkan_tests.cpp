@@ -2257,8 +2257,16 @@ BOOST_AUTO_TEST_CASE(logic_and_where, *boost::unit_test::precondition(tests::gpu
     check_typed("Where", {typed_tensor(B, {7}, seed, 0, 1), typed_tensor(t, {7}, seed + 1, -9, 9), typed_tensor(t, {}, seed + 2, 2, 2)},
                 t, {7}, {}, {false, false, true});
     check_typed("Where", {typed_tensor(B, {0, 2}, seed, 0, 1), typed_tensor(t, {2}, seed, 0, 1), typed_tensor(t, {1}, seed, 0, 1)}, t, {0, 2});
+    // Constants of every width, not only scalars: a causal mask folds into a bool constant (a
+    // decoder's Trilu -> Where, once the length is known), its values into 8- or 64-bit ones.
+    check_typed("Where", {typed_tensor(B, {5, 5}, seed, 0, 1), typed_tensor(t, {5, 1}, seed + 1, -9, 9),
+                          typed_tensor(t, {1, 5}, seed + 2, -9, 9)},
+                t, {5, 5}, {}, {true, true, false});
     seed += 3;
   }
+  for (auto t : {element_type::u8, element_type::i64, element_type::f16, element_type::boolean})
+    check_typed("Equal", {typed_tensor(t, {3, 7}, seed, -3, 3), typed_tensor(t, {7}, seed + 1, -3, 3)}, B, {3, 7}, {},
+                {false, true});
 }
 
 BOOST_AUTO_TEST_CASE(mod_bitshift_isinf_isnan, *boost::unit_test::precondition(tests::gpu_present())) {
@@ -2410,8 +2418,9 @@ BOOST_AUTO_TEST_CASE(typed_rules_and_refusals, *boost::unit_test::precondition(t
   refused(typed_op("And", {i, i}, element_type::boolean, {4}), "input 0 is i32; the op takes bool");
   refused(typed_op("Add", {i, typed_tensor(element_type::i64, {4}, 1, 1, 3)}, element_type::i32, {4}),
           "inputs of types i32 and i64");
+  // A constant of any width is uploaded as its raw bytes (it was refused when not 32-bit).
   auto l = typed_tensor(element_type::i64, {4}, 1, 1, 3);
-  refused(typed_op("Add", {l, l}, element_type::i64, {4}, {}, {false, true}), "is not uploaded");
+  check_typed("Add", {l, l}, element_type::i64, {4}, {}, {false, true});
 }
 
 BOOST_AUTO_TEST_SUITE_END()

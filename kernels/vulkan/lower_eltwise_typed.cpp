@@ -111,11 +111,6 @@ std::string check_typed(const graph::Graph& g, const graph::Op& op) {
     const auto first = g.value(op.inputs[op.type == "Where" ? 1 : 0]).type;
     if (data && sig.same_types && t != first)
       return "inputs of types " + to_string(first) + " and " + to_string(t) + " have no Vulkan shader";
-    // A constant is bound from a buffer of 32-bit words, or held by the shader when scalar.
-    const auto& c = g.value(v).constant;
-    if (c && c->get_size() > 1 && element_size(t) != 4)
-      return "constant input " + std::to_string(i) + " (" + to_string(t) + ", " + std::to_string(c->get_size()) +
-             " elements) is not uploaded: only 32-bit constants or scalars are";
   }
   const auto out = g.value(op.outputs.at(0)).type;
   const auto data_type = g.value(op.inputs[op.type == "Where" ? 1 : 0]).type;
