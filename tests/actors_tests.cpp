@@ -1,4 +1,5 @@
 // The actors layer with a fake executable: dispatch to streams, queueing, errors, shutdown.
+#define BOOST_TEST_MODULE actors_tests
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>

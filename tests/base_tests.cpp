@@ -1,5 +1,6 @@
 // base/'s internal helpers: the f16 and bf16 conversions (troupe/float16.hpp), exhaustively over
 // the 16-bit patterns and at every rounding boundary.
+#define BOOST_TEST_MODULE base_tests
 #include <boost/test/unit_test.hpp>
 
 #include <bit>

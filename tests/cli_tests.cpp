@@ -1,5 +1,6 @@
 // The troupe command, run as a separate process: devices, query, run, bench (benchmark_app's
 // flags, reports and configs), and bad usage. No test decides by a clock.
+#define BOOST_TEST_MODULE cli_tests
 #include <boost/test/unit_test.hpp>
 
 #include <cstdio>

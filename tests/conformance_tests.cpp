@@ -1,5 +1,6 @@
 /// ONNX conformance: every case of Debian's libonnx-testdata whose ops a device supports runs
 /// on that device through the public API and is compared with the expected outputs.
+#define BOOST_TEST_MODULE conformance_tests
 #include <boost/test/unit_test.hpp>
 #include <boost/test/tools/assertion_result.hpp>
 

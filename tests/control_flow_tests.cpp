@@ -1,6 +1,7 @@
 /// Control flow: If, Loop and Scan with subgraphs read from ONNX (outer-scope values become
 /// op inputs), shape-inferred, run on REFERENCE and CPU, sent over the wire and exported,
 /// refused by the GPU and placed on the CPU by HETERO; and the errors that name the op.
+#define BOOST_TEST_MODULE control_flow_tests
 #include <boost/test/unit_test.hpp>
 
 #include <troupe/troupe.hpp>

@@ -3,6 +3,7 @@
 /// QuantizeLinear / DequantizeLinear, on odd shapes with per-tensor and per-channel scales,
 /// zero points 0 and not, and saturating outputs. Requantized results may differ by one step
 /// where the two round a tie differently (oneDNN multiplies by 1 / scale, ONNX divides).
+#define BOOST_TEST_MODULE cpu_int8_tests
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>

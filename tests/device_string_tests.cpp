@@ -1,5 +1,6 @@
 /// OpenVINO's device strings and nested property maps (runtime/device_string): what parses,
 /// and that every malformed string is an error naming the string and what is wrong.
+#define BOOST_TEST_MODULE device_string_tests
 #include <boost/test/unit_test.hpp>
 
 #include <troupe/properties.hpp>

@@ -3,6 +3,7 @@
 /// get one reply, bad input is an error naming the input, nothing runs on a system of troupe's
 /// own, and dropping or stopping things mid-flight loses no reply. The example
 /// (bin/caf_embedding) runs at the end.
+#define BOOST_TEST_MODULE embedding_tests
 #include <boost/test/unit_test.hpp>
 
 #include <troupe/caf.hpp>

@@ -4,6 +4,7 @@
 // main; before the exit guard (runtime/engine.cpp) such a process crashed in 1 to 3 of a
 // thousand short runs, so these tests run many short processes at once, on GPU and
 // HETERO:GPU,CPU, and ask that every one exits 0. No test decides by a clock.
+#define BOOST_TEST_MODULE exit_tests
 #include <boost/test/unit_test.hpp>
 
 #include <filesystem>

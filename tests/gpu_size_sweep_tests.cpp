@@ -4,6 +4,7 @@
 /// tensors, each compared with the reference kernels (the REFERENCE device's). A shape the GPU
 /// cannot take must be refused in query or compile with the op named, never computed wrong.
 /// Sized for lavapipe in CI: long rows, not big tensors.
+#define BOOST_TEST_MODULE gpu_size_sweep_tests
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>

@@ -3,6 +3,7 @@
 /// per device, PP-OCR models on GPU against onnxruntime and the CPU, profiling rows, streams,
 /// an op the GPU lacks, and the troupe command on GPU. In CI (CI=true or TROUPE_REQUIRE_GPU=1) a missing GPU is a failure;
 /// elsewhere the GPU cases are skipped with the reason.
+#define BOOST_TEST_MODULE gpu_tests
 #include <boost/test/unit_test.hpp>
 #include <boost/test/tools/assertion_result.hpp>
 

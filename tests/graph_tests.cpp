@@ -1,5 +1,6 @@
 /// The graph layer: ONNX reading (real PP-OCR models and hand-encoded protobufs), shape rules,
 /// constant folding through the reference kernels, BN folding, fusions and the DOT writer.
+#define BOOST_TEST_MODULE graph_tests
 #include <boost/test/unit_test.hpp>
 
 #include <troupe/exception.hpp>

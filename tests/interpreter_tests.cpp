@@ -1,6 +1,7 @@
 /// kernels::reference::interpreter: run-time shapes for value-dependent ops (Reshape with a
 /// shape input, NonZero, Slice with run-time starts), the static fast path against a plain
 /// op-by-op evaluation, and the errors for bad run-time inputs.
+#define BOOST_TEST_MODULE interpreter_tests
 #include <boost/test/unit_test.hpp>
 
 #include <troupe/exception.hpp>

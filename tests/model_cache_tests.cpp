@@ -2,6 +2,7 @@
 /// CACHE_DIR (a second compile_model of the same model, device and settings loads the
 /// optimized graph). Damaged, truncated and stale entries are named and recompiled; bad
 /// streams given to import_model are errors saying what is wrong.
+#define BOOST_TEST_MODULE model_cache_tests
 #include <boost/test/unit_test.hpp>
 
 #include <troupe/troupe.hpp>

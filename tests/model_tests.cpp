@@ -1,6 +1,7 @@
 /// Real models end to end: PP-OCR cls, det (pre-Sigmoid) and rec on the seeded input agree
 /// with onnxruntime's outputs (scripts/fetch_test_data.sh saves them) within
 /// 1e-4 * max|ref| + 1e-5 in f32; bf16's error is reported.
+#define BOOST_TEST_MODULE model_tests
 #include <boost/test/unit_test.hpp>
 #include <boost/test/tools/assertion_result.hpp>
 

@@ -1,6 +1,7 @@
 /// MULTI and AUTO on real devices: device strings and counts, AUTO's choice, live
 /// reprioritization, outputs equal to a single device's (the scheduler's own rules are tested
 /// on test devices in scheduler_tests).
+#define BOOST_TEST_MODULE multi_tests
 #include <boost/test/unit_test.hpp>
 
 #include <troupe/troupe.hpp>

@@ -1,5 +1,6 @@
 /// HETERO's model layer: placing ops on devices (graph::place_ops) and splitting the placed
 /// graph into per-device parts that form a DAG (graph::partition_graph, graph::extract_part).
+#define BOOST_TEST_MODULE partition_tests
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>

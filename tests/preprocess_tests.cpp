@@ -1,6 +1,7 @@
 /// PrePostProcessor: the steps become ops every device runs. A u8 NHWC BGR frame normalized in
 /// the engine equals the float frame normalized on the host; each step on CPU and GPU equals
 /// the REFERENCE device; a step that does not fit names the input, the step and the mismatch.
+#define BOOST_TEST_MODULE preprocess_tests
 #include <boost/test/unit_test.hpp>
 
 #include <troupe/troupe.hpp>

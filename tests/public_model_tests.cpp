@@ -7,6 +7,7 @@
 /// sample-rate input, fed 16000) runs on CPU and REFERENCE, and HETERO:GPU,CPU puts it on the CPU.
 /// Every output within 1e-4 * max|ref| + 1e-5, as the PP-OCR model tests, on CPU, REFERENCE,
 /// GPU and a HETERO split that moves tensors between GPU and CPU.
+#define BOOST_TEST_MODULE public_model_tests
 #include <boost/test/unit_test.hpp>
 
 #include <troupe/troupe.hpp>

@@ -24,6 +24,7 @@
 /// above). There the bounds are those figures with a margin: weaker (the float model would pass
 /// the cls and det comparisons with onnxruntime); the CPU-vs-REFERENCE checks of rec and det keep
 /// their strength.
+#define BOOST_TEST_MODULE qdq_model_tests
 #include <boost/test/unit_test.hpp>
 
 #include <troupe/troupe.hpp>

@@ -1,6 +1,7 @@
 /// The reference kernels: hand-computed unit cases, then every ONNX node conformance case
 /// whose ops all have reference kernels, run op by op straight on the IR (no device, no
 /// runtime), so a failure here is the oracle's own.
+#define BOOST_TEST_MODULE reference_tests
 #include <boost/test/unit_test.hpp>
 
 #include "tests/support/expect_error.hpp"

@@ -2,6 +2,7 @@
 /// serving its devices over loopback to a client Core that adds it as a node. Outputs equal
 /// the local device's; MULTI uses both; a node killed mid-run loses no request; bad addresses,
 /// tokens and names get errors naming the node.
+#define BOOST_TEST_MODULE remote_tests
 #include <boost/test/unit_test.hpp>
 
 #include <troupe/troupe.hpp>

@@ -3,6 +3,7 @@
 /// certificate the other trusts; nothing of the token or the data is readable on the wire;
 /// clients without TLS or with a stranger's certificate are refused; bad files are named
 /// before CAF loads them; a restarted TLS worker rejoins.
+#define BOOST_TEST_MODULE remote_tls_tests
 #include <boost/test/unit_test.hpp>
 
 #include <troupe/troupe.hpp>

@@ -1,4 +1,5 @@
 // The public API: Core, Model, CompiledModel, InferRequest -- behaviour and every bad-input error.
+#define BOOST_TEST_MODULE runtime_tests
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>

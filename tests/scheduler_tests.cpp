@@ -1,6 +1,7 @@
 /// MULTI's scheduler: the dispatch table's rules step by step (no clock: times are passed in),
 /// then the scheduler actor on test devices that hold runs until the test releases them and
 /// fail as the test says. Every request completes exactly once.
+#define BOOST_TEST_MODULE scheduler_tests
 #include <boost/test/unit_test.hpp>
 
 #include <condition_variable>

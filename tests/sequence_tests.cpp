@@ -2,6 +2,7 @@
 /// the errors that name the op (positions out of range, empty or mismatched concatenations,
 /// splits that do not add up, sequences where tensors go), constant folding leaving them
 /// alone, HETERO keeping them on one device, and the wire and exported models carrying them.
+#define BOOST_TEST_MODULE sequence_tests
 #include <boost/test/unit_test.hpp>
 
 #include <troupe/troupe.hpp>

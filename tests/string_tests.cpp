@@ -2,6 +2,7 @@
 /// write them (Cast, CastLike, StringNormalizer, the ops that only move elements), models
 /// with string inputs, outputs and initializers on REFERENCE and CPU, the GPU's refusal, and
 /// the wire format (export/import, remote devices).
+#define BOOST_TEST_MODULE string_tests
 #include <boost/test/unit_test.hpp>
 
 #include <troupe/float16.hpp>

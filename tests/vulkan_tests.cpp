@@ -1,6 +1,7 @@
 /// The Vulkan (GPU) device on lavapipe in CI: enumeration (incl. two copies of one ICD), every
 /// shader against kernels::reference::evaluate on random data, a multi-op subgraph in one
 /// command buffer, query() answers, and limits. A missing Vulkan device is a failure.
+#define BOOST_TEST_MODULE vulkan_tests
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>

@@ -2,6 +2,7 @@
 /// constants of every element type, partial shapes, omitted inputs and outputs, the PP-OCR
 /// models as read and as optimized, which also run to the same bytes), and decoding hostile
 /// bytes throws troupe::Exception naming the blob, the part and the reason, never crashes.
+#define BOOST_TEST_MODULE wire_tests
 #include <boost/test/unit_test.hpp>
 
 #include <troupe/exception.hpp>
