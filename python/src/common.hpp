@@ -64,8 +64,11 @@ template <class T> void drop_without_gil(T& handle) {
 }
 
 /// A reference to a Python object that troupe's threads may drop (a numpy array an input
-/// tensor shares): the deleter takes the GIL.
+/// tensor shares): the deleter only notes it; release_arrays lets it go, with the GIL.
 std::shared_ptr<void> keep_alive(py::object object);
+/// Lets go of the arrays troupe's threads released since the last call (GIL held): called as
+/// inputs are set, so a shared array lives at most until the next inference's inputs.
+void release_arrays();
 
 /// numpy's dtype for an element type; bf16 is viewed as uint16 (numpy has no bf16), string
 /// as object.

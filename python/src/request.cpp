@@ -103,6 +103,7 @@ void RequestState::mark_finished() {
 }
 
 void set_inputs(RequestState& s, py::handle inputs, bool share) {
+  release_arrays();
   if (inputs.is_none()) return;
   if (py::isinstance<py::dict>(inputs)) {
     for (auto [k, v] : py::reinterpret_borrow<py::dict>(inputs)) set_input(s, input_index(s, k), v, share);
