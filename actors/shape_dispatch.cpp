@@ -1,6 +1,7 @@
 #include "actors/shape_dispatch.hpp"
 
 #include "actors/device_pool.hpp"
+#include "actors/least_recent.hpp"
 #include "actors/system_tail.hpp"
 
 namespace troupe::actors {
@@ -57,13 +58,8 @@ bool submit_built(shape_dispatch::built& b, const std::vector<Shape>& shapes, in
 /// With `b`'s lock held: moves the least recently used runners past `capacity` (0: none) to
 /// the retiring list, and takes out the retired ones nothing runs on any more.
 std::vector<shape_dispatch::built::entry> trim(shape_dispatch::built& b, std::size_t capacity) {
-  while (capacity > 0 && b.by_shapes.size() > capacity) {
-    auto oldest = b.by_shapes.begin();
-    for (auto it = b.by_shapes.begin(); it != b.by_shapes.end(); ++it)
-      if (it->second.last_use < oldest->second.last_use) oldest = it;
-    b.retiring.push_back(std::move(oldest->second));
-    b.by_shapes.erase(oldest);
-  }
+  evict_least_recent(b.by_shapes, capacity,
+                     [&](shape_dispatch::built::entry&& e) { b.retiring.push_back(std::move(e)); });
   std::vector<shape_dispatch::built::entry> done;
   for (auto it = b.retiring.begin(); it != b.retiring.end();) {
     if (it->in_flight->load() == 0) {

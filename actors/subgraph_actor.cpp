@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "actors/least_recent.hpp"
 #include "actors/system_tail.hpp"
 
 namespace troupe::actors {
@@ -35,13 +36,7 @@ struct program_cache {
   /// Drops the least recently used entries past `capacity` (0: none), returning their programs.
   std::vector<std::shared_ptr<const program>> trim(std::size_t capacity) {
     std::vector<std::shared_ptr<const program>> gone;
-    while (capacity > 0 && by_key.size() > capacity) {
-      auto oldest = by_key.begin();
-      for (auto it = by_key.begin(); it != by_key.end(); ++it)
-        if (it->second.last_use < oldest->second.last_use) oldest = it;
-      gone.push_back(std::move(oldest->second.prog));
-      by_key.erase(oldest);
-    }
+    evict_least_recent(by_key, capacity, [&](entry&& e) { gone.push_back(std::move(e.prog)); });
     return gone;
   }
 };
