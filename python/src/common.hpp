@@ -13,6 +13,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <troupe/troupe.hpp>
@@ -143,6 +144,13 @@ struct PyInferRequest {
   std::shared_ptr<RequestState> state;
 };
 
+/// Input tensors by input index, converted from Python values but not yet set.
+using input_tensors = std::vector<std::pair<std::size_t, Tensor>>;
+/// Converts a request's inputs from a dict (keys: index, name or port), a list/tuple (in
+/// input order) or one value (a model with one input), with the GIL held; sets nothing, so a
+/// bad value costs no request. Setting them (apply_inputs) needs no GIL.
+input_tensors prepare_inputs(const RequestState& state, py::handle inputs, bool share);
+void apply_inputs(RequestState& state, const input_tensors& inputs);
 /// Sets a request's inputs from a dict (keys: index, name or port), a list/tuple (in input
 /// order) or one value (a model with one input).
 void set_inputs(RequestState& state, py::handle inputs, bool share);

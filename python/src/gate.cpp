@@ -22,6 +22,23 @@ void leave_gate() {
   if (--gate_inside == 0) gate_empty.notify_all();
 }
 
+/// A thread of troupe's that enters Python keeps the thread state Python made for it: else
+/// Python makes and frees one per entry (with a 16 KiB frame stack, mapped and unmapped, whose
+/// unmapping interrupts every core), which on a callback per inference costs more than the
+/// callback. The state goes when the thread ends, unless Python is exiting by then.
+struct kept_thread_state {
+  bool kept = false;
+  ~kept_thread_state() {
+    if (!kept || !enter_gate()) return; // not kept, or Python is exiting: leave it be
+    {
+      py::gil_scoped_acquire gil;
+      gil.dec_ref(); // with the acquire's own count gone too, Python frees the state
+    }
+    leave_gate();
+  }
+};
+thread_local kept_thread_state kept_state;
+
 std::mutex tracked_mutex;
 std::vector<std::weak_ptr<RequestState>> tracked; ///< guarded by tracked_mutex
 
@@ -36,7 +53,14 @@ std::shared_ptr<RequestState> track(std::shared_ptr<RequestState> state) {
 }
 
 python_call::python_call() : inside_(enter_gate()) {
-  if (inside_) gil_.emplace();
+  if (!inside_) return;
+  // Only a thread that had no state: Python's own threads free theirs when they end.
+  const bool fresh = !kept_state.kept && PyGILState_GetThisThreadState() == nullptr;
+  gil_.emplace();
+  if (fresh) {
+    gil_->inc_ref();
+    kept_state.kept = true;
+  }
 }
 
 python_call::~python_call() {

@@ -1,13 +1,25 @@
 /// AsyncInferQueue (as ov.AsyncInferQueue): a pool of requests of one compiled model. Its
-/// idle slots are guarded by its own mutex, not the GIL; every wait releases the GIL; each
-/// request's callback(request, userdata) runs with the GIL taken, and the slot is handed back
-/// whatever the callback does. The first exception a callback raises (or an inference's error)
-/// is raised again by wait_all().
+/// idle slots and waiting jobs are guarded by its own mutex, not the GIL; every wait releases
+/// the GIL; each request's callback(request, userdata) runs with the GIL taken, and the slot
+/// is handed back whatever the callback does. The first exception a callback raises (or an
+/// inference's error) is raised again by wait_all().
+///
+/// Unlike OpenVINO's, start_async does not wait for an idle request while fewer jobs than
+/// requests are waiting: it converts the inputs, queues the job and returns, and the callback
+/// thread starts it the moment a request's callback has returned. The Python thread is then
+/// off the path from one inference to the next, which on a busy machine costs a thread wake-up
+/// and a GIL hand-over per inference.
 #include "common.hpp"
 
 namespace troupe::python {
 
 namespace {
+
+/// A job start_async queued while every request was busy: its inputs already converted.
+struct waiting_job {
+  input_tensors inputs;
+  py::object userdata; ///< moved, never copied, off the GIL
+};
 
 struct QueueState {
   std::vector<std::shared_ptr<RequestState>> requests;
@@ -17,6 +29,7 @@ struct QueueState {
   std::mutex mutex;
   std::condition_variable idle_changed;
   std::deque<std::size_t> idle;
+  std::deque<waiting_job> waiting; ///< at most requests.size(); only while no slot is idle
   std::vector<bool> busy; ///< started by the queue: only those completions hand a slot back
   std::exception_ptr error;
 
@@ -25,11 +38,13 @@ struct QueueState {
     if (call) {
       request_objects.clear();
       userdata.clear();
+      waiting.clear();
       callback = py::object();
       error = nullptr;
     } else {
       for (auto& o : request_objects) o.release();
       for (auto& o : userdata) o.release();
+      for (auto& j : waiting) j.userdata.release();
       callback.release();
       (void)new std::exception_ptr(std::move(error)); // leaked: Python is exiting
     }
@@ -40,6 +55,31 @@ struct QueueState {
     if (!error) error = std::move(e);
   }
 
+  /// Hands `slot` back: to the next waiting job (returned, to be started) or to the idle list.
+  std::optional<waiting_job> next_for(std::size_t slot) {
+    std::optional<waiting_job> next;
+    {
+      std::lock_guard lock(mutex);
+      if (!waiting.empty()) {
+        next.emplace(std::move(waiting.front()));
+        waiting.pop_front();
+      } else {
+        busy[slot] = false;
+        idle.push_back(slot);
+      }
+    }
+    idle_changed.notify_all();
+    return next;
+  }
+
+  /// Starts a job on a taken slot whose userdata is set (no GIL needed).
+  void start(std::size_t slot, const input_tensors& inputs) {
+    auto& rs = *requests[slot];
+    apply_inputs(rs, inputs);
+    rs.mark_started();
+    rs.request.start_async();
+  }
+
   void completed(std::size_t slot, std::exception_ptr inference_error) {
     {
       // A request of the queue used on its own (queue[i].infer()) is no job of the queue's.
@@ -48,8 +88,10 @@ struct QueueState {
     }
     requests[slot]->mark_finished();
     if (inference_error) keep_error(inference_error);
-    if (python_call call; call) {
-      if (callback) {
+    std::optional<waiting_job> next;
+    {
+      python_call call;
+      if (call && callback) {
         try {
           py::object cb = callback, request = request_objects[slot], data = userdata[slot]; // it may replace them
           cb(request, data);
@@ -57,13 +99,26 @@ struct QueueState {
           keep_error(std::current_exception());
         }
       }
+      next = next_for(slot);
+      if (next) {
+        if (call) userdata[slot] = std::move(next->userdata);
+        else next->userdata.release(); // Python is exiting
+      }
     }
-    {
-      std::lock_guard lock(mutex);
-      busy[slot] = false;
-      idle.push_back(slot);
+    while (next) {
+      try {
+        start(slot, next->inputs);
+        return;
+      } catch (...) {
+        keep_error(std::current_exception());
+      }
+      next = next_for(slot);
+      if (next) {
+        python_call call;
+        if (call) userdata[slot] = std::move(next->userdata);
+        else next->userdata.release();
+      }
     }
-    idle_changed.notify_all();
   }
 
   /// Blocks (the GIL released) until a slot is idle; returns it, taken from the idle ones
@@ -78,6 +133,38 @@ struct QueueState {
       busy[slot] = true;
     }
     return slot;
+  }
+
+  /// start_async: runs the job on an idle slot, or queues it while fewer jobs than requests
+  /// wait; else blocks (the GIL released) until one of those is so.
+  void submit(input_tensors inputs, py::object data) {
+    std::optional<std::size_t> slot;
+    {
+      py::gil_scoped_release released;
+      std::unique_lock lock(mutex);
+      idle_changed.wait(lock, [&] { return !idle.empty() || waiting.size() < requests.size(); });
+      if (!idle.empty()) {
+        slot = idle.front();
+        idle.pop_front();
+        busy[*slot] = true;
+      } else {
+        waiting.push_back({std::move(inputs), std::move(data)}); // moves: no reference counts touched
+      }
+    }
+    if (!slot) return;
+    try {
+      userdata[*slot] = std::move(data);
+      py::gil_scoped_release released;
+      start(*slot, inputs);
+    } catch (...) {
+      {
+        std::lock_guard lock(mutex);
+        busy[*slot] = false;
+        idle.push_front(*slot); // a failed start must not lose the slot
+      }
+      idle_changed.notify_all();
+      throw;
+    }
   }
 
   void wait_all() {
@@ -137,23 +224,8 @@ void bind_queue(py::module_& m) {
           "start_async",
           [](PyAsyncInferQueue& self, py::handle inputs, py::object userdata, bool share_inputs) {
             auto& q = *self.state;
-            const std::size_t slot = q.wait_idle(true);
-            try {
-              auto& rs = *q.requests[slot];
-              set_inputs(rs, inputs, share_inputs);
-              q.userdata[slot] = std::move(userdata);
-              rs.mark_started();
-              py::gil_scoped_release released;
-              rs.request.start_async();
-            } catch (...) {
-              {
-                std::lock_guard lock(q.mutex);
-                q.busy[slot] = false;
-                q.idle.push_front(slot); // a bad input must not lose the slot
-              }
-              q.idle_changed.notify_all();
-              throw;
-            }
+            if (q.requests.empty()) throw py::value_error("the queue has no requests");
+            q.submit(prepare_inputs(*q.requests.front(), inputs, share_inputs), std::move(userdata));
           },
           py::arg("inputs") = py::none(), py::arg("userdata") = py::none(), py::arg("share_inputs") = false)
       .def("wait_all", [](PyAsyncInferQueue& self) { self.state->wait_all(); })

@@ -35,11 +35,10 @@ std::size_t input_index(const RequestState& s, py::handle key) {
   throw py::value_error("the model has no input named '" + name + "'; its inputs: " + names_of(s.inputs));
 }
 
-void set_input(RequestState& s, std::size_t i, py::handle value, bool share) {
+Tensor input_tensor(const RequestState& s, std::size_t i, py::handle value, bool share) {
   const Port& port = s.inputs[i];
-  Tensor t = py::isinstance<PyTensor>(value) ? value.cast<const PyTensor&>().tensor
-                                             : tensor_for_port(value, port, share, "input '" + port.get_any_name() + "'");
-  s.request.set_input_tensor(i, t);
+  return py::isinstance<PyTensor>(value) ? value.cast<const PyTensor&>().tensor
+                                         : tensor_for_port(value, port, share, "input '" + port.get_any_name() + "'");
 }
 
 /// The tensor a get_tensor/set_tensor key names (a str name or a port, input or output).
@@ -102,26 +101,37 @@ void RequestState::mark_finished() {
   latency_ms = std::chrono::duration<double, std::milli>(clock_type::now() - started).count();
 }
 
-void set_inputs(RequestState& s, py::handle inputs, bool share) {
+input_tensors prepare_inputs(const RequestState& s, py::handle inputs, bool share) {
   release_arrays();
-  if (inputs.is_none()) return;
+  input_tensors out;
+  if (inputs.is_none()) return out;
   if (py::isinstance<py::dict>(inputs)) {
-    for (auto [k, v] : py::reinterpret_borrow<py::dict>(inputs)) set_input(s, input_index(s, k), v, share);
-    return;
+    for (auto [k, v] : py::reinterpret_borrow<py::dict>(inputs)) {
+      const std::size_t i = input_index(s, k);
+      out.emplace_back(i, input_tensor(s, i, v, share));
+    }
+    return out;
   }
   if (py::isinstance<py::list>(inputs) || py::isinstance<py::tuple>(inputs)) {
     auto seq = py::reinterpret_borrow<py::sequence>(inputs);
     if (seq.size() > s.inputs.size())
       throw py::value_error("got " + std::to_string(seq.size()) + " inputs; the model has " + std::to_string(s.inputs.size()) +
                             ": " + names_of(s.inputs));
-    for (std::size_t i = 0; i < seq.size(); ++i) set_input(s, i, seq[i], share);
-    return;
+    for (std::size_t i = 0; i < seq.size(); ++i) out.emplace_back(i, input_tensor(s, i, seq[i], share));
+    return out;
   }
   if (s.inputs.size() != 1)
     throw py::value_error("one value for a model with " + std::to_string(s.inputs.size()) + " inputs (" + names_of(s.inputs) +
                           "): pass a dict or a list");
-  set_input(s, 0, inputs, share);
+  out.emplace_back(0, input_tensor(s, 0, inputs, share));
+  return out;
 }
+
+void apply_inputs(RequestState& s, const input_tensors& inputs) {
+  for (const auto& [i, t] : inputs) s.request.set_input_tensor(i, t);
+}
+
+void set_inputs(RequestState& s, py::handle inputs, bool share) { apply_inputs(s, prepare_inputs(s, inputs, share)); }
 
 py::list outputs_of(RequestState& s, bool share) {
   py::list out;

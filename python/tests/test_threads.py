@@ -97,6 +97,42 @@ def test_queue_with_more_jobs_than_requests(models):
     assert sorted(out) == list(range(6))
 
 
+def test_queue_takes_a_job_while_its_requests_are_busy_and_runs_it_next(models):
+    """start_async queues up to len(queue) jobs beside the running ones and returns; the
+    callback thread starts each when a request's callback has returned. One more blocks."""
+    compiled = ov.Core().compile_model(models["add"], "CPU")
+    queue = ov.AsyncInferQueue(compiled, 1)
+    release = threading.Event()
+    out = {}
+
+    def done(request, userdata):
+        if userdata == 0:
+            assert release.wait(DEADLOCK)
+        out[userdata] = request.results["y"].copy()
+
+    queue.set_callback(done)
+    b = np.ones((1, 8), np.float32)
+    queue.start_async([np.zeros((1, 8), np.float32), b], userdata=0)  # runs; its callback waits
+    queued = threading.Thread(target=lambda: queue.start_async([np.full((1, 8), 1, np.float32), b], userdata=1))
+    queued.start()
+    queued.join(DEADLOCK)
+    assert not queued.is_alive(), "start_async waited for a request although the queue had room"
+    assert not queue.is_ready()
+    third = threading.Thread(target=lambda: queue.start_async([np.full((1, 8), 2, np.float32), b], userdata=2))
+    third.start()
+    third.join(0.5)
+    assert third.is_alive(), "start_async queued more jobs than the queue has requests"
+    with pytest.raises(ValueError, match="no input named 'nope'"):  # a bad job is refused at once
+        queue.start_async({"nope": b})
+    release.set()
+    third.join(DEADLOCK)
+    queue.wait_all()
+    assert sorted(out) == [0, 1, 2]
+    for i in range(3):
+        np.testing.assert_array_equal(out[i], np.full((1, 8), i + 1, np.float32))
+    assert queue.userdata == [2] and queue.is_ready()
+
+
 def test_queue_callback_exception_is_raised_by_wait_all_and_slots_come_back(models):
     compiled = ov.Core().compile_model(models["add"], "CPU")
     queue = ov.AsyncInferQueue(compiled, 2)

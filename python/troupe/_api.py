@@ -227,7 +227,8 @@ class CompiledModel(_troupe.CompiledModel):
 
 class AsyncInferQueue(_troupe.AsyncInferQueue):
     """A pool of `jobs` requests (0: the compiled model's OPTIMAL_NUMBER_OF_INFER_REQUESTS), as
-    ov.AsyncInferQueue: start_async(inputs, userdata) waits for an idle request;
+    ov.AsyncInferQueue: start_async(inputs, userdata) queues the job while fewer than len(queue)
+    wait (it starts as soon as a request is free), else waits for room;
     set_callback(cb) runs cb(request, userdata) after each; wait_all() raises what a callback raised."""
 
     def __init__(self, model: CompiledModel, jobs: int = 0) -> None:
