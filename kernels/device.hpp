@@ -10,6 +10,7 @@
 #include <troupe/tensor.hpp>
 
 #include "graph/ir.hpp"
+#include "kernels/derived_constants.hpp"
 #include "kernels/device_presence.hpp"
 
 namespace troupe::kernels {
@@ -56,6 +57,10 @@ struct compile_config {
   /// CACHE_DIR: a folder where the device keeps what makes a second compile faster (a GPU: its
   /// Vulkan pipeline cache). Empty: no cache.
   std::string cache_dir;
+  /// Shared by the compiles of one compiled model (each new shape of a dynamic one, each
+  /// distinct value of a value-keyed one): what the device derived from the weights, reused.
+  /// Null: derived every time. Not a setting: it changes no result.
+  std::shared_ptr<derived_constants> derived;
 };
 
 /// One row of performance counters, as ov::ProfilingInfo.

@@ -100,6 +100,9 @@ std::shared_ptr<CompiledModel::Impl> Core::Impl::compile_single_graph(const grap
   for (const auto& p : cm->inputs) all_static = all_static && p.get_partial_shape().is_static();
   auto dev = Impl::as_configured(name, entry, cm->config);
   auto cfg = cm->config.compile;
+  // Every compile of this model (one per new shape or value when dynamic) shares what the
+  // device derives from the weights.
+  cfg.derived = std::make_shared<kernels::derived_constants>();
   if (all_static) {
     // What export_model writes and CACHE_DIR keeps: the optimized graph and what it is for.
     auto blob = std::make_shared<compiled_blob>();

@@ -242,9 +242,12 @@ void compile_hetero(CompiledModel::Impl& cm, const graph::Graph& src, const hete
     fold_constants(folded);
     auto g = std::make_shared<const graph::Graph>(std::move(folded));
     auto used = std::make_shared<std::set<std::string>>();
+    // Each member device keeps what it derives from the weights for the next shape's split.
+    auto kept = members;
+    for (auto& m : kept) m.config.compile.derived = std::make_shared<kernels::derived_constants>();
     cm.runner = std::make_unique<actors::shape_dispatch>(
         sys,
-        [g, members, input_names, output_names, &sys, report, used](const std::vector<Shape>& shapes) {
+        [g, members = std::move(kept), input_names, output_names, &sys, report, used](const std::vector<Shape>& shapes) {
           const auto concrete = plan_hetero(with_input_shapes(*g, shapes), members);
           auto built = build_flow(concrete, members, input_names, output_names, sys);
           // The builder actor runs one build at a time: `used` needs no lock.

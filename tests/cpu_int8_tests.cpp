@@ -10,6 +10,7 @@
 #include <cmath>
 #include <random>
 
+#include "graph/shape_inference.hpp"
 #include "kernels/cpu/cpu_device.hpp"
 #include "kernels/cpu/int8_ops.hpp"
 #include "kernels/reference/common.hpp"
@@ -91,13 +92,16 @@ struct outcome {
 /// Optimizes and compiles `g` on the CPU as a model compile does, runs it on random inputs and
 /// compares every output with the reference run of the unoptimized graph: f32 outputs within
 /// `steps` x `step` (the output quantization step), integer outputs within `steps`.
-outcome check(const graph::Graph& g, double step, double steps = 1.0) {
+/// `derived`: what earlier compiles of the same constants kept (kernels/derived_constants.hpp).
+outcome check(const graph::Graph& g, double step, double steps = 1.0,
+              std::shared_ptr<kernels::derived_constants> derived = nullptr) {
   graph::Graph opt = g;
   optimize_graph(opt);
   auto dev = kernels::cpu::make_cpu_device();
   kernels::compile_config cfg;
   cfg.num_threads = 2;
   cfg.profiling = true;
+  cfg.derived = std::move(derived);
   auto exe = dev->compile(opt, cfg);
   std::vector<Tensor> inputs;
   for (std::size_t k = 0; k < g.inputs.size(); ++k) {
@@ -377,6 +381,28 @@ BOOST_AUTO_TEST_CASE(dynamic_int8_matmuls_run_natively_and_match_the_reference) 
   BOOST_TEST(r.int8_steps == (kernels::cpu::int8_exact_here() ? 5 : 10), listing(r));
   BOOST_TEST(count_kernels(r, "DynamicQuantizeLinear native:quantize") == 1, listing(r));
   BOOST_TEST(count_kernels(r, "MatMulInteger ref") == 0, listing(r));
+}
+
+BOOST_AUTO_TEST_CASE(a_compile_for_another_shape_reuses_the_derived_weights_and_matches) {
+  // A dynamic model compiles once per new shape: the second compile takes the weights the first
+  // derived (shifted, split, column sums, oneDNN's layout) and must compute the same.
+  builder b;
+  ValueId x = b.input({2, 7, 33});
+  b.op("DynamicQuantizeLinear", {x}, {}, 3);
+  const ValueId xq = b.g.ops.back().outputs[0], xs = b.g.ops.back().outputs[1], xz = b.g.ops.back().outputs[2];
+  b.output(dynamic_matmul(b, xq, xs, xz, 33, 40, element_type::u8, 1, 1, 3, 91));
+  b.output(dynamic_matmul(b, xq, xs, xz, 33, 21, element_type::i8, 21, 21, 2, 92));
+  auto derived = std::make_shared<kernels::derived_constants>();
+  check(b.g, 1e-5, 1.0, derived);
+  const std::size_t made = derived->size();
+  BOOST_TEST(made >= 4); // per product: its weights, and their oneDNN layout (two when split)
+  BOOST_TEST(derived->hits() == 0);
+  graph::Graph other = with_input_shapes(b.g, {Shape{3, 5, 33}});
+  graph::infer_shapes(other);
+  auto r = check(other, 1e-5, 1.0, derived);
+  BOOST_TEST(derived->size() == made, "the second shape derived its weights again");
+  BOOST_TEST(derived->hits() == made);
+  BOOST_TEST(count_kernels(r, "native:integer_matmul_epilogue") == 2, listing(r));
 }
 
 BOOST_AUTO_TEST_CASE(dynamic_quantize_linear_native_is_the_reference_exactly) {

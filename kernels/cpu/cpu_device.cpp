@@ -79,7 +79,7 @@ std::unique_ptr<executable> cpu_device::compile(const graph::Graph& g, const com
   std::exception_ptr error;
   std::thread builder([&] {
     try {
-      p = build_plan(g, cfg.num_threads, cfg.inference_precision, cfg.profiling);
+      p = build_plan(g, cfg.num_threads, cfg.inference_precision, cfg.profiling, cfg.derived.get());
     } catch (...) {
       error = std::current_exception();
     }

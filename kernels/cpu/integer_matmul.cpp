@@ -159,6 +159,60 @@ float_chain follow_float_chain(const plan_builder& b, ValueId y, int64_t channel
 
 namespace {
 
+/// What integer_matmul_site takes from the weights (its fields of the same names).
+struct integer_weights {
+  Tensor weights, weights_high, column_sums, weight_zp;
+};
+
+/// B [K, N] (u8 or s8) and its zero points (one, or one per column; null: none) as the site
+/// wants them: s8 weights (u8 shifted by 128), split into l and h where oneDNN's int8 products
+/// are not exact, the s8 column sums and the zero points per column (empty when all 0).
+integer_weights derive_integer_weights(const Tensor& w, const Tensor* zero_points, int64_t k, int64_t n) {
+  const bool u8 = w.get_element_type() == element_type::u8;
+  const std::vector<double> zp = zero_points ? reference::to_doubles(*zero_points) : std::vector<double>{};
+  integer_weights r;
+  r.weights = Tensor(element_type::i8, Shape{k, n});
+  r.column_sums = Tensor(element_type::i32, Shape{n});
+  auto* q = r.weights.data<int8_t>();
+  auto* cs = r.column_sums.data<int32_t>();
+  std::fill(cs, cs + n, 0);
+  for (int64_t row = 0; row < k; ++row) {
+    const int64_t at = row * n;
+    if (u8) {
+      const uint8_t* src = w.data<uint8_t>() + at;
+      for (int64_t j = 0; j < n; ++j) {
+        const int32_t v = static_cast<int32_t>(src[j]) - 128;
+        q[at + j] = static_cast<int8_t>(v);
+        cs[j] += v;
+      }
+    } else {
+      const int8_t* src = w.data<int8_t>() + at;
+      for (int64_t j = 0; j < n; ++j) {
+        q[at + j] = src[j];
+        cs[j] += src[j];
+      }
+    }
+  }
+  bool any = false;
+  Tensor wz(element_type::i32, Shape{n});
+  for (int64_t j = 0; j < n; ++j) {
+    const double z = zp.empty() ? 0.0 : zp[zp.size() == 1 ? 0 : static_cast<std::size_t>(j)];
+    wz.data<int32_t>()[j] = static_cast<int32_t>(z) - (u8 ? 128 : 0);
+    any = any || wz.data<int32_t>()[j] != 0;
+  }
+  if (any) r.weight_zp = std::move(wz);
+  if (!int8_exact_here()) { // w = 64 h + l: l in [0, 63], h in [-2, 1]
+    r.weights_high = Tensor(element_type::i8, Shape{k, n});
+    auto* h = r.weights_high.data<int8_t>();
+    for (int64_t i = 0; i < k * n; ++i) {
+      const int32_t v = q[i], l = v & 63;
+      h[i] = static_cast<int8_t>((v - l) / 64);
+      q[i] = static_cast<int8_t>(l);
+    }
+  }
+  return r;
+}
+
 class finder {
 public:
   explicit finder(plan_builder& b) : b_(b), g_(b.g) {}
@@ -200,43 +254,26 @@ private:
   const graph::Graph& g_;
 
   /// The weights as s8 (u8 ones shifted by 128, their zero points with them), their column
-  /// sums and the zero points per column.
+  /// sums and the zero points per column; derived once per compiled model (b_.derived).
   bool weights(ValueId B, ValueId BZ, integer_matmul_site& s) const {
     const Tensor& w = *g_.value(B).constant;
-    const bool u8 = w.get_element_type() == element_type::u8;
-    std::vector<double> zp;
+    std::vector<Tensor> sources{w};
     if (BZ != no_value) {
       if (!g_.is_constant(BZ) || b_.val(BZ).type != w.get_element_type()) return false;
-      zp = reference::to_doubles(*g_.value(BZ).constant);
-      if (zp.size() != 1 && static_cast<int64_t>(zp.size()) != s.n) return false;
+      const int64_t zn = shape_size(b_.shape(BZ));
+      if (zn != 1 && zn != s.n) return false;
+      sources.push_back(*g_.value(BZ).constant);
     }
-    s.weights = Tensor(element_type::i8, Shape{s.k, s.n});
-    s.column_sums = Tensor(element_type::i32, Shape{s.n});
-    auto* q = s.weights.data<int8_t>();
-    auto* cs = s.column_sums.data<int32_t>();
-    std::fill(cs, cs + s.n, 0);
-    for (int64_t i = 0; i < s.k * s.n; ++i) {
-      const int32_t v = u8 ? static_cast<int32_t>(w.data<uint8_t>()[i]) - 128 : w.data<int8_t>()[i];
-      q[i] = static_cast<int8_t>(v);
-      cs[i % s.n] += v;
-    }
-    bool any = false;
-    Tensor wz(element_type::i32, Shape{s.n});
-    for (int64_t j = 0; j < s.n; ++j) {
-      const double z = zp.empty() ? 0.0 : zp[zp.size() == 1 ? 0 : static_cast<std::size_t>(j)];
-      wz.data<int32_t>()[j] = static_cast<int32_t>(z) - (u8 ? 128 : 0);
-      any = any || wz.data<int32_t>()[j] != 0;
-    }
-    if (any) s.weight_zp = std::move(wz);
-    if (!int8_exact_here()) { // w = 64 h + l: l in [0, 63], h in [-2, 1]
-      s.weights_high = Tensor(element_type::i8, Shape{s.k, s.n});
-      auto* h = s.weights_high.data<int8_t>();
-      for (int64_t i = 0; i < s.k * s.n; ++i) {
-        const int32_t v = q[i], l = v & 63;
-        h[i] = static_cast<int8_t>((v - l) / 64);
-        q[i] = static_cast<int8_t>(l);
-      }
-    }
+    const int64_t k = s.k, n = s.n;
+    const std::function<integer_weights()> make = [&] {
+      return derive_integer_weights(w, BZ == no_value ? nullptr : &sources[1], k, n);
+    };
+    const std::string kind = "cpu integer_matmul weights " + std::to_string(k) + "x" + std::to_string(n);
+    const integer_weights iw = b_.derived ? *b_.derived->get<integer_weights>(kind, sources, make) : make();
+    s.weights = iw.weights;
+    s.weights_high = iw.weights_high;
+    s.column_sums = iw.column_sums;
+    s.weight_zp = iw.weight_zp;
     return true;
   }
 };

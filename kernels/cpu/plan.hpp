@@ -10,6 +10,7 @@
 #include <dnnl.hpp>
 
 #include "graph/ir.hpp"
+#include "kernels/derived_constants.hpp"
 #include "kernels/reference/kernels.hpp"
 
 namespace troupe::kernels::cpu {
@@ -68,7 +69,9 @@ struct plan {
 
 /// Builds the plan of a shape-inferred graph; ops touching dynamic-shaped values become
 /// dynamic steps on the reference kernels, with plain layouts at their boundaries.
+/// `derived`, when given, keeps what is derived from the weights for the next build of the
+/// same compiled model (kernels/derived_constants.hpp).
 std::shared_ptr<const plan> build_plan(const graph::Graph& g, int num_threads, element_type precision,
-                                       bool profiling);
+                                       bool profiling, derived_constants* derived = nullptr);
 
 } // namespace troupe::kernels::cpu

@@ -159,6 +159,15 @@ int plan_builder::input(graph::ValueId v, const memory::desc& want, const memory
 }
 
 Tensor plan_builder::reorder_constant(const Tensor& src, const memory::desc& from, const memory::desc& want) {
+  if (!derived) return reorder_now(src, from, want);
+  // Named by both layouts' descriptors, byte for byte (oneDNN zero-fills them when made).
+  std::string kind = "cpu reorder ";
+  kind.append(reinterpret_cast<const char*>(&from.data), sizeof(from.data));
+  kind.append(reinterpret_cast<const char*>(&want.data), sizeof(want.data));
+  return *derived->get<Tensor>(kind, {src}, [&] { return reorder_now(src, from, want); });
+}
+
+Tensor plan_builder::reorder_now(const Tensor& src, const memory::desc& from, const memory::desc& want) {
   dnnl::reorder::primitive_desc pd(p.eng, from, p.eng, want, base_attr());
   Tensor t(element_type::u8, Shape{static_cast<int64_t>(want.get_size())});
   Tensor scratch(element_type::u8, Shape{static_cast<int64_t>(pd.scratchpad_desc().get_size())});
@@ -286,7 +295,7 @@ bool touches_empty_tensor(const graph::Graph& g, const graph::Op& op) {
 } // namespace
 
 std::shared_ptr<const plan> build_plan(const graph::Graph& g, int num_threads, element_type precision,
-                                       bool profiling) {
+                                       bool profiling, derived_constants* derived) {
   auto p = std::make_shared<plan>();
   p->eng = dnnl::engine(dnnl::engine::kind::cpu, 0);
   p->num_threads = num_threads > 0 ? num_threads : omp_get_num_procs();
@@ -300,6 +309,7 @@ std::shared_ptr<const plan> build_plan(const graph::Graph& g, int num_threads, e
   omp_set_num_threads(p->num_threads);
   try {
     plan_builder b(g, *p, precision);
+    b.derived = derived;
     const auto int8_sites = find_int8_sites(b);
     std::set<std::size_t> taken;
     for (const auto& [k, s] : int8_sites) taken.insert(k);

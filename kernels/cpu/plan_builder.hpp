@@ -30,6 +30,8 @@ public:
   plan& p;
   element_type precision;
   dnnl::stream compile_stream;
+  /// What earlier builds of this compiled model derived from its weights; null: none kept.
+  derived_constants* derived = nullptr;
 
   const graph::Value& val(graph::ValueId v) const { return g.value(v); }
   Shape shape(graph::ValueId v) const { return g.value(v).shape.to_shape(); }
@@ -74,6 +76,7 @@ public:
   int add_buffer(std::size_t bytes);
   /// `src` (laid out as `from`) reordered into `want` now, on the compile stream: the bytes of
   /// a constant that all clones share (weights, bias).
+  /// Kept in `derived` for the next build: the result is shared, never to be written.
   Tensor reorder_constant(const Tensor& src, const memory::desc& from, const memory::desc& want);
   /// A constant made at plan time (folded post-op operands), shared by all clones.
   int const_buffer(const Tensor& t);
@@ -99,7 +102,8 @@ private:
   int alt_buffer(graph::ValueId v, const memory::desc& md) const;  ///< v's copy laid out as md, or -1
   std::size_t scratch_bytes_ = 0;
   int scratch_buf_ = -1;
-  friend std::shared_ptr<const plan> build_plan(const graph::Graph&, int, element_type, bool);
+  Tensor reorder_now(const Tensor& src, const memory::desc& from, const memory::desc& want);
+  friend std::shared_ptr<const plan> build_plan(const graph::Graph&, int, element_type, bool, derived_constants*);
 };
 
 /// An inference BatchNormalization as y = x * scale[c] + shift[c]: scale = gamma / sqrt(var +
