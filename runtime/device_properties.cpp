@@ -137,10 +137,11 @@ const std::vector<property_spec>& property_table() {
        "recording while the other's command buffer runs. NUM_STREAMS, when set, overrides it."},
       {"PERFORMANCE_HINT_NUM_REQUESTS", true, on_all, "an integer >= 0 (0 = no limit)", "0", false,
        "Caps the streams that PERFORMANCE_HINT=THROUGHPUT picks."},
-      {"RUNTIME_CACHE_CAPACITY", true, on_all, "an integer >= 0 (0 = no bound)", "32", false,
+      {"RUNTIME_CACHE_CAPACITY", true, on_all, "an integer >= 0 (0 = no bound)", "128", false,
        "A model with dynamic inputs compiles a program for each new set of input shapes at its first "
        "inference (RUNTIME_COMPILES counts them); this many are kept per compiled model, the least "
-       "recently used dropped past it (a request running on it finishes first). As OpenVINO CPU's "
+       "recently used dropped past it (a request running on it finishes first). A kept CPU program "
+       "holds its primitives, not its weights or activations (shared by all shapes). As OpenVINO CPU's "
        "CPU_RUNTIME_CACHE_CAPACITY, for every device."},
       {"EXCLUDED_OPS", true, on_all, "comma-separated op types (Conv,Resize); empty = none", "", false,
        "A debugging switch: the device answers that it cannot run these op types (query_model, "

@@ -71,7 +71,7 @@ struct resolved_config {
   kernels::compile_config compile;
   std::string excluded_ops; ///< EXCLUDED_OPS as given, or absent (then the environment's)
   bool excluded_ops_given = false;
-  std::size_t runtime_cache_capacity = 32; ///< RUNTIME_CACHE_CAPACITY (0: no bound)
+  std::size_t runtime_cache_capacity = 128; ///< RUNTIME_CACHE_CAPACITY (0: no bound)
 };
 
 /// `props` already validated (device defaults merged with the call's own) for `dev`.

@@ -972,3 +972,46 @@ BOOST_AUTO_TEST_CASE(memory_plan_shares_only_what_is_never_live_together) {
   // b (steps 1-2) and d (step 3) never meet: d reuses b's bytes, so the arena is below the sum.
   BOOST_TEST(p.arena_bytes < sum);
 }
+
+BOOST_AUTO_TEST_CASE(executables_share_the_thread_arena_and_rebind_when_it_moves) {
+  // Intermediate buffers live in the running thread's arena (kernels/cpu/thread_arena.hpp),
+  // not in each executable: a small program, then one large enough to grow the arena (a new
+  // block), then the small one again, which must find its buffers in the new block; then the
+  // small one on another thread, whose arena is another block.
+  auto conv_chain = [](int64_t side) {
+    builder b;
+    auto x = b.input({1, 8, side, side});
+    auto y = b.op("Conv", {x, b.weights({8, 8, 3, 3}), b.weights({8})}, {{"pads", ints{1, 1, 1, 1}}});
+    y = b.op("Relu", {b.op("Add", {y, x})});
+    y = b.op("Conv", {y, b.weights({4, 8, 1, 1})});
+    b.output(b.op("Sigmoid", {y}));
+    return b.g;
+  };
+  auto dev = kernels::cpu::make_cpu_device();
+  kernels::compile_config cfg;
+  cfg.num_threads = 1;
+  const auto small_g = conv_chain(9), large_g = conv_chain(160);
+  auto small = dev->compile(small_g, cfg), large = dev->compile(large_g, cfg);
+  const std::vector<Tensor> small_in{random_tensor({1, 8, 9, 9}, 3)}, large_in{random_tensor({1, 8, 160, 160}, 4)};
+  const auto small_want = run_reference(small_g, small_in), large_want = run_reference(large_g, large_in);
+  auto same = [](const std::vector<Tensor>& got, const std::vector<Tensor>& want, const char* what) {
+    double worst = 0;
+    for (int64_t j = 0; j < want[0].get_size(); ++j)
+      worst = std::max(worst, std::abs(double(got[0].data<float>()[j]) - want[0].data<float>()[j]));
+    BOOST_TEST(worst <= 1e-4, what << ": worst error " << worst);
+  };
+  std::vector<Tensor> got;
+  small->run(small_in, got);
+  same(got, small_want, "small, first");
+  large->run(large_in, got);
+  same(got, large_want, "large");
+  small->run(small_in, got);
+  same(got, small_want, "small, after the arena grew");
+  std::thread([&] {
+    std::vector<Tensor> there;
+    small->run(small_in, there);
+    same(there, small_want, "small, on another thread");
+  }).join();
+  small->run(small_in, got);
+  same(got, small_want, "small, back on this thread");
+}

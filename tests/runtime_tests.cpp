@@ -242,7 +242,7 @@ BOOST_AUTO_TEST_CASE(runtime_compiles_are_counted_and_the_cache_is_bounded) {
       BOOST_TEST(one.get_property("RUNTIME_COMPILES").as<int>() == 5);
     }
   }
-  BOOST_TEST(core.compile_model(path, "CPU").get_property("RUNTIME_CACHE_CAPACITY").as<int>() == 32);
+  BOOST_TEST(core.compile_model(path, "CPU").get_property("RUNTIME_CACHE_CAPACITY").as<int>() == 128);
   expect_error([&] { core.compile_model(path, "CPU", {{"RUNTIME_CACHE_CAPACITY", -1}}); },
                {"RUNTIME_CACHE_CAPACITY", "-1", ">= 0"});
 }

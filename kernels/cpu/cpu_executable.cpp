@@ -8,6 +8,7 @@
 
 #include <troupe/exception.hpp>
 
+#include "kernels/cpu/thread_arena.hpp"
 #include "kernels/reference/interpreter.hpp"
 
 namespace troupe::kernels::cpu {
@@ -18,13 +19,6 @@ cpu_executable::cpu_executable(std::shared_ptr<const plan> p) : plan_(std::move(
   views_.resize(bufs.size());
   input_mems_.resize(plan_->inputs.size());
   output_mems_.resize(plan_->outputs.size());
-  // Not zeroed: every step writes what it reads later. A sanitizer build fills it with NaN
-  // bytes, so that a kernel relying on zeroed memory shows up as wrong results there.
-  arena_.reset(static_cast<std::byte*>(std::aligned_alloc(64, (plan_->arena_bytes + 63) / 64 * 64 + 64)));
-  if (!arena_) throw Exception("CPU: cannot allocate " + std::to_string(plan_->arena_bytes) + " bytes of buffers");
-#if defined(__SANITIZE_ADDRESS__)
-  std::memset(arena_.get(), 0xff, plan_->arena_bytes);
-#endif
   for (std::size_t i = 0; i < bufs.size(); ++i) {
     const auto& b = bufs[i];
     if (b.constant) {
@@ -32,11 +26,10 @@ cpu_executable::cpu_executable(std::shared_ptr<const plan> p) : plan_(std::move(
       views_[i] = *b.constant;
     } else if (b.graph_input < 0 && b.graph_output < 0 && b.type == element_type::string) {
       storage_[i] = views_[i] = Tensor(b.type, b.shape); // std::string objects, outside the arena
-    } else if (b.graph_input < 0 && b.graph_output < 0) {
-      if (b.offset >= 0) storage_[i] = Tensor(element_type::u8, Shape{static_cast<int64_t>(b.bytes)}, arena_.get() + b.offset);
-      else storage_[i] = Tensor(element_type::u8, Shape{1}); // an empty buffer: somewhere valid to point at
+    } else if (b.graph_input < 0 && b.graph_output < 0 && b.offset < 0) {
+      storage_[i] = Tensor(element_type::u8, Shape{1}); // an empty buffer: somewhere valid to point at
       views_[i] = Tensor(b.type, b.shape, storage_[i].data());
-    }
+    } // arena buffers: bind_arena, at the first run
   }
   if (plan_->graph) {
     scratch_ = *plan_->graph;
@@ -47,15 +40,49 @@ cpu_executable::cpu_executable(std::shared_ptr<const plan> p) : plan_(std::move(
     for (const auto& a : plan_->steps[s].args) {
       const auto& b = bufs[static_cast<std::size_t>(a.buf)];
       const bool per_run = b.graph_input >= 0 || b.graph_output >= 0; // bound in run()
-      dnnl::memory m(a.md, plan_->eng, per_run ? nullptr : storage_[a.buf].data());
+      const bool in_arena = !per_run && !b.constant && b.type != element_type::string && b.offset >= 0;
+      dnnl::memory m(a.md, plan_->eng, per_run || in_arena ? nullptr : storage_[a.buf].data());
       if (b.graph_input >= 0) input_mems_[static_cast<std::size_t>(b.graph_input)].push_back(m);
       if (b.graph_output >= 0) output_mems_[static_cast<std::size_t>(b.graph_output)].push_back(m);
+      if (in_arena) arena_mems_.emplace_back(m, static_cast<std::size_t>(b.offset));
       args_[s].emplace(a.arg, m);
     }
 }
 
+namespace {
+
+/// An output the plan writes whole, in place: not zeroed first, as Tensor(type, shape) would
+/// (a language model's logits: 20 MB per run at 100 tokens). A sanitizer build fills it with
+/// NaN bytes, so that a step that leaves part of it unwritten shows up as wrong results there.
+Tensor output_tensor(element_type type, const Shape& shape) {
+  if (type == element_type::string) return Tensor(type, shape);
+  const std::size_t bytes = (static_cast<std::size_t>(shape_size(shape)) * element_size(type) + 63) / 64 * 64 + 64;
+  void* p = std::aligned_alloc(64, bytes);
+  if (!p) throw Exception("CPU: out of memory allocating an output of " + std::to_string(bytes) + " bytes");
+#if defined(__SANITIZE_ADDRESS__)
+  std::memset(p, 0xff, bytes);
+#endif
+  return Tensor(type, shape, std::shared_ptr<void>(p, [](void* q) { std::free(q); }), p);
+}
+
+} // namespace
+
+void cpu_executable::bind_arena(std::byte* base) {
+  const auto& bufs = plan_->buffers;
+  for (std::size_t i = 0; i < bufs.size(); ++i) {
+    const auto& b = bufs[i];
+    if (b.constant || b.graph_input >= 0 || b.graph_output >= 0 || b.type == element_type::string || b.offset < 0) continue;
+    storage_[i] = Tensor(element_type::u8, Shape{static_cast<int64_t>(b.bytes)}, base + b.offset);
+    views_[i] = Tensor(b.type, b.shape, storage_[i].data());
+  }
+  for (auto& [m, offset] : arena_mems_) m.set_data_handle(base + offset);
+  bound_ = base;
+}
+
 void cpu_executable::run(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) {
   const plan& p = *plan_;
+  const arena_lease arena(p.arena_bytes);
+  if (arena.base() != bound_) bind_arena(arena.base());
   if (inputs.size() != p.inputs.size())
     throw Exception("CPU: expected " + std::to_string(p.inputs.size()) + " inputs, got " +
                     std::to_string(inputs.size()));
@@ -91,7 +118,7 @@ void cpu_executable::run(const std::vector<Tensor>& inputs, std::vector<Tensor>&
     if (p.outputs[k] < 0) continue;
     const auto& b = p.buffers[static_cast<std::size_t>(p.outputs[k])];
     if (b.graph_output != static_cast<int>(k)) continue;
-    outputs[k] = Tensor(b.type, b.shape);
+    outputs[k] = output_tensor(b.type, b.shape);
     views_[static_cast<std::size_t>(p.outputs[k])] = outputs[k];
     for (auto& m : output_mems_[k]) m.set_data_handle(outputs[k].data());
   }
@@ -142,6 +169,23 @@ void cpu_executable::run(const std::vector<Tensor>& inputs, std::vector<Tensor>&
     if (src.empty()) throw Exception("CPU: graph output #" + std::to_string(i) + " was not computed");
     outputs[i] = src.clone();
   }
+  release_run_tensors();
+}
+
+void cpu_executable::release_run_tensors() {
+  // The caller's inputs and outputs, and this run's dynamic values, are not this executable's
+  // to keep: a dynamic model keeps a program per shape, and each held its last outputs (a
+  // language model's logits: 20 MB at 100 tokens).
+  for (int b : plan_->inputs)
+    if (b >= 0) views_[static_cast<std::size_t>(b)] = Tensor();
+  for (std::size_t k = 0; k < plan_->outputs.size(); ++k) {
+    const int b = plan_->outputs[k];
+    if (b >= 0 && plan_->buffers[static_cast<std::size_t>(b)].graph_output == static_cast<int>(k))
+      views_[static_cast<std::size_t>(b)] = Tensor();
+  }
+  for (auto& t : dyn_) t = Tensor();
+  in_.clear();
+  out_.clear();
 }
 
 void cpu_executable::run_dynamic(const step& st) {

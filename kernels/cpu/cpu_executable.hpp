@@ -1,9 +1,11 @@
 #pragma once
-/// Runs a CPU plan. Each clone owns its intermediate buffers, oneDNN stream and memory
-/// objects; the plan (primitives, reordered weights) is shared.
+/// Runs a CPU plan. Each clone owns its oneDNN stream and memory objects; the plan
+/// (primitives, reordered weights) is shared; the intermediate buffers live in the running
+/// thread's arena.
 #include <cstdlib>
 #include <memory>
 #include <unordered_map>
+#include <utility>
 
 #include "kernels/cpu/plan.hpp"
 #include "kernels/device.hpp"
@@ -19,14 +21,19 @@ public:
 
 private:
   void run_dynamic(const step& st);
+  /// Drops what a run bound of the caller's (inputs, outputs) and made per run (dynamic values).
+  void release_run_tensors();
+  /// Points every intermediate buffer into the arena at `base`.
+  void bind_arena(std::byte* base);
 
   std::shared_ptr<const plan> plan_;
   dnnl::stream stream_;
-  struct free_arena {
-    void operator()(std::byte* p) const { std::free(p); }
-  };
-  std::unique_ptr<std::byte, free_arena> arena_; ///< every intermediate buffer (plan_->arena_bytes)
-  std::vector<Tensor> storage_; ///< per buffer (views into arena_, constants); graph inputs are bound per run
+  /// The arena this executable's buffers point into: the running thread's (cpu/thread_arena.hpp),
+  /// rebound when it moved. An executable owns none, so the programs a dynamic model keeps per
+  /// shape hold no activation memory, and a new shape's first run touches no fresh pages.
+  std::byte* bound_ = nullptr;
+  std::vector<std::pair<dnnl::memory, std::size_t>> arena_mems_; ///< oneDNN memories in the arena, their offsets
+  std::vector<Tensor> storage_; ///< per buffer (views into the arena, constants); graph inputs are bound per run
   std::vector<Tensor> views_;   ///< per buffer: typed plain view for reference kernels
   std::vector<std::unordered_map<int, dnnl::memory>> args_; ///< per step
   std::vector<std::vector<dnnl::memory>> input_mems_;       ///< per graph input: memories to rebind

@@ -78,6 +78,9 @@ void plan_memory(plan& p) {
     std::size_t total = 0;
     for (std::size_t i : order) total += aligned(p.buffers[i].bytes);
     std::fprintf(stderr, "memory plan: %zu buffers of %zu bytes in an arena of %zu bytes\n", order.size(), total, arena);
+    for (const auto& b : p.buffers)
+      if (b.constant && b.constant->get_byte_size() >= (1u << 20))
+        std::fprintf(stderr, "  constant of %zu bytes at %p\n", b.constant->get_byte_size(), b.constant->data());
   }
 }
 
