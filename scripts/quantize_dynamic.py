@@ -24,7 +24,7 @@ BatchNormalization after a Conv folds into it, and a model below opset 11 moves 
 quantize_qdq.py's checks). Names follow onnxruntime's: <x>_quantized / _scale / _zero_point,
 <node>_quant, <W>_quantized.
 
-usage: quantize_dynamic.py IN.onnx OUT.onnx [--weight-type s8|u8] [--per-channel]
+usage: quantize_dynamic.py IN.onnx OUT.onnx [--weight-type s8|u8] [--per-channel] [--reduce-range]
 """
 import argparse
 import os
@@ -38,8 +38,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from quantize_qdq import constants_to_initializers, fold_batch_norms, prune_initializers, to_opset_13  # noqa: E402
 
 
-def quantize_weight(w, weight_type, axis):
-    """(q, scale, zero_point): per tensor when axis is None, else one per index of `axis`."""
+def quantize_weight(w, weight_type, axis, reduce_range=False):
+    """(q, scale, zero_point): per tensor when axis is None, else one per index of `axis`.
+    reduce_range: 7-bit weights as onnxruntime's reduce_range=True writes them (s8 in [-64, 64],
+    u8 in [0, 127]), which it advises for CPUs without VNNI."""
     if axis is None:
         flat = w.reshape(1, -1)
     else:
@@ -48,13 +50,15 @@ def quantize_weight(w, weight_type, axis):
     hi = np.maximum(flat.max(axis=1), 0.0).astype(np.float64)
     if weight_type == "s8":
         absmax = np.maximum(-lo, hi)
-        scale = np.where(absmax > 0, absmax / 127.0, 1.0).astype(np.float32)
+        top = 64.0 if reduce_range else 127.0
+        scale = np.where(absmax > 0, absmax / top, 1.0).astype(np.float32)
         zp = np.zeros(scale.shape, np.int8)
-        qmin, qmax, dtype = -127, 127, np.int8
+        qmin, qmax, dtype = -int(top), int(top), np.int8
     else:
-        scale = np.where(hi > lo, (hi - lo) / 255.0, 1.0).astype(np.float32)
-        zp = np.clip(np.rint(-lo / scale), 0, 255).astype(np.uint8)
-        qmin, qmax, dtype = 0, 255, np.uint8
+        top = 127 if reduce_range else 255
+        scale = np.where(hi > lo, (hi - lo) / float(top), 1.0).astype(np.float32)
+        zp = np.clip(np.rint(-lo / scale), 0, top).astype(np.uint8)
+        qmin, qmax, dtype = 0, top, np.uint8
     shape = [1] * w.ndim
     if axis is not None:
         shape[axis] = -1
@@ -65,9 +69,9 @@ def quantize_weight(w, weight_type, axis):
 
 
 class Quantizer:
-    def __init__(self, model, weight_type, per_channel):
+    def __init__(self, model, weight_type, per_channel, reduce_range=False):
         self.model, self.g = model, model.graph
-        self.weight_type, self.per_channel = weight_type, per_channel
+        self.weight_type, self.per_channel, self.reduce_range = weight_type, per_channel, reduce_range
         self.inits = {t.name: t for t in self.g.initializer}
         self.new_inits, self.dql = [], {}
         self.counts = {"MatMul": 0, "Conv": 0, "Gather": 0}
@@ -95,7 +99,7 @@ class Quantizer:
         return self.dql[x]
 
     def weight(self, base, w, axis):
-        q, scale, zp = quantize_weight(w, self.weight_type, axis if self.per_channel else None)
+        q, scale, zp = quantize_weight(w, self.weight_type, axis if self.per_channel else None, self.reduce_range)
         return (self.init(base + "_quantized", q), self.init(base + "_scale", scale), self.init(base + "_zero_point", zp),
                 scale)
 
@@ -189,6 +193,7 @@ def main():
     ap.add_argument("dst")
     ap.add_argument("--weight-type", choices=["s8", "u8"], default="s8")
     ap.add_argument("--per-channel", action="store_true")
+    ap.add_argument("--reduce-range", action="store_true", help="7-bit weights, as onnxruntime's reduce_range=True")
     a = ap.parse_args()
 
     model = onnx.load(a.src)
@@ -199,7 +204,7 @@ def main():
         to_opset_13(model)
     folded = fold_batch_norms(g, {t.name: t for t in g.initializer})
     prune_initializers(g)
-    q = Quantizer(model, a.weight_type, a.per_channel)
+    q = Quantizer(model, a.weight_type, a.per_channel, a.reduce_range)
     q.run()
     onnx.save(model, a.dst)
     c = q.counts

@@ -383,6 +383,35 @@ BOOST_AUTO_TEST_CASE(dynamic_int8_matmuls_run_natively_and_match_the_reference) 
   BOOST_TEST(count_kernels(r, "MatMulInteger ref") == 0, listing(r));
 }
 
+BOOST_AUTO_TEST_CASE(seven_bit_weights_take_one_int8_product) {
+  // Weights within a window of 129 values (reduce_range's 7 bits: s8 in [-64, 63], u8 in
+  // [0, 127]; any max - min <= 128) are shifted into [-64, 64], where oneDNN's int8 product is
+  // exact even without VNNI (255 x 128 < 2^15): one product each. A window of 130 values still
+  // needs the split. Exact.
+  builder b;
+  ValueId x = b.input({3, 5, 40});
+  b.op("DynamicQuantizeLinear", {x}, {}, 3);
+  const ValueId xq = b.g.ops.back().outputs[0], xs = b.g.ops.back().outputs[1], xz = b.g.ops.back().outputs[2];
+  auto product = [&](element_type wt, double lo, double hi, int64_t zps, unsigned seed) {
+    Tensor w = random_of(wt, {40, 24}, seed, lo, hi);
+    if (wt == element_type::u8) w.data<uint8_t>()[0] = static_cast<uint8_t>(lo), w.data<uint8_t>()[1] = static_cast<uint8_t>(hi);
+    else w.data<int8_t>()[0] = static_cast<int8_t>(lo), w.data<int8_t>()[1] = static_cast<int8_t>(hi); // the whole window
+    std::vector<ValueId> in{xq, b.constant(w), xz};
+    if (zps > 0) in.push_back(zps > 1 ? b.constant(random_of(wt, {zps}, seed + 1, lo, hi)) : scalar_of(b, wt, (lo + hi) / 2));
+    ValueId y = b.op("Cast", {b.op("MatMulInteger", in)}, {{"to", int64_t{1}}});
+    b.output(b.op("Mul", {b.op("Mul", {xs, scales(b, 1, 0.001, 0.01, seed + 2)}), y}));
+  };
+  product(element_type::i8, -64, 63, 0, 101);   // reduce_range, symmetric
+  product(element_type::u8, 0, 127, 1, 102);    // reduce_range, asymmetric
+  product(element_type::u8, 100, 227, 24, 103); // a 128-value window, zero points per column
+  product(element_type::i8, -64, 64, 0, 104);   // 129 values, the widest window that fits
+  product(element_type::i8, -65, 64, 1, 105);   // 130 values: split
+  auto r = check(b.g, 1e-5, 1.0);
+  BOOST_TEST(count_kernels(r, "native:integer_matmul_epilogue") == 5, listing(r));
+  if (!kernels::cpu::int8_exact_here()) BOOST_TEST(r.int8_steps == 1 + 1 + 1 + 1 + 2, listing(r));
+  else BOOST_TEST(r.int8_steps == 5, listing(r));
+}
+
 BOOST_AUTO_TEST_CASE(a_compile_for_another_shape_reuses_the_derived_weights_and_matches) {
   // A dynamic model compiles once per new shape: the second compile takes the weights the first
   // derived (shifted, split, column sums, oneDNN's layout) and must compute the same.

@@ -170,6 +170,25 @@ struct integer_weights {
 integer_weights derive_integer_weights(const Tensor& w, const Tensor* zero_points, int64_t k, int64_t n) {
   const bool u8 = w.get_element_type() == element_type::u8;
   const std::vector<double> zp = zero_points ? reference::to_doubles(*zero_points) : std::vector<double>{};
+  auto raw = [&](int64_t i) { return u8 ? static_cast<int32_t>(w.data<uint8_t>()[i]) : static_cast<int32_t>(w.data<int8_t>()[i]); };
+  // Stored as q = w - shift (s8), the shift going into the zero points. Without exact int8
+  // products, weights with max - min <= 128 (7-bit ones, as quantize_dynamic's reduce_range
+  // writes) are shifted into [-64, 64], where no 16-bit pair sum saturates (255 x 128 < 2^15):
+  // one product then, not two of split weights.
+  int32_t shift = u8 ? 128 : 0;
+  bool split = !int8_exact_here();
+  if (split && k * n > 0) {
+    int32_t lo = raw(0), hi = lo;
+    for (int64_t i = 1; i < k * n; ++i) {
+      const int32_t v = raw(i);
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+    if (hi - lo <= 128) {
+      shift = lo + 64;
+      split = false;
+    }
+  }
   integer_weights r;
   r.weights = Tensor(element_type::i8, Shape{k, n});
   r.column_sums = Tensor(element_type::i32, Shape{n});
@@ -181,15 +200,16 @@ integer_weights derive_integer_weights(const Tensor& w, const Tensor* zero_point
     if (u8) {
       const uint8_t* src = w.data<uint8_t>() + at;
       for (int64_t j = 0; j < n; ++j) {
-        const int32_t v = static_cast<int32_t>(src[j]) - 128;
+        const int32_t v = static_cast<int32_t>(src[j]) - shift;
         q[at + j] = static_cast<int8_t>(v);
         cs[j] += v;
       }
     } else {
       const int8_t* src = w.data<int8_t>() + at;
       for (int64_t j = 0; j < n; ++j) {
-        q[at + j] = src[j];
-        cs[j] += src[j];
+        const int32_t v = static_cast<int32_t>(src[j]) - shift;
+        q[at + j] = static_cast<int8_t>(v);
+        cs[j] += v;
       }
     }
   }
@@ -197,11 +217,11 @@ integer_weights derive_integer_weights(const Tensor& w, const Tensor* zero_point
   Tensor wz(element_type::i32, Shape{n});
   for (int64_t j = 0; j < n; ++j) {
     const double z = zp.empty() ? 0.0 : zp[zp.size() == 1 ? 0 : static_cast<std::size_t>(j)];
-    wz.data<int32_t>()[j] = static_cast<int32_t>(z) - (u8 ? 128 : 0);
+    wz.data<int32_t>()[j] = static_cast<int32_t>(z) - shift;
     any = any || wz.data<int32_t>()[j] != 0;
   }
   if (any) r.weight_zp = std::move(wz);
-  if (!int8_exact_here()) { // w = 64 h + l: l in [0, 63], h in [-2, 1]
+  if (split) { // w = 64 h + l: l in [0, 63], h in [-2, 1]
     r.weights_high = Tensor(element_type::i8, Shape{k, n});
     auto* h = r.weights_high.data<int8_t>();
     for (int64_t i = 0; i < k * n; ++i) {
