@@ -489,3 +489,60 @@ BOOST_AUTO_TEST_CASE(dynamic_int8_convs_run_on_int8_primitives_and_match_the_ref
   BOOST_TEST(count_kernels(r, "ConvInteger ref") == (exact ? 0 : 1), listing(r));
   BOOST_TEST(count_kernels(r, "native:integer_conv_epilogue") == (exact ? 0 : 3), listing(r));
 }
+
+BOOST_AUTO_TEST_CASE(seven_bit_conv_weights_take_one_int8_convolution) {
+  // s8 weights in [-64, 64] (reduce_range) need no split even without VNNI: one oneDNN int8
+  // convolution each (the chain fused into it with VNNI, run by the native epilogue without),
+  // the s32 result too; exact.
+  builder b;
+  ValueId x = b.input({1, 5, 10, 7});
+  b.op("DynamicQuantizeLinear", {x}, {}, 3);
+  const ValueId xq = b.g.ops.back().outputs[0], xs = b.g.ops.back().outputs[1], xz = b.g.ops.back().outputs[2];
+  for (bool chain : {true, false}) {
+    Tensor w = random_of(element_type::i8, {6, 5, 3, 3}, chain ? 120 : 121, -64, 64);
+    w.data<int8_t>()[0] = -64, w.data<int8_t>()[1] = 64; // the whole window
+    ValueId y = b.op("ConvInteger", {xq, b.constant(w), xz},
+                     {{"kernel_shape", ints{3, 3}}, {"pads", ints{1, 1, 1, 1}}});
+    if (chain) {
+      y = b.op("Cast", {y}, {{"to", int64_t{1}}});
+      y = b.op("Mul", {y, b.op("Mul", {xs, scalar_of(b, element_type::f32, 0.004)})});
+    }
+    b.output(y);
+  }
+  auto r = check(b.g, 1e-5, 1.0);
+  BOOST_TEST(r.int8_steps == 2, listing(r));
+  BOOST_TEST(count_kernels(r, "ConvInteger ref") == 0, listing(r));
+  BOOST_TEST(count_kernels(r, "native:integer_conv_epilogue") == (kernels::cpu::int8_exact_here() ? 0 : 1), listing(r));
+}
+
+BOOST_AUTO_TEST_CASE(conv_weight_zero_points_of_any_value_run_on_int8_convolutions) {
+  // quantize_dynamic's asymmetric u8 weights: zero points anywhere in 0..255, per tensor or per
+  // output channel, depthwise or not, and s8 weights with a zero point. oneDNN's
+  // convolution takes none: a second convolution of ones sums each window of x - x_zp per
+  // group, and the epilogue takes zp[oc] x that sum off. Exact, with and without VNNI.
+  builder b;
+  ValueId x = b.input({1, 6, 9, 11});
+  b.op("DynamicQuantizeLinear", {x}, {}, 3);
+  const ValueId xq = b.g.ops.back().outputs[0], xs = b.g.ops.back().outputs[1], xz = b.g.ops.back().outputs[2];
+  struct conv_case {
+    element_type wt;
+    int64_t oc, group, zps, stride;
+    unsigned seed;
+  };
+  // (oneDNN 2.6 has no int8 kernel for groups of 3 input channels but depthwise: not here.)
+  for (const conv_case& c : {conv_case{element_type::u8, 8, 1, 1, 1, 130}, conv_case{element_type::u8, 6, 6, 6, 2, 131},
+                             conv_case{element_type::u8, 12, 1, 12, 2, 132}, conv_case{element_type::i8, 5, 1, 1, 1, 133}}) {
+    const bool u8 = c.wt == element_type::u8;
+    ValueId zp = c.zps > 1 ? b.constant(random_of(c.wt, {c.zps}, c.seed + 1, u8 ? 30 : -20, u8 ? 220 : 20))
+                           : scalar_of(b, c.wt, u8 ? 77 : -9);
+    ValueId y = b.op("ConvInteger", {xq, b.constant(random_of(c.wt, {c.oc, 6 / c.group, 3, 3}, c.seed, u8 ? 0 : -128, u8 ? 255 : 127)), xz, zp},
+                     {{"kernel_shape", ints{3, 3}}, {"strides", ints{c.stride, c.stride}}, {"group", c.group}, {"pads", ints{1, 1, 1, 1}}});
+    y = b.op("Cast", {y}, {{"to", int64_t{1}}});
+    b.output(b.op("Mul", {y, b.op("Mul", {xs, scalar_of(b, element_type::f32, 0.003)})}));
+  }
+  auto r = check(b.g, 1e-5, 1.0);
+  BOOST_TEST(count_kernels(r, "ConvInteger ref") == 0, listing(r));
+  BOOST_TEST(count_kernels(r, "native:integer_conv_epilogue") == 4, listing(r));
+  // Per convolution: the window sums and the product (two of split weights without VNNI).
+  BOOST_TEST(r.int8_steps == (kernels::cpu::int8_exact_here() ? 8 : 12), listing(r));
+}

@@ -18,9 +18,11 @@
 ///   lm_tiny_int8    REFERENCE 6.5e-6 / 5.8e-10 (logits bit-exact)
 ///                   CPU 0.154 / 5.9e-3 (seq 128; seq 32 bit-exact)  (int8 vs f32: 0.34 / 0.011)
 ///   rec_dynint8     REFERENCE 0.081 / 1.1e-5  CPU 0.075 / 8.9e-6   (int8 vs f32: 0.37 / 6.3e-5)
+///                   CPU 0.117 / 1.0e-5 (2026-11-28: its ConvIntegers on oneDNN int8, exact, where
+///                   the reference kernel ran them; the float ops after them in another layout)
 ///   det_dynint8     REFERENCE 7.2e-3 / 2.3e-4 CPU 0.040 / 4.7e-3   (int8 vs f32: 0.33 / 0.066)
 /// HETERO:GPU,CPU as the CPU or REFERENCE (rec: 0.096 / 1.0e-5). The bounds (bound_of): just
-/// above REFERENCE for bert and rec; for lm and det just above the CPU, whose flipped steps
+/// above REFERENCE for bert; for lm, rec and det just above the CPU, whose flipped steps
 /// REFERENCE happens not to hit; every mean bound stays below the int8-vs-f32 distance, so
 /// that running the float model fails.
 ///
@@ -78,7 +80,7 @@ bound bound_of(const std::string& model) {
   static const std::map<std::string, bound> int8 = {
       {"bert_tiny_int8", {0.035, 0.0075}},
       {"lm_tiny_int8", {0.2, 0.0075}},
-      {"ch_PP-OCRv4_rec_dynint8", {0.1, 1.3e-5}},
+      {"ch_PP-OCRv4_rec_dynint8", {0.13, 1.3e-5}},
       {"ch_PP-OCRv4_det_presigmoid_dynint8", {0.05, 0.006}},
   };
   const auto it = int8.find(model);

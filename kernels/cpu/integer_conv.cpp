@@ -2,6 +2,7 @@
 /// zero point of the u8 input comes from DynamicQuantizeLinear at run time, the weights are
 /// constant s8 (or u8 centred on 128), and Cast -> Mul(scale) -> Add(bias) follows.
 #include <algorithm>
+#include <string>
 
 #include "kernels/cpu/int8_ops.hpp"
 #include "kernels/cpu/integer_matmul.hpp"
@@ -18,22 +19,29 @@ using dt = memory::data_type;
 using tag = memory::format_tag;
 
 
-/// The weights as s8 when they are exact there with a zero weight zero point: s8 with zero
-/// points 0, or u8 whose zero points are all 128 (shifted down by 128). oneDNN's convolutions
-/// take no weight zero points.
-bool s8_weights(const graph::Graph& g, ValueId W, ValueId WZ, Tensor& out) {
+/// The weights as s8 (u8 ones shifted down by 128) and their zero points, shifted alike, one
+/// per output channel (`zero_points` left empty when all are 0). oneDNN's convolutions take
+/// no weight zero points: the epilogue subtracts zp[oc] x (the window's sum of x - x_zp).
+bool s8_weights(const graph::Graph& g, ValueId W, ValueId WZ, Tensor& out, Tensor& zero_points) {
   if (!g.is_constant(W)) return false;
   const Tensor& w = *g.value(W).constant;
   const element_type t = w.get_element_type();
   if ((t != element_type::i8 && t != element_type::u8) || w.get_shape().size() < 3) return false;
-  const double centre = t == element_type::u8 ? 128 : 0;
+  const int32_t centre = t == element_type::u8 ? 128 : 0;
+  const int64_t oc = w.get_shape()[0];
+  std::vector<double> z(1, 0.0);
   if (WZ != no_value) {
     if (!g.is_constant(WZ) || g.value(WZ).type != t) return false;
-    const auto z = reference::to_doubles(*g.value(WZ).constant);
-    if (!std::all_of(z.begin(), z.end(), [&](double v) { return v == centre; })) return false;
-  } else if (t == element_type::u8) {
-    return false; // u8 weights without a zero point: 0 .. 255, not an s8 range
+    z = reference::to_doubles(*g.value(WZ).constant);
+    if (z.size() != 1 && static_cast<int64_t>(z.size()) != oc) return false;
   }
+  bool any = false;
+  Tensor zp(element_type::i32, Shape{oc});
+  for (int64_t c = 0; c < oc; ++c) {
+    zp.data<int32_t>()[c] = static_cast<int32_t>(z[z.size() == 1 ? 0 : static_cast<std::size_t>(c)]) - centre;
+    any = any || zp.data<int32_t>()[c] != 0;
+  }
+  zero_points = any ? std::move(zp) : Tensor();
   out = Tensor(element_type::i8, w.get_shape());
   for (int64_t i = 0; i < static_cast<int64_t>(w.get_size()); ++i)
     out.data<int8_t>()[i] = static_cast<int8_t>(t == element_type::u8 ? static_cast<int>(w.data<uint8_t>()[i]) - 128
@@ -67,10 +75,10 @@ memory::desc bias_md(int64_t channels, std::size_t rank) {
   return plain_md(Shape(d.begin(), d.end()), dt::f32);
 }
 
-/// Without VNNI: the convolutions with l and with h into two s32 channels-last buffers (`args`
-/// holds the source, l's weights and the zero point), then the epilogue writes the chain's
-/// float result channels-last.
-void split_conv(plan_builder& b, const integer_conv_site& s, std::vector<binding> args) {
+/// Without VNNI: the convolution (split weights: those with l and with h) into s32
+/// channels-last buffers (`args` holds the source, the weights and the zero point), then the
+/// epilogue writes the chain's float result channels-last.
+void epilogue_conv(plan_builder& b, const integer_conv_site& s, std::vector<binding> args) {
   const Op& op = b.g.ops[s.conv];
   const Op& last = b.g.ops[s.last];
   const memory::desc wei = s.pd.weights_desc(), dst = s.pd.dst_desc();
@@ -82,10 +90,14 @@ void split_conv(plan_builder& b, const integer_conv_site& s, std::vector<binding
     b.p.buffers[static_cast<std::size_t>(buf)].shape = ys;
     return buf;
   };
-  const int low = s32_buffer(), high = s32_buffer();
+  std::vector<binding> sargs; // the window sums' convolution reads the same source and zero point
+  for (const auto& a : args)
+    if (a.arg == DNNL_ARG_SRC || a.arg == (DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC)) sargs.push_back(a);
+  const int low = s32_buffer(), high = s.weights_high.empty() ? -1 : s32_buffer();
   args.push_back({DNNL_ARG_DST, low, dst});
   b.add_dnnl(op, s.pd, dnnl::convolution_forward(s.pd), args);
   b.p.steps.back().exec_type += " int8";
+  if (high >= 0) {
   const memory::dims wd = weight_dims(s.weights_high.get_shape(), op.attr_int("group", 1));
   for (auto& a : args) {
     if (a.arg == DNNL_ARG_WEIGHTS)
@@ -95,9 +107,24 @@ void split_conv(plan_builder& b, const integer_conv_site& s, std::vector<binding
   b.add_dnnl(op, s.pd, dnnl::convolution_forward(s.pd), std::move(args));
   b.p.steps.back().exec_type += " int8";
   b.p.steps.back().name += "/high";
+  }
+  int sums = -1;
+  if (!s.weight_zp.empty()) {
+    const memory::desc sd = s.sums_pd.dst_desc(), swei = s.sums_pd.weights_desc();
+    const Shape sw = s.sums_weights.get_shape();
+    sums = b.add_buffer(sd.get_size());
+    b.p.buffers[static_cast<std::size_t>(sums)].type = element_type::i32;
+    b.p.buffers[static_cast<std::size_t>(sums)].shape = Shape{static_cast<int64_t>(sd.get_size() / sizeof(int32_t))};
+    sargs.push_back({DNNL_ARG_WEIGHTS, b.const_buffer(b.reorder_constant(s.sums_weights, plain_md(sw, dt::s8), swei)), swei});
+    sargs.push_back({DNNL_ARG_DST, sums, sd});
+    b.add_dnnl(op, s.sums_pd, dnnl::convolution_forward(s.sums_pd), std::move(sargs));
+    b.p.steps.back().exec_type += " int8";
+    b.p.steps.back().name += "/window_sums";
+  }
   Tensor no_sums(element_type::i32, Shape{channels});
   std::fill_n(no_sums.data<int32_t>(), channels, 0); // oneDNN took the zero point off already
-  std::vector<int> ins{low, -1, b.const_buffer(no_sums), -1, -1, s.chain.scale == no_value ? -1 : b.input_plain(s.chain.scale),
+  std::vector<int> ins{low, -1, b.const_buffer(no_sums), s.weight_zp.empty() ? -1 : b.const_buffer(s.weight_zp), sums,
+                       s.chain.scale == no_value ? -1 : b.input_plain(s.chain.scale),
                        s.chain.bias == no_value ? -1 : b.input_plain(s.chain.bias), high};
   Op copy = last;
   copy.inputs.clear();
@@ -119,8 +146,12 @@ std::optional<integer_conv_site> find_integer_conv(const plan_builder& b, std::s
     return std::nullopt;
   integer_conv_site s;
   s.conv = s.last = k;
-  if (!s8_weights(g, W, WZ, s.weights)) return std::nullopt;
-  const bool split = !int8_exact_here();
+  if (!s8_weights(g, W, WZ, s.weights, s.weight_zp)) return std::nullopt;
+  // Without exact int8 products, weights in [-64, 64] (7-bit ones: reduce_range) need no split:
+  // no 16-bit pair sum of u8 x s8 saturates there (255 x 128 < 2^15).
+  const bool exact = int8_exact_here();
+  const bool split = !exact && std::any_of(s.weights.data<int8_t>(), s.weights.data<int8_t>() + s.weights.get_size(),
+                                           [](int8_t v) { return v < -64 || v > 64; });
   const Shape xs = b.shape(X), ys = b.shape(Y), ws = s.weights.get_shape();
   if (xs.size() < 3 || xs.size() > 5 || ws.size() != xs.size() || shape_size(xs) == 0 || shape_size(ys) == 0)
     return std::nullopt;
@@ -128,6 +159,12 @@ std::optional<integer_conv_site> find_integer_conv(const plan_builder& b, std::s
   if (!read_window(op, xs, ys, memory::dims(ws.begin() + 2, ws.end()), w)) return std::nullopt;
   s.chain = follow_float_chain(b, Y, ys[1], 1);
   if (!s.chain.ops.empty()) s.last = s.chain.ops.back();
+  // Without VNNI oneDNN 2.6 has no int8 convolution that scales into f32 (only its reference
+  // one): s32 channels-last, then the native epilogue runs the chain.
+  // Weight zero points: the epilogue takes them off (with VNNI too).
+  s.epilogue = (!exact || !s.weight_zp.empty()) && !s.chain.ops.empty();
+  const bool epilogue = s.epilogue;
+  if (!s.weight_zp.empty() && !epilogue) return std::nullopt; // an s32 result: the reference kernel
   if (split) {
     if (s.chain.ops.empty()) return std::nullopt; // an s32 result stays on the reference kernel
     s.weights_high = Tensor(element_type::i8, ws);
@@ -142,16 +179,16 @@ std::optional<integer_conv_site> find_integer_conv(const plan_builder& b, std::s
 
   dnnl::primitive_attr attr = plan_builder::base_attr();
   if (XZ != no_value) attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
-  if (s.chain.scale != no_value && !split)
+  if (s.chain.scale != no_value && !epilogue)
     attr.set_output_scales(shape_size(b.shape(s.chain.scale)) > 1 ? 1 << 1 : 0, {DNNL_RUNTIME_F32_VAL});
-  if (s.chain.bias != no_value && !split) {
+  if (s.chain.bias != no_value && !epilogue) {
     dnnl::post_ops po;
     po.append_binary(dnnl::algorithm::binary_add, bias_md(ys[1], ys.size()));
     attr.set_post_ops(po);
   }
-  const dt out_t = s.chain.ops.empty() || split ? dt::s32 : dt::f32;
+  const dt out_t = s.chain.ops.empty() || epilogue ? dt::s32 : dt::f32;
   memory::desc src(memory::dims(xs.begin(), xs.end()), dt::u8, tag::any),
-      dst = split ? channels_last(ys, dt::s32) : memory::desc(memory::dims(ys.begin(), ys.end()), out_t, tag::any), wei(weight_dims(ws, op.attr_int("group", 1)), dt::s8, tag::any);
+      dst = epilogue ? channels_last(ys, dt::s32) : memory::desc(memory::dims(ys.begin(), ys.end()), out_t, tag::any), wei(weight_dims(ws, op.attr_int("group", 1)), dt::s8, tag::any);
   try {
     dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, wei,
                                       memory::desc(), dst, w.strides, w.dil, w.pad_l, w.pad_r);
@@ -161,6 +198,36 @@ std::optional<integer_conv_site> find_integer_conv(const plan_builder& b, std::s
   }
   // A reference implementation is no faster than the reference kernel and no better tested.
   if (std::string(s.pd.impl_info_str()).rfind("ref", 0) == 0) return std::nullopt;
+  if (!s.weight_zp.empty()) {
+    // The window sums of x - x_zp, per group: a convolution with weights of ones, one output
+    // channel per group (exact: no pair of u8 x 1 saturates), channels-last s32.
+    // oneDNN has no int8 kernel for one output channel per group but depthwise: then one sum
+    // per output channel (the same per group, taken again).
+    const int64_t groups = op.attr_int("group", 1);
+    memory::dims swd;
+    for (const int64_t per_group : {int64_t{1}, ys[1] / groups}) {
+      Shape sw = ws;
+      sw[0] = groups * per_group;
+      Shape sy = ys;
+      sy[1] = groups * per_group;
+      swd = weight_dims(sw, groups); // [O, IC, k...] or [G, O/G, IC/G, k...]
+      dnnl::primitive_attr sums_attr = plan_builder::base_attr();
+      if (XZ != no_value) sums_attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+      try {
+        dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                          s.pd.src_desc(), memory::desc(swd, dt::s8, tag::any), memory::desc(),
+                                          channels_last(sy, dt::s32), w.strides, w.dil, w.pad_l, w.pad_r);
+        s.sums_pd = dnnl::convolution_forward::primitive_desc(d, sums_attr, b.p.eng);
+      } catch (const dnnl::error&) {
+        continue;
+      }
+      if (std::string(s.sums_pd.impl_info_str()).rfind("ref", 0) != 0) break;
+      s.sums_pd = {};
+    }
+    if (!s.sums_pd) return std::nullopt;
+    s.sums_weights = Tensor(element_type::i8, Shape(swd.begin(), swd.end()));
+    std::fill_n(s.sums_weights.data<int8_t>(), s.sums_weights.get_size(), int8_t{1});
+  }
   return s;
 }
 
@@ -184,8 +251,8 @@ void build_integer_conv(plan_builder& b, const integer_conv_site& s) {
     b.add_kernel_step(std::move(copy), zero_point_to_s32, "native:zero_point", {b.input_plain(XZ)}, {zp});
     args.push_back({DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zp, memory::desc({1}, dt::s32, tag::a)});
   }
-  if (!s.weights_high.empty()) {
-    split_conv(b, s, std::move(args));
+  if (s.epilogue) {
+    epilogue_conv(b, s, std::move(args));
     return;
   }
   if (s.chain.scale != no_value) {

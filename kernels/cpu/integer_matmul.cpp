@@ -19,8 +19,9 @@ using tag = memory::format_tag;
 
 
 /// in: [0] the s32 product, [1] the activation's zero point (u8, one value; empty: 0), [2] the
-/// weights' column sums, [3] the weights' zero points (empty: 0), [4] the activation (only
-/// with [3]: its row sums), [5] the scale (one value or one per column; empty: 1), [6] the
+/// weights' column sums, [3] the weights' zero points (empty: 0), [4] (only with [3]) the u8
+/// activation, whose row sums the pass takes, or those sums given, s32, less the zero point's
+/// (a convolution's window sums: G per row, one per group of n / G columns), [5] the scale (one value or one per column; empty: 1), [6] the
 /// bias (empty: none), [7] the product with the high part of split weights (empty: none).
 /// out[0]: s32 or f32, the product's shape (in place over [0] for s32).
 template <bool with_wz, bool per_column, bool with_bias, bool to_float, bool split>
@@ -31,8 +32,12 @@ void epilogue_rows(const std::vector<Tensor>& in, std::vector<Tensor>& out) {
   const int32_t az = in[1].empty() ? 0 : static_cast<int32_t>(in[1].data<uint8_t>()[0]);
   const int32_t* cs = in[2].data<int32_t>();
   const int32_t* wz = with_wz ? in[3].data<int32_t>() : nullptr;
-  const uint8_t* a = with_wz ? in[4].data<uint8_t>() : nullptr;
-  const int64_t k = with_wz && rows ? static_cast<int64_t>(in[4].get_size()) / rows : 0;
+  const bool given = with_wz && in[4].get_element_type() == element_type::i32;
+  const uint8_t* a = with_wz && !given ? in[4].data<uint8_t>() : nullptr;
+  const int32_t* sums = given ? in[4].data<int32_t>() : nullptr;
+  const int64_t k = with_wz && !given && rows ? static_cast<int64_t>(in[4].get_size()) / rows : 0;
+  const int64_t groups = given && rows ? std::max<int64_t>(1, static_cast<int64_t>(in[4].get_size()) / rows) : 1;
+  const int64_t per_group = n / groups;
   const float* sc = in[5].empty() ? nullptr : in[5].data<float>();
   const float s0 = sc ? sc[0] : 1.f;
   const float* bias = with_bias ? in[6].data<float>() : nullptr;
@@ -40,36 +45,44 @@ void epilogue_rows(const std::vector<Tensor>& in, std::vector<Tensor>& out) {
   const int32_t* highp = split ? in[7].data<int32_t>() : nullptr;
 #pragma omp parallel for schedule(static) if (rows * n > 32768)
   for (int64_t m = 0; m < rows; ++m) {
-    int32_t rs = 0;
-    if constexpr (with_wz) {
-      int32_t sum = 0;
-      const uint8_t* ar = a + m * k;
-#pragma omp simd reduction(+ : sum)
-      for (int64_t i = 0; i < k; ++i) sum += ar[i];
-      rs = sum - static_cast<int32_t>(k) * az;
-    }
     const int32_t* r = accp + m * n;
     const int32_t* h = split ? highp + m * n : nullptr;
-    if constexpr (to_float) {
-      float* y = out[0].data<float>() + m * n;
+    // Columns [j0, j1), whose weight zero points multiply the row sum rs.
+    auto columns = [&](int64_t j0, int64_t j1, int32_t rs) {
+      if constexpr (to_float) {
+        float* y = out[0].data<float>() + m * n;
 #pragma omp simd
-      for (int64_t j = 0; j < n; ++j) {
-        int32_t v = r[j] - az * cs[j];
-        if constexpr (split) v += h[j] * 64;
-        if constexpr (with_wz) v -= wz[j] * rs;
-        float f = static_cast<float>(v) * (per_column ? sc[j] : s0);
-        if constexpr (with_bias) f += bias[j];
-        y[j] = f;
+        for (int64_t j = j0; j < j1; ++j) {
+          int32_t v = r[j] - az * cs[j];
+          if constexpr (split) v += h[j] * 64;
+          if constexpr (with_wz) v -= wz[j] * rs;
+          float f = static_cast<float>(v) * (per_column ? sc[j] : s0);
+          if constexpr (with_bias) f += bias[j];
+          y[j] = f;
+        }
+      } else {
+        int32_t* y = out[0].data<int32_t>() + m * n;
+#pragma omp simd
+        for (int64_t j = j0; j < j1; ++j) {
+          int32_t v = r[j] - az * cs[j];
+          if constexpr (split) v += h[j] * 64;
+          if constexpr (with_wz) v -= wz[j] * rs;
+          y[j] = v;
+        }
       }
+    };
+    if (given) {
+      for (int64_t g = 0; g < groups; ++g) columns(g * per_group, (g + 1) * per_group, sums[m * groups + g]);
     } else {
-      int32_t* y = out[0].data<int32_t>() + m * n;
-#pragma omp simd
-      for (int64_t j = 0; j < n; ++j) {
-        int32_t v = r[j] - az * cs[j];
-        if constexpr (split) v += h[j] * 64;
-        if constexpr (with_wz) v -= wz[j] * rs;
-        y[j] = v;
+      int32_t rs = 0;
+      if constexpr (with_wz) {
+        int32_t sum = 0;
+        const uint8_t* ar = a + m * k;
+#pragma omp simd reduction(+ : sum)
+        for (int64_t i = 0; i < k; ++i) sum += ar[i];
+        rs = sum - static_cast<int32_t>(k) * az;
       }
+      columns(0, n, rs);
     }
   }
 }

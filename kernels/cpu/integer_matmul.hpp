@@ -56,13 +56,18 @@ struct integer_matmul_site {
 /// chain's scale as run-time output scales and its bias as a binary post-op, so that it writes
 /// the chain's float result at once. Built where the chain ends (its scale is computed by then).
 ///
-/// Without VNNI the weights are split as for the products (w = 64 h + l): two convolutions
+/// Without VNNI the weights are split as for the products (w = 64 h + l), unless they lie in
+/// [-64, 64] (7-bit: reduce_range; a convolution takes no weight zero point to shift by): two convolutions
 /// write s32 channels-last, and integer_product_epilogue adds them, scales and adds the bias.
 struct integer_conv_site {
   std::size_t conv = 0, last = 0;
   float_chain chain;
   Tensor weights;      ///< s8, (G,) O, I/G, k...; split: l
   Tensor weights_high; ///< split: h; empty: one convolution
+  bool epilogue = false; ///< s32 channels-last, then integer_product_epilogue (no VNNI or zero points; a chain)
+  Tensor weight_zp;    ///< i32 [OC], shifted with the weights; empty: all 0
+  Tensor sums_weights; ///< ones [G, 1, IC/G, k...]: the window sums of x - x_zp per group
+  dnnl::convolution_forward::primitive_desc sums_pd;
   dnnl::convolution_forward::primitive_desc pd;
 };
 
