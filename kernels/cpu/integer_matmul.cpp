@@ -49,26 +49,24 @@ void epilogue_rows(const std::vector<Tensor>& in, std::vector<Tensor>& out) {
     const int32_t* h = split ? highp + m * n : nullptr;
     // Columns [j0, j1), whose weight zero points multiply the row sum rs.
     auto columns = [&](int64_t j0, int64_t j1, int32_t rs) {
+      auto exact = [&](int64_t j) { // the integer product with the zero points' terms taken off
+        int32_t v = r[j] - az * cs[j];
+        if constexpr (split) v += h[j] * 64;
+        if constexpr (with_wz) v -= wz[j] * rs;
+        return v;
+      };
       if constexpr (to_float) {
         float* y = out[0].data<float>() + m * n;
 #pragma omp simd
         for (int64_t j = j0; j < j1; ++j) {
-          int32_t v = r[j] - az * cs[j];
-          if constexpr (split) v += h[j] * 64;
-          if constexpr (with_wz) v -= wz[j] * rs;
-          float f = static_cast<float>(v) * (per_column ? sc[j] : s0);
+          float f = static_cast<float>(exact(j)) * (per_column ? sc[j] : s0);
           if constexpr (with_bias) f += bias[j];
           y[j] = f;
         }
       } else {
         int32_t* y = out[0].data<int32_t>() + m * n;
 #pragma omp simd
-        for (int64_t j = j0; j < j1; ++j) {
-          int32_t v = r[j] - az * cs[j];
-          if constexpr (split) v += h[j] * 64;
-          if constexpr (with_wz) v -= wz[j] * rs;
-          y[j] = v;
-        }
+        for (int64_t j = j0; j < j1; ++j) y[j] = exact(j);
       }
     };
     if (given) {
@@ -208,24 +206,16 @@ integer_weights derive_integer_weights(const Tensor& w, const Tensor* zero_point
   auto* q = r.weights.data<int8_t>();
   auto* cs = r.column_sums.data<int32_t>();
   std::fill(cs, cs + n, 0);
-  for (int64_t row = 0; row < k; ++row) {
-    const int64_t at = row * n;
-    if (u8) {
-      const uint8_t* src = w.data<uint8_t>() + at;
+  auto shifted = [&](const auto* src) { // row by row: the column sums without a division
+    for (int64_t row = 0; row < k; ++row)
       for (int64_t j = 0; j < n; ++j) {
-        const int32_t v = static_cast<int32_t>(src[j]) - shift;
-        q[at + j] = static_cast<int8_t>(v);
+        const int32_t v = static_cast<int32_t>(src[row * n + j]) - shift;
+        q[row * n + j] = static_cast<int8_t>(v);
         cs[j] += v;
       }
-    } else {
-      const int8_t* src = w.data<int8_t>() + at;
-      for (int64_t j = 0; j < n; ++j) {
-        const int32_t v = static_cast<int32_t>(src[j]) - shift;
-        q[at + j] = static_cast<int8_t>(v);
-        cs[j] += v;
-      }
-    }
-  }
+  };
+  if (u8) shifted(w.data<uint8_t>());
+  else shifted(w.data<int8_t>());
   bool any = false;
   Tensor wz(element_type::i32, Shape{n});
   for (int64_t j = 0; j < n; ++j) {
