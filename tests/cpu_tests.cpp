@@ -1014,4 +1014,10 @@ BOOST_AUTO_TEST_CASE(executables_share_the_thread_arena_and_rebind_when_it_moves
   }).join();
   small->run(small_in, got);
   same(got, small_want, "small, back on this thread");
+  // Many runs in a row that need under a quarter of the block shrink it (a new, smaller block):
+  // the small program follows it, and the large one grows it again.
+  for (int i = 0; i < 70; ++i) small->run(small_in, got);
+  same(got, small_want, "small, after the arena shrank");
+  large->run(large_in, got);
+  same(got, large_want, "large, after the arena shrank");
 }

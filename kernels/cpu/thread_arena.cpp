@@ -16,7 +16,12 @@ struct free_block {
 struct block {
   std::unique_ptr<std::byte, free_block> memory;
   std::size_t bytes = 0;
+  int small_leases = 0; ///< leases in a row that needed under a quarter of it
 };
+
+/// After this many leases in a row that each needed under a quarter of the block, it shrinks:
+/// a large model run once (or gone) does not keep its arena on the thread for ever.
+constexpr int leases_before_shrinking = 64;
 
 struct thread_arenas {
   std::vector<block> by_depth;
@@ -31,6 +36,12 @@ arena_lease::arena_lease(std::size_t bytes) {
   auto& a = arenas;
   if (a.by_depth.size() <= a.depth) a.by_depth.resize(a.depth + 1);
   block& b = a.by_depth[a.depth];
+  b.small_leases = b.memory && bytes < b.bytes / 4 ? b.small_leases + 1 : 0;
+  if (b.small_leases >= leases_before_shrinking) {
+    b.memory.reset();
+    b.bytes = 0;
+    b.small_leases = 0;
+  }
   if (!b.memory || b.bytes < bytes) {
     // Grown with room to spare: lengths served one after another differ a little each time.
     const std::size_t want = (std::max(bytes, b.bytes + b.bytes / 4) + 63) / 64 * 64 + 64;

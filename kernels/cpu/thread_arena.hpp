@@ -5,7 +5,8 @@
 /// dynamic-shape model keeps one program per shape; with an arena each, a model serving many
 /// lengths held (and first touched) one activation arena per length.
 ///
-/// The blocks go when their thread ends.
+/// A block shrinks after 64 leases in a row that each needed under a quarter of it; the blocks
+/// go when their thread ends.
 #include <cstddef>
 #include <cstdlib>
 #include <memory>
