@@ -341,6 +341,17 @@ BOOST_AUTO_TEST_CASE(per_tensor_quantize_and_dequantize_run_as_reorders) {
 
 namespace {
 
+/// DynamicQuantizeLinear(x): its u8 output, scale and zero point, as quantize_dynamic writes
+/// before every integer product.
+struct quantized {
+  ValueId q, scale, zero_point;
+};
+quantized dynamic_quantized(builder& b, ValueId x) {
+  b.op("DynamicQuantizeLinear", {x}, {}, 3);
+  const auto& out = b.g.ops.back().outputs;
+  return {out[0], out[1], out[2]};
+}
+
 /// DynamicQuantizeLinear(x) -> MatMulInteger(x_q, W, x_zp, W_zp) -> Cast -> Mul(x_scale *
 /// W_scale) [-> Add(bias)], as onnxruntime's quantize_dynamic writes a MatMul. `chain`: 0 the
 /// int32 product alone, 1 with the Cast, 2 with the Mul, 3 with the bias Add.
@@ -368,8 +379,7 @@ BOOST_AUTO_TEST_CASE(dynamic_int8_matmuls_run_natively_and_match_the_reference) 
   // for the float roundings of the chain (the reference computes it through doubles).
   builder b;
   ValueId x = b.input({2, 7, 33});
-  b.op("DynamicQuantizeLinear", {x}, {}, 3);
-  const ValueId xq = b.g.ops.back().outputs[0], xs = b.g.ops.back().outputs[1], xz = b.g.ops.back().outputs[2];
+  const auto [xq, xs, xz] = dynamic_quantized(b, x);
   b.output(dynamic_matmul(b, xq, xs, xz, 33, 19, element_type::i8, 0, 1, 3, 81));
   b.output(dynamic_matmul(b, xq, xs, xz, 33, 40, element_type::u8, 1, 1, 3, 82));
   b.output(dynamic_matmul(b, xq, xs, xz, 33, 21, element_type::u8, 21, 21, 2, 83));
@@ -390,8 +400,7 @@ BOOST_AUTO_TEST_CASE(seven_bit_weights_take_one_int8_product) {
   // needs the split. Exact.
   builder b;
   ValueId x = b.input({3, 5, 40});
-  b.op("DynamicQuantizeLinear", {x}, {}, 3);
-  const ValueId xq = b.g.ops.back().outputs[0], xs = b.g.ops.back().outputs[1], xz = b.g.ops.back().outputs[2];
+  const auto [xq, xs, xz] = dynamic_quantized(b, x);
   auto product = [&](element_type wt, double lo, double hi, int64_t zps, unsigned seed) {
     Tensor w = random_of(wt, {40, 24}, seed, lo, hi);
     if (wt == element_type::u8) w.data<uint8_t>()[0] = static_cast<uint8_t>(lo), w.data<uint8_t>()[1] = static_cast<uint8_t>(hi);
@@ -417,8 +426,7 @@ BOOST_AUTO_TEST_CASE(a_compile_for_another_shape_reuses_the_derived_weights_and_
   // derived (shifted, split, column sums, oneDNN's layout) and must compute the same.
   builder b;
   ValueId x = b.input({2, 7, 33});
-  b.op("DynamicQuantizeLinear", {x}, {}, 3);
-  const ValueId xq = b.g.ops.back().outputs[0], xs = b.g.ops.back().outputs[1], xz = b.g.ops.back().outputs[2];
+  const auto [xq, xs, xz] = dynamic_quantized(b, x);
   b.output(dynamic_matmul(b, xq, xs, xz, 33, 40, element_type::u8, 1, 1, 3, 91));
   b.output(dynamic_matmul(b, xq, xs, xz, 33, 21, element_type::i8, 21, 21, 2, 92));
   auto derived = std::make_shared<kernels::derived_constants>();
@@ -459,8 +467,7 @@ BOOST_AUTO_TEST_CASE(dynamic_int8_convs_run_on_int8_primitives_and_match_the_ref
   // the run-time zero point goes to oneDNN, its padding counts as the zero point as ONNX's does.
   builder b;
   ValueId x = b.input({1, 6, 11, 9});
-  b.op("DynamicQuantizeLinear", {x}, {}, 3);
-  const ValueId xq = b.g.ops.back().outputs[0], xs = b.g.ops.back().outputs[1], xz = b.g.ops.back().outputs[2];
+  const auto [xq, xs, xz] = dynamic_quantized(b, x);
   struct conv_case {
     element_type wt;
     int64_t oc, k, group, stride, pad;
@@ -496,8 +503,7 @@ BOOST_AUTO_TEST_CASE(seven_bit_conv_weights_take_one_int8_convolution) {
   // the s32 result too; exact.
   builder b;
   ValueId x = b.input({1, 5, 10, 7});
-  b.op("DynamicQuantizeLinear", {x}, {}, 3);
-  const ValueId xq = b.g.ops.back().outputs[0], xs = b.g.ops.back().outputs[1], xz = b.g.ops.back().outputs[2];
+  const auto [xq, xs, xz] = dynamic_quantized(b, x);
   for (bool chain : {true, false}) {
     Tensor w = random_of(element_type::i8, {6, 5, 3, 3}, chain ? 120 : 121, -64, 64);
     w.data<int8_t>()[0] = -64, w.data<int8_t>()[1] = 64; // the whole window
@@ -522,8 +528,7 @@ BOOST_AUTO_TEST_CASE(conv_weight_zero_points_of_any_value_run_on_int8_convolutio
   // group, and the epilogue takes zp[oc] x that sum off. Exact, with and without VNNI.
   builder b;
   ValueId x = b.input({1, 6, 9, 11});
-  b.op("DynamicQuantizeLinear", {x}, {}, 3);
-  const ValueId xq = b.g.ops.back().outputs[0], xs = b.g.ops.back().outputs[1], xz = b.g.ops.back().outputs[2];
+  const auto [xq, xs, xz] = dynamic_quantized(b, x);
   struct conv_case {
     element_type wt;
     int64_t oc, group, zps, stride;
