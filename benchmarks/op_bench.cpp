@@ -134,6 +134,50 @@ bench_case attention(const char* where, int64_t heads, int64_t t, int64_t d, boo
   return c;
 }
 
+/// onnxruntime's quantize_dynamic linear layer, u8 weights over their whole range (asymmetric,
+/// per tensor): DynamicQuantizeLinear(a) -> MatMulInteger(a_q, W, a_zp, W_zp) -> Cast ->
+/// Mul(a_scale * W_scale). Timed: every op of the block, the quantization included.
+bench_case dynamic_int8_linear(const char* where, Shape a, int64_t n) {
+  bench_case c;
+  c.block = true;
+  graph::Graph& g = c.g;
+  const int64_t k = a.back();
+  Shape y = a;
+  y.back() = n;
+  auto value = [&](const std::string& name, element_type t, const Shape& s) {
+    return g.add_value({name, t, PartialShape(s), std::nullopt});
+  };
+  auto op = [&](const std::string& type, std::vector<graph::ValueId> in, std::vector<graph::ValueId> out) {
+    graph::Op o;
+    o.type = type;
+    o.name = type + "_" + std::to_string(g.ops.size());
+    o.inputs = std::move(in);
+    o.outputs = std::move(out);
+    if (type == "Cast") o.attrs["to"] = int64_t{1};
+    g.ops.push_back(std::move(o));
+  };
+  Tensor w(element_type::u8, Shape{k, n}), wz(element_type::u8, Shape{}), ws(element_type::f32, Shape{});
+  uint32_t state = 12345; // a fixed LCG: the weights' bytes, all 256 values
+  for (int64_t i = 0; i < w.get_size(); ++i) w.data<uint8_t>()[i] = static_cast<uint8_t>((state = state * 1664525u + 1013904223u) >> 24);
+  wz.data<uint8_t>()[0] = 131;
+  ws.data<float>()[0] = 0.004f;
+  auto x = add_input(g, "a", a);
+  auto xq = value("a_q", element_type::u8, a), xs = value("a_scale", element_type::f32, {}), xz = value("a_zp", element_type::u8, {});
+  op("DynamicQuantizeLinear", {x}, {xq, xs, xz});
+  auto y32 = value("y32", element_type::i32, y), yf = value("yf", element_type::f32, y), sc = value("scale", element_type::f32, {});
+  op("MatMulInteger", {xq, g.add_constant("w", w), xz, g.add_constant("w_zp", wz)}, {y32});
+  op("Cast", {y32}, {yf});
+  op("Mul", {xs, g.add_constant("w_scale", ws)}, {sc});
+  auto out = value("y", element_type::f32, y);
+  op("Mul", {yf, sc}, {out});
+  g.outputs.push_back(out);
+  c.macs = double(shape_size(y)) * double(k);
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%s dynamic int8 linear %s x %s", where, dims(a).c_str(), dims({k, n}).c_str());
+  c.name = buf;
+  return c;
+}
+
 /// The cost of one (almost) empty dispatch: an Add of 8 floats. Printed as time only; it is
 /// the floor under every op time above it on this device.
 bench_case dispatch_floor() {
@@ -170,6 +214,8 @@ std::vector<bench_case> cases() {
   r.push_back(matmul("rec", {1, 40, 120}, {120, 6625}, true));            // the CTC head
   r.push_back(matmul("lm", {1, 32, 256}, {256, 1024}, true));             // a transformer's MLP
   r.push_back(matmul("lm", {1, 32, 256}, {256, 49152}, true));            // a 49k vocabulary head
+  r.push_back(dynamic_int8_linear("lm", {1, 64, 256}, 1024));             // quantize_dynamic's MLP
+  r.push_back(dynamic_int8_linear("lm", {1, 64, 256}, 49152));            // and its vocabulary head
   r.push_back(attention("rec", 8, 40, 15, false));                         // SVTR attention (x2)
   r.push_back(attention("rec", 8, 40, 15, true));
   return r;

@@ -8,11 +8,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <random>
 
 #include "graph/shape_inference.hpp"
 #include "kernels/cpu/cpu_device.hpp"
 #include "kernels/cpu/int8_ops.hpp"
+#include "kernels/cpu/integer_matmul.hpp"
 #include "kernels/reference/common.hpp"
 #include "runtime/compile_pipeline.hpp"
 #include "tests/support/graph_builder.hpp"
@@ -266,6 +268,45 @@ BOOST_AUTO_TEST_CASE(gemm_bias_along_rows_stays_on_the_float_path) {
   BOOST_TEST(r.int8_steps == 0, listing(r));
 }
 
+int count_kernels(const outcome& o, const std::string& what) {
+  return static_cast<int>(std::count_if(o.kernels.begin(), o.kernels.end(),
+                                        [&](const std::string& k) { return k.find(what) != std::string::npos; }));
+}
+
+namespace {
+
+/// The products a MatMulInteger takes: one integer_gemm_s16 step (AVX2 without VNNI), or
+/// oneDNN's int8 matmul (two of split weights without VNNI) and the epilogue.
+enum class int8_path { s16, onednn };
+
+/// Runs `body` on each path this CPU has: integer_gemm_s16 where it is chosen, and oneDNN's
+/// products always (TROUPE_CPU_NO_INT8_S16, read per compile).
+template <class F> void on_each_int8_path(F body) {
+  if (kernels::cpu::integer_gemm_s16_chosen()) {
+    BOOST_TEST_CONTEXT("integer_gemm_s16") body(int8_path::s16);
+  }
+  struct unset {
+    ~unset() { unsetenv("TROUPE_CPU_NO_INT8_S16"); }
+  } guard;
+  setenv("TROUPE_CPU_NO_INT8_S16", "1", 1);
+  BOOST_TEST_CONTEXT("oneDNN int8 products") body(int8_path::onednn);
+}
+
+/// Checks the steps of `products` MatMulIntegers, `split` of them with weights oneDNN takes in
+/// two products without VNNI.
+void expect_integer_products(const outcome& r, int8_path path, int products, int split) {
+  if (path == int8_path::s16) {
+    BOOST_TEST(count_kernels(r, "native:integer_gemm_s16") == products, listing(r));
+    BOOST_TEST(r.int8_steps == 0, listing(r));
+  } else {
+    BOOST_TEST(count_kernels(r, "native:integer_matmul_epilogue") == products, listing(r));
+    BOOST_TEST(r.int8_steps == products + (kernels::cpu::int8_exact_here() ? 0 : split), listing(r));
+  }
+  BOOST_TEST(count_kernels(r, "MatMulInteger ref") == 0, listing(r));
+}
+
+} // namespace
+
 BOOST_AUTO_TEST_CASE(direct_integer_ops_run_on_int8_primitives) {
   { // QLinearConv, per-channel weight scales, int32 bias, zero points not 0
     builder b;
@@ -299,17 +340,17 @@ BOOST_AUTO_TEST_CASE(direct_integer_ops_run_on_int8_primitives) {
     ValueId a = b.input({3, 12}, element_type::u8);
     b.output(b.op("MatMulInteger", {a, b.constant(random_of(element_type::i8, {12, 5}, 72, -128, 127)),
                                     scalar_of(b, element_type::u8, 200)}));
-    auto r = check(b.g, 1.0, 0.0);
-    // With VNNI one step each; without, the MatMulInteger's two products of its split weights
-    // (integer_matmul.hpp), and the ConvInteger's s32 result on the reference kernel.
-    BOOST_TEST(r.int8_steps == 2, listing(r));
+    // With VNNI one step each; without, the ConvInteger's s32 result on the reference kernel
+    // and the MatMulInteger on integer_gemm_s16 (AVX2), or on two oneDNN products of its split
+    // weights (integer_matmul.hpp).
+    on_each_int8_path([&](int8_path path) {
+      auto r = check(b.g, 1.0, 0.0);
+      if (kernels::cpu::int8_exact_here()) BOOST_TEST(r.int8_steps == 2, listing(r));
+      else BOOST_TEST(r.int8_steps == (path == int8_path::s16 ? 0 : 2), listing(r));
+    });
   }
 }
 
-int count_kernels(const outcome& o, const std::string& what) {
-  return static_cast<int>(std::count_if(o.kernels.begin(), o.kernels.end(),
-                                        [&](const std::string& k) { return k.find(what) != std::string::npos; }));
-}
 
 BOOST_AUTO_TEST_CASE(native_quantize_and_dequantize_match_the_reference) {
   // Per axis along 1, int8 with zero points: the native loops, exactly the reference's results.
@@ -373,10 +414,12 @@ ValueId dynamic_matmul(builder& b, ValueId xq, ValueId xs, ValueId xz, int64_t k
 
 } // namespace
 
+
 BOOST_AUTO_TEST_CASE(dynamic_int8_matmuls_run_natively_and_match_the_reference) {
   // One DynamicQuantizeLinear read by five products: s8 and u8 weights, zero points none,
   // one and one per column, scales per tensor and per column, every chain length. Exact but
-  // for the float roundings of the chain (the reference computes it through doubles).
+  // for the float roundings of the chain (the reference computes it through doubles). 14 rows
+  // (tiles of 6 and a tail), K odd, N not a multiple of 16.
   builder b;
   ValueId x = b.input({2, 7, 33});
   const auto [xq, xs, xz] = dynamic_quantized(b, x);
@@ -385,12 +428,26 @@ BOOST_AUTO_TEST_CASE(dynamic_int8_matmuls_run_natively_and_match_the_reference) 
   b.output(dynamic_matmul(b, xq, xs, xz, 33, 21, element_type::u8, 21, 21, 2, 83));
   b.output(dynamic_matmul(b, xq, xs, xz, 33, 17, element_type::i8, 17, 1, 1, 84));
   b.output(dynamic_matmul(b, xq, xs, xz, 33, 9, element_type::u8, 1, 1, 0, 85));
-  auto r = check(b.g, 1e-5, 1.0);
-  BOOST_TEST(count_kernels(r, "native:integer_matmul_epilogue") == 5, listing(r));
-  // Without VNNI each product is two (the weights split so that no 16-bit pair sum saturates).
-  BOOST_TEST(r.int8_steps == (kernels::cpu::int8_exact_here() ? 5 : 10), listing(r));
-  BOOST_TEST(count_kernels(r, "DynamicQuantizeLinear native:quantize") == 1, listing(r));
-  BOOST_TEST(count_kernels(r, "MatMulInteger ref") == 0, listing(r));
+  on_each_int8_path([&](int8_path path) {
+    auto r = check(b.g, 1e-5, 1.0);
+    expect_integer_products(r, path, 5, 5);
+    BOOST_TEST(count_kernels(r, "DynamicQuantizeLinear native:quantize") == 1, listing(r));
+  });
+}
+
+BOOST_AUTO_TEST_CASE(large_dynamic_int8_matmuls_match_the_reference_on_every_row_and_column) {
+  // Past the threading cut-over, every row tail (61 = 10 x 6 + 1; 64 rows in the second) and
+  // column tail (530 = 33 x 16 + 2), K odd and long: u8 weights over their whole range with
+  // zero points per column and a bias, and s8 weights with the s32 product alone.
+  builder b;
+  ValueId x = b.input({61, 301});
+  const auto [xq, xs, xz] = dynamic_quantized(b, x);
+  b.output(dynamic_matmul(b, xq, xs, xz, 301, 530, element_type::u8, 530, 530, 3, 121));
+  b.output(dynamic_matmul(b, xq, xs, xz, 301, 67, element_type::i8, 1, 1, 0, 122));
+  on_each_int8_path([&](int8_path path) {
+    auto r = check(b.g, 1e-4, 1.0);
+    expect_integer_products(r, path, 2, 2);
+  });
 }
 
 BOOST_AUTO_TEST_CASE(seven_bit_weights_take_one_int8_product) {
@@ -415,31 +472,35 @@ BOOST_AUTO_TEST_CASE(seven_bit_weights_take_one_int8_product) {
   product(element_type::u8, 100, 227, 24, 103); // a 128-value window, zero points per column
   product(element_type::i8, -64, 64, 0, 104);   // 129 values, the widest window that fits
   product(element_type::i8, -65, 64, 1, 105);   // 130 values: split
-  auto r = check(b.g, 1e-5, 1.0);
-  BOOST_TEST(count_kernels(r, "native:integer_matmul_epilogue") == 5, listing(r));
-  if (!kernels::cpu::int8_exact_here()) BOOST_TEST(r.int8_steps == 1 + 1 + 1 + 1 + 2, listing(r));
-  else BOOST_TEST(r.int8_steps == 5, listing(r));
+  on_each_int8_path([&](int8_path path) {
+    auto r = check(b.g, 1e-5, 1.0);
+    expect_integer_products(r, path, 5, 1);
+  });
 }
 
 BOOST_AUTO_TEST_CASE(a_compile_for_another_shape_reuses_the_derived_weights_and_matches) {
   // A dynamic model compiles once per new shape: the second compile takes the weights the first
-  // derived (shifted, split, column sums, oneDNN's layout) and must compute the same.
+  // derived (shifted, split, column sums, oneDNN's layout or integer_gemm_s16's panels) and
+  // must compute the same.
   builder b;
   ValueId x = b.input({2, 7, 33});
   const auto [xq, xs, xz] = dynamic_quantized(b, x);
   b.output(dynamic_matmul(b, xq, xs, xz, 33, 40, element_type::u8, 1, 1, 3, 91));
   b.output(dynamic_matmul(b, xq, xs, xz, 33, 21, element_type::i8, 21, 21, 2, 92));
-  auto derived = std::make_shared<kernels::derived_constants>();
-  check(b.g, 1e-5, 1.0, derived);
-  const std::size_t made = derived->size();
-  BOOST_TEST(made >= 4); // per product: its weights, and their oneDNN layout (two when split)
-  BOOST_TEST(derived->hits() == 0);
-  graph::Graph other = with_input_shapes(b.g, {Shape{3, 5, 33}});
-  graph::infer_shapes(other);
-  auto r = check(other, 1e-5, 1.0, derived);
-  BOOST_TEST(derived->size() == made, "the second shape derived its weights again");
-  BOOST_TEST(derived->hits() == made);
-  BOOST_TEST(count_kernels(r, "native:integer_matmul_epilogue") == 2, listing(r));
+  on_each_int8_path([&](int8_path path) {
+    auto derived = std::make_shared<kernels::derived_constants>();
+    check(b.g, 1e-5, 1.0, derived);
+    const std::size_t made = derived->size();
+    // Per product its weights (s16: in panels), and on oneDNN their layout (two when split).
+    BOOST_TEST(made >= (path == int8_path::s16 ? 2u : 4u));
+    BOOST_TEST(derived->hits() == 0);
+    graph::Graph other = with_input_shapes(b.g, {Shape{3, 5, 33}});
+    graph::infer_shapes(other);
+    auto r = check(other, 1e-5, 1.0, derived);
+    BOOST_TEST(derived->size() == made, "the second shape derived its weights again");
+    BOOST_TEST(derived->hits() == made);
+    expect_integer_products(r, path, 2, 2);
+  });
 }
 
 BOOST_AUTO_TEST_CASE(dynamic_quantize_linear_native_is_the_reference_exactly) {

@@ -84,12 +84,7 @@ void epilogue_conv(plan_builder& b, const integer_conv_site& s, std::vector<bind
   const memory::desc wei = s.pd.weights_desc(), dst = s.pd.dst_desc();
   const Shape ys = b.shape(op.outputs[0]);
   const int64_t channels = ys[1];
-  auto s32_buffer = [&] {
-    const int buf = b.add_buffer(dst.get_size());
-    b.p.buffers[static_cast<std::size_t>(buf)].type = element_type::i32;
-    b.p.buffers[static_cast<std::size_t>(buf)].shape = ys;
-    return buf;
-  };
+  auto s32_buffer = [&] { return b.typed_buffer(element_type::i32, ys, dst.get_size()); };
   std::vector<binding> sargs; // the window sums' convolution reads the same source and zero point
   for (const auto& a : args)
     if (a.arg == DNNL_ARG_SRC || a.arg == (DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC)) sargs.push_back(a);
@@ -112,9 +107,7 @@ void epilogue_conv(plan_builder& b, const integer_conv_site& s, std::vector<bind
   if (!s.weight_zp.empty()) {
     const memory::desc sd = s.sums_pd.dst_desc(), swei = s.sums_pd.weights_desc();
     const Shape sw = s.sums_weights.get_shape();
-    sums = b.add_buffer(sd.get_size());
-    b.p.buffers[static_cast<std::size_t>(sums)].type = element_type::i32;
-    b.p.buffers[static_cast<std::size_t>(sums)].shape = Shape{static_cast<int64_t>(sd.get_size() / sizeof(int32_t))};
+    sums = b.typed_buffer(element_type::i32, Shape{static_cast<int64_t>(sd.get_size() / sizeof(int32_t))});
     sargs.push_back({DNNL_ARG_WEIGHTS, b.const_buffer(b.reorder_constant(s.sums_weights, plain_md(sw, dt::s8), swei)), swei});
     sargs.push_back({DNNL_ARG_DST, sums, sd});
     b.add_dnnl(op, s.sums_pd, dnnl::convolution_forward(s.sums_pd), std::move(sargs));
@@ -242,9 +235,7 @@ void build_integer_conv(plan_builder& b, const integer_conv_site& s) {
       {DNNL_ARG_WEIGHTS,
        b.const_buffer(b.reorder_constant(s.weights, plain_md(Shape(wd.begin(), wd.end()), dt::s8), wei)), wei}};
   if (const ValueId XZ = input_or_none(op, 2); XZ != no_value) {
-    const int zp = b.add_buffer(sizeof(int32_t));
-    b.p.buffers[static_cast<std::size_t>(zp)].type = element_type::i32;
-    b.p.buffers[static_cast<std::size_t>(zp)].shape = Shape{1};
+    const int zp = b.typed_buffer(element_type::i32, Shape{1});
     Op copy = op;
     copy.name += "/zero_point";
     copy.inputs.clear();

@@ -1,9 +1,11 @@
 #include "kernels/cpu/integer_matmul.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <optional>
 
 #include "kernels/cpu/int8_ops.hpp"
+#include "kernels/cpu/integer_gemm_s16.hpp"
 #include "kernels/reference/common.hpp"
 #include "kernels/reference/interpreter.hpp"
 
@@ -112,6 +114,11 @@ void integer_matmul_epilogue(const reference::context&, const std::vector<Tensor
 
 reference::kernel_fn integer_product_epilogue() { return integer_matmul_epilogue; }
 
+bool integer_gemm_s16_chosen() {
+  const char* off = std::getenv("TROUPE_CPU_NO_INT8_S16"); // read per compile: tests switch it
+  return !int8_exact_here() && integer_gemm_s16_here() && !(off && *off && *off != '0');
+}
+
 namespace {
 
 /// One reader, not a graph output: the value may live only inside the fused step.
@@ -172,13 +179,15 @@ namespace {
 
 /// What integer_matmul_site takes from the weights (its fields of the same names).
 struct integer_weights {
-  Tensor weights, weights_high, column_sums, weight_zp;
+  Tensor weights, weights_high, column_sums, weight_zp, panels;
 };
+
 
 /// B [K, N] (u8 or s8) and its zero points (one, or one per column; null: none) as the site
 /// wants them: s8 weights (u8 shifted by 128), split into l and h where oneDNN's int8 products
-/// are not exact, the s8 column sums and the zero points per column (empty when all 0).
-integer_weights derive_integer_weights(const Tensor& w, const Tensor* zero_points, int64_t k, int64_t n) {
+/// are not exact, the s8 column sums and the zero points per column (empty when all 0); for
+/// integer_gemm_s16 (`native`) the s8 weights in its panels instead.
+integer_weights derive_integer_weights(const Tensor& w, const Tensor* zero_points, int64_t k, int64_t n, bool native) {
   const bool u8 = w.get_element_type() == element_type::u8;
   const std::vector<double> zp = zero_points ? reference::to_doubles(*zero_points) : std::vector<double>{};
   auto raw = [&](int64_t i) { return u8 ? static_cast<int32_t>(w.data<uint8_t>()[i]) : static_cast<int32_t>(w.data<int8_t>()[i]); };
@@ -187,7 +196,7 @@ integer_weights derive_integer_weights(const Tensor& w, const Tensor* zero_point
   // writes) are shifted into [-64, 64], where no 16-bit pair sum saturates (255 x 128 < 2^15):
   // one product then, not two of split weights.
   int32_t shift = u8 ? 128 : 0;
-  bool split = !int8_exact_here();
+  bool split = !int8_exact_here() && !native;
   if (split && k * n > 0) {
     int32_t lo = raw(0), hi = lo;
     for (int64_t i = 1; i < k * n; ++i) {
@@ -224,6 +233,11 @@ integer_weights derive_integer_weights(const Tensor& w, const Tensor* zero_point
     any = any || wz.data<int32_t>()[j] != 0;
   }
   if (any) r.weight_zp = std::move(wz);
+  if (native) {
+    r.panels = pack_s16_panels(q, k, n);
+    r.weights = Tensor();
+    return r;
+  }
   if (split) { // w = 64 h + l: l in [0, 63], h in [-2, 1]
     r.weights_high = Tensor(element_type::i8, Shape{k, n});
     auto* h = r.weights_high.data<int8_t>();
@@ -288,15 +302,18 @@ private:
       sources.push_back(*g_.value(BZ).constant);
     }
     const int64_t k = s.k, n = s.n;
+    const bool native = integer_gemm_s16_chosen();
     const std::function<integer_weights()> make = [&] {
-      return derive_integer_weights(w, BZ == no_value ? nullptr : &sources[1], k, n);
+      return derive_integer_weights(w, BZ == no_value ? nullptr : &sources[1], k, n, native);
     };
-    const std::string kind = "cpu integer_matmul weights " + std::to_string(k) + "x" + std::to_string(n);
+    const std::string kind = std::string(native ? "cpu integer_matmul s16 panels " : "cpu integer_matmul weights ") +
+                             std::to_string(k) + "x" + std::to_string(n);
     const integer_weights iw = b_.derived ? *b_.derived->get<integer_weights>(kind, sources, make) : make();
     s.weights = iw.weights;
     s.weights_high = iw.weights_high;
     s.column_sums = iw.column_sums;
     s.weight_zp = iw.weight_zp;
+    s.panels = iw.panels;
     return true;
   }
 };
@@ -319,7 +336,7 @@ integer_products find_integer_products(plan_builder& b, const std::set<std::size
     }
     auto s = f.site(k);
     if (!s) continue;
-    try {
+    if (s->panels.empty()) try {
       dnnl::matmul::desc d(rows_md(s->rows, s->k, dt::u8), memory::desc({s->k, s->n}, dt::s8, tag::any),
                            rows_md(s->rows, s->n, dt::s32));
       s->pd = dnnl::matmul::primitive_desc(d, plan_builder::base_attr(), b.p.eng);
@@ -336,6 +353,7 @@ integer_products find_integer_products(plan_builder& b, const std::set<std::size
 }
 
 void build_integer_matmul(plan_builder& b, const graph::Op& op, integer_matmul_site& s) {
+  if (!s.panels.empty()) return; // one step, at the chain's last op
   const memory::desc src = s.pd.src_desc(), wei = s.pd.weights_desc(), dst = s.pd.dst_desc();
   const ValueId A = op.inputs[0], Y = op.outputs[0];
   const int a_buf = b.input_plain(A);
@@ -346,14 +364,32 @@ void build_integer_matmul(plan_builder& b, const graph::Op& op, integer_matmul_s
   };
   product(s.weights, b.output(Y, b.plain(Y)));
   if (s.weights_high.empty()) return;
-  s.high_buffer = b.add_buffer(static_cast<std::size_t>(s.rows * s.n) * sizeof(int32_t));
-  b.p.buffers[static_cast<std::size_t>(s.high_buffer)].type = element_type::i32;
-  b.p.buffers[static_cast<std::size_t>(s.high_buffer)].shape = b.shape(Y);
+  s.high_buffer = b.typed_buffer(element_type::i32, b.shape(Y));
   product(s.weights_high, s.high_buffer);
   b.p.steps.back().name += "/high";
 }
 
+namespace {
+
+/// The product and the epilogue in one integer_gemm_s16 step.
+void build_integer_gemm_s16(plan_builder& b, const graph::Op& last, const integer_matmul_site& s) {
+  const Op& mm = b.g.ops[s.matmul];
+  const ValueId AZ = input_or_none(mm, 2);
+  std::vector<int> ins{b.input_plain(mm.inputs[0]), AZ == no_value ? -1 : b.input_plain(AZ), b.const_buffer(s.panels),
+                       b.const_buffer(s.column_sums), s.weight_zp.empty() ? -1 : b.const_buffer(s.weight_zp),
+                       s.scale == no_value ? -1 : b.input_plain(s.scale), s.bias == no_value ? -1 : b.input_plain(s.bias)};
+  const int wide = b.typed_buffer(element_type::i16, Shape{s.rows, (s.k + 1) / 2 * 2});
+  const int sums = b.typed_buffer(element_type::i32, Shape{s.rows});
+  Op copy = last;
+  copy.inputs.clear(); // the step's operands are `ins`, not the op's
+  const int out = b.output(last.outputs[0], b.plain(last.outputs[0]));
+  b.add_kernel_step(std::move(copy), integer_gemm_s16(), "native:integer_gemm_s16", std::move(ins), {out, wide, sums});
+}
+
+} // namespace
+
 void build_integer_matmul_epilogue(plan_builder& b, const graph::Op& last, const integer_matmul_site& s) {
+  if (!s.panels.empty()) return build_integer_gemm_s16(b, last, s);
   const Op& mm = b.g.ops[s.matmul];
   const ValueId Y = mm.outputs[0], AZ = input_or_none(mm, 2);
   std::vector<int> ins{b.input_plain(Y), AZ == no_value ? -1 : b.input_plain(AZ), b.const_buffer(s.column_sums),

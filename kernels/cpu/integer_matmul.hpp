@@ -48,6 +48,10 @@ struct integer_matmul_site {
   int high_buffer = -1;                        ///< split: the buffer of the product with h
   Tensor column_sums;                          ///< i32 [N]: sum over K of the s8 weights
   Tensor weight_zp;                            ///< i32 [N] (shifted to the s8 weights); empty: all 0
+  /// Without exact oneDNN int8 products, on AVX2: the weights packed for integer_gemm_s16,
+  /// which takes the product and the epilogue in one step (weights, weights_high and pd
+  /// unused). Empty: oneDNN's product, then the epilogue.
+  Tensor panels;
   dnnl::matmul::primitive_desc pd;
 };
 
@@ -75,6 +79,11 @@ struct integer_conv_site {
 /// rows of `columns` s32 sums, minus the zero points' terms, plus 64 x a second product, then
 /// as float times the scale plus the bias.
 reference::kernel_fn integer_product_epilogue();
+
+/// Whether MatMulInteger runs on integer_gemm_s16 (integer_gemm_s16.hpp): where oneDNN's
+/// int8 products are not exact (no VNNI) and the CPU has AVX2, unless TROUPE_CPU_NO_INT8_S16
+/// is set (read per compile: the tests cover the split products with it).
+bool integer_gemm_s16_chosen();
 
 struct integer_products {
   std::map<std::size_t, integer_matmul_site> matmuls; ///< by the MatMulInteger's op index

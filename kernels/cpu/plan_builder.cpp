@@ -91,6 +91,13 @@ int plan_builder::add_buffer(std::size_t bytes) {
   return static_cast<int>(p.buffers.size() - 1);
 }
 
+int plan_builder::typed_buffer(element_type type, Shape shape, std::size_t bytes) {
+  const int buf = add_buffer(std::max(bytes, static_cast<std::size_t>(shape_size(shape)) * element_size(type)));
+  p.buffers[static_cast<std::size_t>(buf)].type = type;
+  p.buffers[static_cast<std::size_t>(buf)].shape = std::move(shape);
+  return buf;
+}
+
 dnnl::primitive_attr plan_builder::base_attr() {
   dnnl::primitive_attr a;
   a.set_scratchpad_mode(dnnl::scratchpad_mode::user);

@@ -74,6 +74,9 @@ public:
     return !val(v).constant && (!val(v).shape.is_static() || val(v).sequence);
   }
   int add_buffer(std::size_t bytes);
+  /// A buffer that kernel steps see as a tensor of `type` and `shape` (an intermediate of a
+  /// site's steps or a scratch), dense unless `bytes` says more.
+  int typed_buffer(element_type type, Shape shape, std::size_t bytes = 0);
   /// `src` (laid out as `from`) reordered into `want` now, on the compile stream: the bytes of
   /// a constant that all clones share (weights, bias).
   /// Kept in `derived` for the next build: the result is shared, never to be written.
