@@ -37,6 +37,12 @@ void fold_conv_input_scale(Graph& g);
 /// Runs eliminate_identities and fuse_hardswish first, so the fused patterns fold too.
 void fuse_activations(Graph& g);
 
+/// GELU spelled in elementary ops, x * 0.5 * (1 + Erf(x / sqrt 2)) or with 0.5 * (1 + Tanh(sqrt(2
+/// / pi) * (x + 0.044715 x^3))) (x^3 as Pow or x * x * x; the factors in any order and
+/// grouping, / sqrt 2 or * 1 / sqrt 2), becomes one "Gelu" op (approximate "none" / "tanh") when
+/// its intermediates have no other reader and share the root's affinity.
+void fuse_gelu(Graph& g);
+
 /// Before opset 7, a PRelu's constant per-channel slope [C] (axis 1, no broadcasting rule)
 /// becomes [C, 1, ..., 1] against its input's rank: today's broadcasting, for every device.
 /// Needs the input's rank (run after shape inference, which accepts the legacy form).

@@ -9,6 +9,7 @@ void rewrite(Graph& g) {
   // fused Clip, then a Mul) where one HardSwish fuses into its Conv as a post-op.
   eliminate_identities(g);
   fuse_hardswish(g);
+  fuse_gelu(g);
   fold_batch_norm(g);
   fold_shift_into_batch_norm(g);
   fold_conv_affine(g);

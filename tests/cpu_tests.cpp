@@ -12,6 +12,7 @@
 
 #include "tests/support/graph_builder.hpp"
 #include "tests/support/random_tensor.hpp"
+#include "graph/passes.hpp"
 #include "graph/shape_inference.hpp"
 #include "kernels/cpu/cpu_device.hpp"
 #include "kernels/cpu/native_ops.hpp"
@@ -485,6 +486,44 @@ BOOST_AUTO_TEST_CASE(matmul_bias_add_folds) {
           if (cs != Shape{5, 1} && folds) BOOST_TEST(!add_step);
         }
       }
+}
+
+BOOST_AUTO_TEST_CASE(gelu_spelled_out_runs_as_a_post_op_of_its_matmul) {
+  // A transformer MLP's first half as exporters write it: MatMul, bias Add, GELU in elementary
+  // ops (Erf form as PyTorch exports nn.GELU; tanh form with Pow). The rewrite makes the GELU one
+  // op, and the CPU folds bias and GELU into the MatMul (oneDNN's gelu_erf / gelu_tanh).
+  for (bool tanh : {false, true}) {
+    BOOST_TEST_CONTEXT((tanh ? "tanh" : "erf")) {
+      builder b;
+      auto x = b.input({2, 7, 16});
+      auto h = b.op("Add", {b.op("MatMul", {x, b.weights({16, 24})}), b.weights({24})});
+      ValueId y;
+      if (tanh) {
+        auto inner = b.op("Add", {h, b.op("Mul", {b.op("Pow", {h, b.scalar(3)}), b.scalar(0.044715f)})});
+        auto one_plus = b.op("Add", {b.op("Tanh", {b.op("Mul", {b.scalar(0.7978845608f), inner})}), b.scalar(1)});
+        y = b.op("Mul", {b.op("Mul", {h, b.scalar(0.5f)}), one_plus});
+      } else {
+        auto one_plus = b.op("Add", {b.op("Erf", {b.op("Div", {h, b.scalar(1.4142135f)})}), b.scalar(1)});
+        y = b.op("Mul", {b.op("Mul", {h, one_plus}), b.scalar(0.5f)});
+      }
+      b.output(y);
+      graph::Graph fused = b.g;
+      graph::rewrite(fused);
+      int gelus = 0;
+      for (const auto& op : fused.ops) gelus += op.type == "Gelu";
+      BOOST_TEST(gelus == 1);
+      // The Gelu op is the spelled-out ops' function (the reference runs both).
+      std::vector<Tensor> in{random_tensor({2, 7, 16}, 5)};
+      const auto spelled = run_reference(b.g, in), one = run_reference(fused, in);
+      double worst = 0;
+      for (int64_t j = 0; j < one[0].get_size(); ++j)
+        worst = std::max(worst, std::abs(double(one[0].data<float>()[j]) - spelled[0].data<float>()[j]));
+      BOOST_TEST(worst <= 1e-6);
+      const auto prof = check(fused, 1e-5f);
+      BOOST_TEST(prof.size() == 1u);
+      for (const auto& p : prof) BOOST_TEST((p.node_type == "MatMul" && p.exec_type != "ref"), p.node_type << " " << p.exec_type);
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(matmul_batched_broadcast) {

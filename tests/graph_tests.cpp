@@ -1000,6 +1000,100 @@ BOOST_AUTO_TEST_CASE(hardswish_with_shared_intermediate_is_kept) {
   BOOST_TEST(b.g.ops.size() == 4u);
 }
 
+namespace {
+
+/// The op types of `g` in order.
+std::vector<std::string> op_types(const Graph& g) {
+  std::vector<std::string> r;
+  for (const auto& op : g.ops) r.push_back(op.type);
+  return r;
+}
+
+/// x * 0.5 * (1 + Erf(x / sqrt 2)) as PyTorch's nn.GELU exports it (Div, Erf, Add, Mul(x, .),
+/// Mul(., 0.5)), or as Hugging Face's BERT writes it (Mul(x, 0.5) first, * 1/sqrt 2).
+ValueId erf_gelu(builder& b, ValueId x, bool hugging_face, float half = 0.5f) {
+  if (hugging_face) {
+    auto& scaled = b.op("Mul", {x, b.scalar(0.70710678f)});
+    auto& erf = b.op("Erf", {scaled.outputs[0]});
+    auto& one_plus = b.op("Add", {b.scalar(1), erf.outputs[0]});
+    auto& halved = b.op("Mul", {x, b.scalar(half)});
+    return b.op("Mul", {halved.outputs[0], one_plus.outputs[0]}).outputs[0];
+  }
+  auto& div = b.op("Div", {x, b.scalar(1.4142135f)});
+  auto& erf = b.op("Erf", {div.outputs[0]});
+  auto& one_plus = b.op("Add", {erf.outputs[0], b.scalar(1)});
+  auto& times_x = b.op("Mul", {x, one_plus.outputs[0]});
+  return b.op("Mul", {times_x.outputs[0], b.scalar(half)}).outputs[0];
+}
+
+/// 0.5 x (1 + Tanh(sqrt(2 / pi) (x + 0.044715 x^3))), x^3 as Pow(x, 3) or x * x * x.
+ValueId tanh_gelu(builder& b, ValueId x, bool pow) {
+  ValueId cube;
+  if (pow) cube = b.op("Pow", {x, b.scalar(3)}).outputs[0];
+  else cube = b.op("Mul", {b.op("Mul", {x, x}).outputs[0], x}).outputs[0];
+  auto& term = b.op("Mul", {b.scalar(0.044715f), cube});
+  auto& inner = b.op("Add", {x, term.outputs[0]});
+  auto& arg = b.op("Mul", {inner.outputs[0], b.scalar(0.7978845608f)});
+  auto& th = b.op("Tanh", {arg.outputs[0]});
+  auto& one_plus = b.op("Add", {th.outputs[0], b.scalar(1)});
+  auto& half_x = b.op("Mul", {b.scalar(0.5f), x});
+  return b.op("Mul", {half_x.outputs[0], one_plus.outputs[0]}).outputs[0];
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(gelu_spelled_out_becomes_one_op_in_each_exported_form) {
+  for (int form = 0; form < 4; ++form) {
+    BOOST_TEST_CONTEXT("form " << form) {
+      builder b(13);
+      auto x = b.input("x", {2, 8});
+      auto& pre = b.op("Relu", {x}); // x is an op's output read twice, as a MatMul's would be
+      const ValueId y = form < 2 ? erf_gelu(b, pre.outputs[0], form == 1) : tanh_gelu(b, pre.outputs[0], form == 2);
+      const std::string last = b.g.ops.back().name, out = b.g.value(y).name;
+      b.g.outputs = {y};
+      fuse_gelu(b.g);
+      BOOST_TEST(op_types(b.g) == (std::vector<std::string>{"Relu", "Gelu"}), [&] {
+        std::string t;
+        for (const auto& o : op_types(b.g)) t += o + " ";
+        return t;
+      }());
+      if (b.g.ops.size() != 2) continue;
+      const Op& gelu = b.g.ops[1];
+      BOOST_TEST(gelu.attr_string("approximate", "") == (form < 2 ? "none" : "tanh"));
+      BOOST_TEST(gelu.inputs == std::vector<ValueId>{b.g.ops[0].outputs[0]});
+      BOOST_TEST(gelu.name == last); // the last op's name and the output's stay
+      BOOST_TEST(b.g.value(b.g.outputs[0]).name == out);
+      BOOST_TEST(gelu.rt_info.count("fused_from") == 1u);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(gelu_lookalikes_and_shared_intermediates_are_kept) {
+  { // 0.6 instead of 0.5: not GELU
+    builder b(13);
+    auto x = b.input("x", {4});
+    b.g.outputs = {erf_gelu(b, x, false, 0.6f)};
+    fuse_gelu(b.g);
+    BOOST_TEST(b.g.ops.size() == 5u);
+  }
+  { // the Erf's output is read elsewhere too
+    builder b(13);
+    auto x = b.input("x", {4});
+    const ValueId y = erf_gelu(b, x, false);
+    b.g.outputs = {y, b.g.ops[1].outputs[0]};
+    fuse_gelu(b.g);
+    BOOST_TEST(b.g.ops.size() == 5u);
+  }
+  { // pinned to another device than the root
+    builder b(13);
+    auto x = b.input("x", {4});
+    b.g.outputs = {erf_gelu(b, x, true)};
+    b.g.ops[1].rt_info["affinity"] = "GPU";
+    fuse_gelu(b.g);
+    BOOST_TEST(b.g.ops.size() == 5u);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(identities_are_removed_and_output_names_kept) {
   builder b;
   auto x = b.input("x", {2});

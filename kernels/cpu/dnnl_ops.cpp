@@ -21,6 +21,12 @@ namespace troupe::kernels::cpu {
 using dnnl::algorithm;
 using graph::Op;
 
+namespace {
+algorithm gelu_algorithm(const Op& op) {
+  return op.attr_string("approximate", "none") == "tanh" ? algorithm::eltwise_gelu_tanh : algorithm::eltwise_gelu_erf;
+}
+} // namespace
+
 /// Fused activation (graph::fuse_activations) as eltwise post-ops; false when unknown.
 bool activation_post_ops(const Op& op, dnnl::post_ops& po) {
   if (!op.has_attr("activation")) return true;
@@ -32,6 +38,7 @@ bool activation_post_ops(const Op& op, dnnl::post_ops& po) {
   else if (a == "Sigmoid") po.append_eltwise(1.f, algorithm::eltwise_logistic, 0.f, 0.f);
   else if (a == "Tanh") po.append_eltwise(1.f, algorithm::eltwise_tanh, 0.f, 0.f);
   else if (a == "HardSwish") po.append_eltwise(1.f, algorithm::eltwise_hardswish, 0.f, 0.f);
+  else if (a == "Gelu") po.append_eltwise(1.f, gelu_algorithm(op), 0.f, 0.f);
   else if (a == "Clip") po.append_eltwise(1.f, algorithm::eltwise_clip_v2, param(0, -FLT_MAX), param(1, FLT_MAX));
   else if (a == "HardSigmoid") {
     // oneDNN 2.6 has no hardsigmoid: max(0, min(1, alpha*x + beta)) as linear then clip.
@@ -447,6 +454,7 @@ bool build_eltwise(plan_builder& b, const Op& op) {
   else if (t == "Sqrt") alg = algorithm::eltwise_sqrt;
   else if (t == "Softplus") alg = algorithm::eltwise_soft_relu;
   else if (t == "HardSwish") alg = algorithm::eltwise_hardswish;
+  else if (t == "Gelu") alg = gelu_algorithm(op);
   else if (t == "Neg") { alg = algorithm::eltwise_linear; alpha = -1.f; }
   else if (t == "Reciprocal") { alg = algorithm::eltwise_pow; alpha = 1.f; beta = -1.f; }
   else if (t == "HardSigmoid") {
@@ -699,6 +707,36 @@ bool build_batch_norm(plan_builder& b, const Op& op) {
   return true;
 }
 
+/// ONNX LayerNormalization (opset 17) over the dims from `axis` on, with a scale and an
+/// optional bias of that many values; the mean and inverse deviation outputs unread.
+bool build_layer_norm(plan_builder& b, const Op& op) {
+  if (op.input_count() < 2) return false;
+  for (std::size_t i = 1; i < op.outputs.size(); ++i)
+    if (op.outputs[i] != graph::no_value && (!b.readers(op.outputs[i]).empty() || b.is_graph_output(op.outputs[i])))
+      return false;
+  for (auto v : op.inputs)
+    if (v != graph::no_value && !is_f32(b, v)) return false;
+  const ValueId X = op.inputs[0], S = op.inputs[1], B = input_or_none(op, 2), Y = op.outputs[0];
+  const Shape xs = b.shape(X);
+  const int64_t r = static_cast<int64_t>(xs.size());
+  int64_t axis = op.attr_int("axis", -1);
+  if (axis < 0) axis += r;
+  if (r == 0 || axis < 0 || axis >= r) return false;
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < r; ++i) (i < axis ? outer : inner) *= xs[static_cast<std::size_t>(i)];
+  if (shape_size(b.shape(S)) != inner || (B != graph::no_value && shape_size(b.shape(B)) != inner)) return false;
+  const memory::desc md = plain_md({outer, inner}, dt::f32), c_md = plain_md({inner}, dt::f32);
+  auto flags = dnnl::normalization_flags::use_scale;
+  if (B != graph::no_value) flags = flags | dnnl::normalization_flags::use_shift;
+  dnnl::layer_normalization_forward::desc d(prop_kind::forward_inference, md, op.attr_float("epsilon", 1e-5f), flags);
+  dnnl::layer_normalization_forward::primitive_desc pd(d, plan_builder::base_attr(), b.p.eng);
+  std::vector<binding> args{{DNNL_ARG_SRC, b.input(X, md), md}, {DNNL_ARG_SCALE, b.input(S, c_md), c_md}};
+  if (B != graph::no_value) args.push_back({DNNL_ARG_SHIFT, b.input(B, c_md), c_md});
+  args.push_back({DNNL_ARG_DST, b.output(Y, b.plain(Y)), md});
+  b.add_dnnl(op, pd, dnnl::layer_normalization_forward(pd), std::move(args));
+  return true;
+}
+
 bool build_reduce(plan_builder& b, const Op& op) {
   ValueId X = op.inputs[0], Y = op.outputs[0];
   if (!is_f32(b, X)) return false;
@@ -797,7 +835,7 @@ const std::set<std::string>& dnnl_types() {
       "Conv", "ConvTranspose", "MatMul", "Gemm", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
       "Relu", "LeakyRelu", "Elu", "Sigmoid", "Tanh", "Exp", "Log", "Abs", "Sqrt", "Softplus", "HardSwish", "Neg",
       "Reciprocal", "HardSigmoid", "Clip", "Pow", "Add", "Sub", "Mul", "Div", "Max", "Min", "Softmax", "LogSoftmax",
-      "Concat", "BatchNormalization", "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
+      "Concat", "BatchNormalization", "LayerNormalization", "Gelu", "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
       "ReduceL2", "ReduceSumSquare", "Resize", "Cast", "Transpose"};
   return s;
 }
@@ -820,6 +858,7 @@ bool build_dnnl_op(plan_builder& b, const Op& op) {
   if (t == "Softmax" || t == "LogSoftmax") return build_softmax(b, op);
   if (t == "Concat") return build_concat(b, op);
   if (t == "BatchNormalization") return build_batch_norm(b, op);
+  if (t == "LayerNormalization") return build_layer_norm(b, op);
   if (t == "Resize") return build_resize(b, op);
   if (t == "Cast") return build_cast(b, op);
   if (t == "Transpose") return build_transpose(b, op);

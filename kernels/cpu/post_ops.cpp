@@ -33,7 +33,8 @@ std::vector<float> channel_values(const graph::Graph& g, graph::ValueId c, const
 }
 
 bool activation_type(const std::string& t) {
-  return t == "Relu" || t == "Sigmoid" || t == "Tanh" || t == "HardSwish" || t == "LeakyRelu" || t == "HardSigmoid";
+  return t == "Relu" || t == "Sigmoid" || t == "Tanh" || t == "HardSwish" || t == "LeakyRelu" || t == "HardSigmoid" ||
+         t == "Gelu";
 }
 
 /// A per-channel affine map y = a*x + b, folded across consecutive constant ops.
