@@ -5,6 +5,7 @@
 
 #include <troupe/exception.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -135,7 +136,10 @@ void emitter::bind(ValueId v, const out_ref& r) {
   auto& l = layers_[static_cast<std::size_t>(r.layer)];
   for (auto& p : l.outputs)
     if (p.id == r.port) {
-      p.names.push_back(g_.value(v).name);
+      // A model input's or output's name goes first: a reader takes the first as the port's name.
+      bool port = std::find(g_.outputs.begin(), g_.outputs.end(), v) != g_.outputs.end() ||
+                  std::find(g_.inputs.begin(), g_.inputs.end(), v) != g_.inputs.end();
+      p.names.insert(port ? p.names.begin() : p.names.end(), g_.value(v).name);
       if (p.type == element_type::undefined) p.type = g_.value(v).type;
     }
 }
