@@ -29,6 +29,7 @@
 #include "tests/support/graph_builder.hpp"
 #include "tests/support/ort_case.hpp"
 #include "tests/support/random_tensor.hpp"
+#include "tests/support/run_command.hpp"
 #include "tests/support/test_data.hpp"
 
 using namespace troupe;
@@ -598,3 +599,24 @@ BOOST_AUTO_TEST_CASE(unwritable_ops_are_named) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+/// troupe convert (the binary beside this test), then troupe query on what it wrote.
+BOOST_AUTO_TEST_CASE(cli_convert, *tests::needs_models({"ch_ppocr_mobile_v2.0_cls_infer"})) {
+  const std::string troupe = (fs::read_symlink("/proc/self/exe").parent_path() / "troupe").string();
+  fs::path dir = fs::temp_directory_path() / ("troupe_ir_cli_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string onnx = tests::data_path("models/ch_ppocr_mobile_v2.0_cls_infer.onnx").string();
+  auto r = tests::run_command(troupe + " convert -m " + onnx + " -o " + (dir / "cls.xml").string() + " 2>&1");
+  BOOST_TEST_REQUIRE(r.has_value());
+  BOOST_TEST(r->code == 0, r->out);
+  BOOST_TEST(fs::exists(dir / "cls.xml"));
+  BOOST_TEST(fs::file_size(dir / "cls.bin") > 500000u);
+  auto q = tests::run_command(troupe + " query -m " + (dir / "cls.xml").string() + " -d CPU 2>&1");
+  BOOST_TEST_REQUIRE(q.has_value());
+  BOOST_TEST(q->out.find("239 of 239 ops supported by CPU") != std::string::npos, q->out);
+  auto u = tests::run_command(troupe + " convert -m " + onnx + " 2>&1");
+  BOOST_TEST_REQUIRE(u.has_value());
+  BOOST_TEST(u->code == 2);
+  BOOST_TEST(u->out.find("-o is required") != std::string::npos, u->out);
+  fs::remove_all(dir);
+}
