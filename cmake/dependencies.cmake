@@ -7,6 +7,7 @@ find_package(Threads REQUIRED)
 find_package(Vulkan REQUIRED COMPONENTS glslangValidator) # GPU device; glslang compiles the shaders at build time
 find_package(Boost 1.74 REQUIRED COMPONENTS unit_test_framework)
 find_package(nlohmann_json CONFIG REQUIRED) # nlohmann_json::nlohmann_json: the CLI's JSON reports and configs
+find_package(pugixml CONFIG REQUIRED)      # pugixml::pugixml: OpenVINO IR .xml (graph/ir_xml_*.cpp)
 find_package(OpenSSL REQUIRED)            # OpenSSL::SSL: TLS to worker nodes (with caf_openssl); files checked before CAF loads them
 
 # CAF 0.17 ships neither a CMake config nor a .pc file.

@@ -9,6 +9,7 @@
 
 #include "actors/subgraph_actor.hpp"
 #include "graph/byte_io.hpp"
+#include "graph/ir_xml.hpp"
 #include "graph/onnx_reader.hpp"
 #include "graph/passes.hpp"
 #include "graph/wire.hpp"
@@ -29,6 +30,7 @@ Core::~Core() = default;
 std::vector<std::string> Core::available_devices() const { return impl_->listed(); }
 
 Model Core::read_model(const std::string& path) const {
+  if (graph::is_ir_path(path)) return read_model(path, "");
   auto impl = std::make_shared<Model::Impl>();
   impl->graph = graph::read_onnx_file(path);
   graph::infer_shapes(impl->graph);
@@ -36,6 +38,35 @@ Model Core::read_model(const std::string& path) const {
   auto slash = path.find_last_of('/');
   impl->name = slash == std::string::npos ? path : path.substr(slash + 1);
   return Model(impl);
+}
+
+/// The file name without its folder and extension: an IR's friendly name.
+static std::string stem_of(const std::string& path) {
+  auto slash = path.find_last_of('/');
+  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  return graph::is_ir_path(name) ? name.substr(0, name.size() - 4) : name;
+}
+
+Model Core::read_model(const std::string& model_path, const std::string& weights_path) const {
+  if (!graph::is_ir_path(model_path))
+    throw Exception("read_model('" + model_path + "', '" + weights_path +
+                    "'): a weights file goes with an OpenVINO IR (.xml); an ONNX model holds its weights");
+  auto impl = std::make_shared<Model::Impl>();
+  impl->graph = graph::read_ir_file(model_path, weights_path);
+  impl->name = stem_of(model_path);
+  return Model(impl);
+}
+
+Model Core::read_ir_from_memory(const std::string& xml_text, const void* weights, std::size_t size,
+                                const std::string& name) const {
+  auto impl = std::make_shared<Model::Impl>();
+  impl->graph = graph::read_ir_memory(xml_text, weights, size, name);
+  impl->name = stem_of(name);
+  return Model(impl);
+}
+
+void save_model(const Model& model, const std::string& xml_path, const std::string& bin_path) {
+  graph::write_ir_file(model.impl()->graph, model.get_friendly_name(), xml_path, bin_path);
 }
 
 Model Core::read_model_from_memory(const void* data, std::size_t size, const std::string& name) const {

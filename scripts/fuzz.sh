@@ -1,13 +1,31 @@
 #!/usr/bin/env bash
 # Fuzzes the ONNX reader with libFuzzer for a bounded time (default 300 s), seeded with the
-# real models and the conformance models. Crashing inputs land in fuzz/crashes/ (ignored by
+# real models and the conformance models; `fuzz.sh ir [seconds]` fuzzes the OpenVINO IR reader
+# instead, seeded with IR written by `troupe convert` from those models (an input is the .xml,
+# a NUL byte, then the .bin). Crashing inputs land in fuzz/crashes/ (ignored by
 # git): fix the reader, then turn each into a graph_tests case that expects a troupe::Exception.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+target=onnx_reader_fuzz
+if [ "${1:-}" = ir ]; then target=ir_reader_fuzz; shift; fi
 seconds=${1:-300}
 build=$root/build-fuzz
 CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROUPE_FUZZ=ON -DTROUPE_TESTS=OFF >/dev/null
-ninja -C "$build" onnx_reader_fuzz
+ninja -C "$build" "$target"
+if [ "$target" = ir_reader_fuzz ]; then
+  # Seeds: small conformance models converted by the regular build's troupe (build/), as xml NUL bin.
+  corpus=$build/corpus_ir
+  mkdir -p "$corpus" "$root/fuzz/crashes"
+  tmp=$(mktemp -d)
+  for f in /usr/share/libonnx-testdata/data/node/test_{conv,add,reshape,slice,resize,gemm}*/model.onnx; do
+    if "$root/build/bin/troupe" convert -m "$f" -o "$tmp/m.xml" >/dev/null 2>&1; then
+      { cat "$tmp/m.xml"; printf '\0'; cat "$tmp/m.bin"; } > "$corpus/$(echo "$f" | md5sum | cut -c1-12).ir"
+    fi
+  done
+  rm -rf "$tmp"
+  exec "$build/bin/ir_reader_fuzz" "$corpus" -max_total_time="$seconds" -max_len=1000000 -rss_limit_mb=4096 \
+    -artifact_prefix="$root/fuzz/crashes/" -print_final_stats=1
+fi
 corpus=$build/corpus
 mkdir -p "$corpus" "$root/fuzz/crashes"
 for f in /usr/share/libonnx-testdata/data/node/test_{conv,add,reshape,slice,resize,gemm}*/model.onnx; do

@@ -4,6 +4,7 @@ set -euo pipefail
 pkgs=(cmake ninja-build g++ clang libclang-rt-14-dev
       libcaf-dev libdnnl-dev ocl-icd-opencl-dev libboost-test-dev nlohmann-json3-dev
       libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
+      libpugixml-dev # OpenVINO IR (.xml) reader and writer: the XML parser OpenVINO itself uses
       libvulkan-dev mesa-vulkan-drivers glslang-tools glslang-dev spirv-tools
       python3 python3-onnx python3-numpy pkg-config
       pybind11-dev python3-dev python3-pytest # the Python package (python/) and its tests

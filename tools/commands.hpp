@@ -7,5 +7,6 @@ int cmd_query(int argc, char** argv);
 int cmd_run(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
 int cmd_worker(int argc, char** argv);
+int cmd_convert(int argc, char** argv);
 
 } // namespace troupe::cli

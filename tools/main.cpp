@@ -1,4 +1,4 @@
-/// The troupe command: devices, query, run, bench.
+/// The troupe command: devices, query, run, bench, worker, convert.
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -32,7 +32,8 @@ int main(int argc, char** argv) {
     std::fputs(usage(argc > 2 ? argv[2] : "").c_str(), stdout);
     return 0;
   }
-  const bool known = cmd == "devices" || cmd == "query" || cmd == "run" || cmd == "bench" || cmd == "worker";
+  const bool known = cmd == "devices" || cmd == "query" || cmd == "run" || cmd == "bench" || cmd == "worker" ||
+                     cmd == "convert";
   for (int i = 2; known && i < argc; ++i)
     if (is_help(argv[i])) {
       std::fputs(usage(cmd).c_str(), stdout);
@@ -45,6 +46,7 @@ int main(int argc, char** argv) {
     if (cmd == "query") return troupe::cli::cmd_query(argc, argv);
     if (cmd == "run") return troupe::cli::cmd_run(argc, argv);
     if (cmd == "bench") return troupe::cli::cmd_bench(argc, argv);
+    if (cmd == "convert") return troupe::cli::cmd_convert(argc, argv);
     throw troupe::cli::usage_error("unknown command '" + cmd + "'");
   } catch (const troupe::cli::usage_error& e) {
     std::fflush(stdout);

@@ -11,6 +11,7 @@ const char* overview =
     "  troupe run -m MODEL -o DIR          one inference; writes each output as .npy and .f32\n"
     "  troupe bench -m MODEL               throughput and latency, as OpenVINO's benchmark_app\n"
     "  troupe worker [-listen HOST:PORT]   serves this machine's devices to other machines' troupe\n"
+    "  troupe convert -m MODEL -o OUT.xml  writes the model as OpenVINO IR v11 (OUT.xml and OUT.bin)\n"
     "every command takes -nodes HOST:PORT,... and -node_token_file F: those workers' devices, as DEV@HOST:PORT;\n"
     "  -node_tls_cert C -node_tls_key K [-node_tls_ca CA] reach them over TLS (docs/remote.md)\n";
 
@@ -122,6 +123,12 @@ const char* worker_text =
     "environment narrows what its devices take. SIGTERM or SIGINT: it finishes the requests in\n"
     "flight and exits 0.\n";
 
+const char* convert_text =
+    "usage: troupe convert -m MODEL -o OUT.xml [-shape SHAPES]\n"
+    "Writes MODEL (.onnx, or an IR .xml) as OpenVINO IR v11: OUT.xml and its weights OUT.bin.\n"
+    "-shape fixes input shapes first (as query's). An op with no IR equivalent is an error naming\n"
+    "it, and nothing is written (docs/openvino-ir.md lists what maps).\n";
+
 const char* devices_text =
     "usage: troupe devices\n"
     "Lists the devices and their properties.\n";
@@ -134,6 +141,7 @@ std::string usage(const std::string& command) {
   if (command == "query") return query_text;
   if (command == "devices") return devices_text;
   if (command == "worker") return worker_text;
+  if (command == "convert") return convert_text;
   return overview;
 }
 

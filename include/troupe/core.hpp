@@ -28,7 +28,14 @@ public:
 
   /// "CPU", then "GPU.0", "GPU.1", ... where present.
   std::vector<std::string> available_devices() const;
+  /// An ONNX model, or an OpenVINO IR (a path ending in .xml; its weights from the .bin beside it).
   Model read_model(const std::string& path) const;
+  /// An OpenVINO IR (v10, v11) with its weights from `weights_path` (empty: the .bin beside it).
+  Model read_model(const std::string& model_path, const std::string& weights_path) const;
+  /// An OpenVINO IR from memory: its .xml text and its .bin bytes (`weights` may be null when
+  /// the IR has no constants); `name` is its friendly name and names it in errors.
+  Model read_ir_from_memory(const std::string& xml_text, const void* weights, std::size_t size,
+                            const std::string& name = "model.xml") const;
   /// An ONNX model from memory (its serialized bytes, weights inside, as a file holds them);
   /// `name` is its friendly name and names the bytes in errors. OpenVINO reads memory with
   /// read_model(model_text, weights); ONNX keeps the weights in the model, so troupe needs
@@ -77,5 +84,10 @@ private:
   TROUPE_INTERNAL explicit Core(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+/// Writes `model` as OpenVINO IR v11: `xml_path` and its weights at `bin_path` (empty: the
+/// .bin beside it), as ov::save_model. An op with no IR equivalent is an error naming it, and
+/// nothing is written.
+TROUPE_API void save_model(const Model& model, const std::string& xml_path, const std::string& bin_path = "");
 
 } // namespace troupe

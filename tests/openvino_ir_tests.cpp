@@ -1,0 +1,622 @@
+/// OpenVINO IR (.xml + .bin, v10/v11) reader and writer (graph/ir_xml_*.cpp).
+///
+/// Mappings: small IR nets written by hand here after OpenVINO's opset specifications, read into
+/// troupe's graph and run with the reference kernels against the same computation written as
+/// ONNX ops (tests/support/graph_builder.hpp) or worked out by hand on known inputs.
+/// Bad input: every malformed file is one troupe::Exception naming the file, the layer and why.
+/// Round trip: save_model of the PP-OCR and transformer test models, read back and run on CPU
+/// with onnxruntime's seeded inputs: equal to the ONNX path's outputs (the count of bit-equal
+/// elements is printed) and to onnxruntime's within the model tests' bound.
+#define BOOST_TEST_MODULE openvino_ir_tests
+#include <boost/test/unit_test.hpp>
+
+#include <troupe/float16.hpp>
+#include <troupe/troupe.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <unistd.h>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "graph/ir_xml.hpp"
+#include "tests/support/expect_error.hpp"
+#include "tests/support/graph_builder.hpp"
+#include "tests/support/ort_case.hpp"
+#include "tests/support/random_tensor.hpp"
+#include "tests/support/run_command.hpp"
+#include "tests/support/test_data.hpp"
+
+using namespace troupe;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// Writes an IR net by hand: layers with their ports (inputs first, then outputs, numbered in
+/// that order) and the edges between them; Const bytes go into `bin`.
+struct ir_net {
+  std::vector<std::string> layers;
+  std::vector<std::string> edges;
+  std::string bin;
+  int next = 0;
+  int version = 11;
+
+  struct port_ref { int layer, port; std::string precision; std::vector<int64_t> dims; };
+
+  static std::string dims_xml(const std::vector<int64_t>& d) {
+    std::string s;
+    for (auto x : d) s += "<dim>" + std::to_string(x) + "</dim>";
+    return s;
+  }
+  static std::string csv(const std::vector<int64_t>& d) {
+    std::string s;
+    for (std::size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
+    return s;
+  }
+
+  /// A layer; `outs` lists its outputs' (precision, dims, names).
+  std::vector<port_ref> layer(const std::string& type, const std::string& version, const std::string& data,
+                              const std::vector<port_ref>& in,
+                              const std::vector<std::tuple<std::string, std::vector<int64_t>, std::string>>& outs,
+                              const std::string& name = "", const std::string& extra = "") {
+    int id = next++;
+    std::string x = "<layer id=\"" + std::to_string(id) + "\" name=\"" + (name.empty() ? type + std::to_string(id) : name) +
+                    "\" type=\"" + type + "\" version=\"" + version + "\">";
+    if (!data.empty()) x += "<data " + data + "/>";
+    int port = 0;
+    if (!in.empty()) {
+      x += "<input>";
+      for (const auto& p : in) {
+        x += "<port id=\"" + std::to_string(port) + "\" precision=\"" + p.precision + "\">" + dims_xml(p.dims) + "</port>";
+        edges.push_back("<edge from-layer=\"" + std::to_string(p.layer) + "\" from-port=\"" + std::to_string(p.port) +
+                        "\" to-layer=\"" + std::to_string(id) + "\" to-port=\"" + std::to_string(port) + "\"/>");
+        ++port;
+      }
+      x += "</input>";
+    }
+    std::vector<port_ref> r;
+    if (!outs.empty()) {
+      x += "<output>";
+      for (const auto& [prec, dims, names] : outs) {
+        x += "<port id=\"" + std::to_string(port) + "\" precision=\"" + prec + "\"" +
+             (names.empty() ? std::string() : " names=\"" + names + "\"") + ">" + dims_xml(dims) + "</port>";
+        r.push_back({id, port, prec, dims});
+        ++port;
+      }
+      x += "</output>";
+    }
+    x += extra + "</layer>";
+    layers.push_back(x);
+    return r;
+  }
+  port_ref param(const std::string& name, const std::string& prec, const std::string& et, std::vector<int64_t> dims,
+                 const std::string& shape_text = "") {
+    return layer("Parameter", "opset1", "shape=\"" + (shape_text.empty() ? csv(dims) : shape_text) + "\" element_type=\"" + et + "\"",
+                 {}, {{prec, dims, name}}, name)[0];
+  }
+  port_ref constant(const Tensor& t, const std::string& prec, const std::string& et) {
+    std::size_t offset = bin.size();
+    bin.append(static_cast<const char*>(t.data()), t.get_byte_size());
+    return layer("Const", "opset1",
+                 "element_type=\"" + et + "\" shape=\"" + csv(t.get_shape()) + "\" offset=\"" + std::to_string(offset) +
+                     "\" size=\"" + std::to_string(t.get_byte_size()) + "\"",
+                 {}, {{prec, t.get_shape(), ""}})[0];
+  }
+  port_ref f32(const std::vector<float>& v, Shape s) {
+    Tensor t(element_type::f32, s);
+    std::copy(v.begin(), v.end(), t.data<float>());
+    return constant(t, "FP32", "f32");
+  }
+  port_ref i64(const std::vector<int64_t>& v, Shape s = {}) {
+    if (s.empty() && v.size() != 1) s = {static_cast<int64_t>(v.size())};
+    Tensor t(element_type::i64, s);
+    std::copy(v.begin(), v.end(), t.data<int64_t>());
+    return constant(t, "I64", "i64");
+  }
+  port_ref i64s(const std::vector<int64_t>& v) {
+    Tensor t(element_type::i64, {static_cast<int64_t>(v.size())});
+    std::copy(v.begin(), v.end(), t.data<int64_t>());
+    return constant(t, "I64", "i64");
+  }
+  /// One-output op of FP32 with dims `out`.
+  port_ref op(const std::string& type, const std::string& version, const std::string& data, const std::vector<port_ref>& in,
+              std::vector<int64_t> out, const std::string& prec = "FP32", const std::string& names = "") {
+    return layer(type, version, data, in, {{prec, out, names}})[0];
+  }
+  void result(const port_ref& p, const std::string& name = "") {
+    layer("Result", "opset1", "", {p}, {}, name);
+  }
+  std::string xml() const {
+    std::string s = "<?xml version=\"1.0\"?>\n<net name=\"test\" version=\"" + std::to_string(version) + "\"><layers>";
+    for (const auto& l : layers) s += l;
+    s += "</layers><edges>";
+    for (const auto& e : edges) s += e;
+    return s + "</edges></net>";
+  }
+  graph::Graph read(const std::string& source = "test.xml") const {
+    return graph::read_ir_memory(xml(), bin.data(), bin.size(), source);
+  }
+};
+
+Tensor f32_tensor(const Shape& s, std::vector<float> v) {
+  Tensor t(element_type::f32, s);
+  std::copy(v.begin(), v.end(), t.data<float>());
+  return t;
+}
+
+std::vector<float> floats(const Tensor& t) {
+  std::vector<float> r(static_cast<std::size_t>(t.get_size()));
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    switch (t.get_element_type()) {
+    case element_type::f32: r[i] = t.data<float>()[i]; break;
+    case element_type::i64: r[i] = static_cast<float>(t.data<int64_t>()[i]); break;
+    case element_type::i32: r[i] = static_cast<float>(t.data<int32_t>()[i]); break;
+    case element_type::boolean: r[i] = t.data<bool>()[i]; break;
+    default: BOOST_FAIL("unexpected element type " << to_string(t.get_element_type()));
+    }
+  }
+  return r;
+}
+
+/// max |a - b| <= tol * (1 + max|b|), same shapes.
+void expect_close(const Tensor& got, const Tensor& want, double tol, const std::string& what) {
+  BOOST_TEST_REQUIRE((got.get_shape() == want.get_shape()), what << ": shape " << to_string(got.get_shape()) << " vs "
+                                                                   << to_string(want.get_shape()));
+  auto a = floats(got), b = floats(want);
+  double err = 0, ref = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    err = std::max(err, static_cast<double>(std::abs(a[i] - b[i])));
+    ref = std::max(ref, static_cast<double>(std::abs(b[i])));
+    if (std::isnan(a[i]) != std::isnan(b[i])) err = 1e30;
+  }
+  BOOST_TEST(err <= tol * (1 + ref), what << ": max error " << err << " (max |ref| " << ref << ")");
+}
+
+/// The IR net read and run by the reference kernels against the ONNX graph `want` on `in`.
+void expect_same(const ir_net& net, const graph::Graph& want, const std::vector<Tensor>& in, double tol,
+                 const std::string& what) {
+  graph::Graph got = net.read();
+  auto a = tests::run_reference(got, in), b = tests::run_reference(want, in);
+  BOOST_TEST_REQUIRE(a.size() == b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) expect_close(a[i], b[i], tol, what + " output " + std::to_string(i));
+}
+
+std::vector<Tensor> run_ir(const ir_net& net, const std::vector<Tensor>& in) {
+  return tests::run_reference(net.read(), in);
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(mappings)
+
+BOOST_AUTO_TEST_CASE(convolution_bias_relu) {
+  Tensor w = tests::random_tensor({4, 3, 3, 3}, 7), bias = tests::random_tensor({4}, 8), x = tests::random_tensor({1, 3, 8, 8}, 9);
+  ir_net n;
+  auto p = n.param("x", "FP32", "f32", {1, 3, 8, 8});
+  auto c = n.op("Convolution", "opset1", "strides=\"2,2\" dilations=\"1,1\" pads_begin=\"1,1\" pads_end=\"0,0\" auto_pad=\"explicit\"",
+                {p, n.constant(w, "FP32", "f32")}, {1, 4, 4, 4});
+  auto a = n.op("Add", "opset1", "auto_broadcast=\"numpy\"", {c, n.constant(bias.reshaped({1, 4, 1, 1}), "FP32", "f32")}, {1, 4, 4, 4});
+  n.result(n.op("Relu", "opset1", "", {a}, {1, 4, 4, 4}));
+  tests::builder b;
+  auto bx = b.input({1, 3, 8, 8});
+  auto conv = b.op("Conv", {bx, b.constant(w), b.constant(bias)}, {{"strides", std::vector<int64_t>{2, 2}}, {"pads", std::vector<int64_t>{1, 1, 0, 0}}});
+  b.output(b.op("Relu", {conv}));
+  expect_same(n, b.g, {x}, 1e-5, "Convolution");
+}
+
+BOOST_AUTO_TEST_CASE(group_convolution_depthwise_and_backprop) {
+  Tensor w = tests::random_tensor({4, 1, 1, 3, 3}, 11), x = tests::random_tensor({1, 4, 6, 6}, 12);
+  Tensor wt = tests::random_tensor({4, 2, 2, 2}, 13);
+  ir_net n;
+  auto p = n.param("x", "FP32", "f32", {1, 4, 6, 6});
+  auto g = n.op("GroupConvolution", "opset1", "strides=\"1,1\" dilations=\"1,1\" pads_begin=\"1,1\" pads_end=\"1,1\"",
+                {p, n.constant(w, "FP32", "f32")}, {1, 4, 6, 6});
+  n.result(n.op("ConvolutionBackpropData", "opset1", "strides=\"2,2\" dilations=\"1,1\" pads_begin=\"0,0\" pads_end=\"0,0\"",
+                {g, n.constant(wt, "FP32", "f32")}, {1, 2, 12, 12}));
+  tests::builder b;
+  auto bx = b.input({1, 4, 6, 6});
+  auto c = b.op("Conv", {bx, b.constant(w.reshaped({4, 1, 3, 3}))}, {{"group", int64_t{4}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  b.output(b.op("ConvTranspose", {c, b.constant(wt)}, {{"strides", std::vector<int64_t>{2, 2}}}));
+  expect_same(n, b.g, {x}, 1e-5, "GroupConvolution + ConvolutionBackpropData");
+}
+
+BOOST_AUTO_TEST_CASE(pooling_and_batch_norm) {
+  Tensor x = tests::random_tensor({1, 2, 7, 7}, 21);
+  Tensor gamma = tests::random_tensor({2}, 22), beta = tests::random_tensor({2}, 23), mean = tests::random_tensor({2}, 24);
+  Tensor var = f32_tensor({2}, {0.5f, 2.0f});
+  ir_net n;
+  auto p = n.param("x", "FP32", "f32", {1, 2, 7, 7});
+  auto bn = n.op("BatchNormInference", "opset5", "epsilon=\"0.001\"",
+                 {p, n.constant(gamma, "FP32", "f32"), n.constant(beta, "FP32", "f32"), n.constant(mean, "FP32", "f32"), n.constant(var, "FP32", "f32")},
+                 {1, 2, 7, 7});
+  auto mp = n.op("MaxPool", "opset1", "strides=\"2,2\" pads_begin=\"0,0\" pads_end=\"0,0\" kernel=\"3,3\" rounding_type=\"ceil\" auto_pad=\"explicit\"",
+                 {bn}, {1, 2, 3, 3});
+  n.result(mp);
+  n.result(n.op("AvgPool", "opset1", "strides=\"2,2\" pads_begin=\"1,1\" pads_end=\"1,1\" kernel=\"3,3\" exclude-pad=\"true\" rounding_type=\"floor\"",
+                {bn}, {1, 2, 4, 4}));
+  tests::builder b;
+  auto bx = b.input({1, 2, 7, 7});
+  auto bb = b.op("BatchNormalization", {bx, b.constant(gamma), b.constant(beta), b.constant(mean), b.constant(var)}, {{"epsilon", 0.001f}});
+  b.output(b.op("MaxPool", {bb}, {{"kernel_shape", std::vector<int64_t>{3, 3}}, {"strides", std::vector<int64_t>{2, 2}}, {"ceil_mode", int64_t{1}}}));
+  b.output(b.op("AveragePool", {bb}, {{"kernel_shape", std::vector<int64_t>{3, 3}}, {"strides", std::vector<int64_t>{2, 2}},
+                                      {"pads", std::vector<int64_t>{1, 1, 1, 1}}}));
+  expect_same(n, b.g, {x}, 1e-6, "pooling");
+}
+
+BOOST_AUTO_TEST_CASE(matmul_transpose_softmax_mvn) {
+  Tensor x = tests::random_tensor({2, 3, 4}, 31), w = tests::random_tensor({5, 4}, 32);
+  ir_net n;
+  auto p = n.param("x", "FP32", "f32", {2, 3, 4});
+  auto mm = n.op("MatMul", "opset1", "transpose_a=\"false\" transpose_b=\"true\"", {p, n.constant(w, "FP32", "f32")}, {2, 3, 5});
+  n.result(n.op("SoftMax", "opset1", "axis=\"2\"", {mm}, {2, 3, 5}));
+  n.result(n.op("Softmax", "opset8", "axis=\"-2\"", {mm}, {2, 3, 5}));
+  n.result(n.op("MVN", "opset6", "eps=\"1e-5\" normalize_variance=\"true\" eps_mode=\"inside_sqrt\"", {mm, n.i64s({-1})}, {2, 3, 5}));
+  tests::builder b;
+  auto bx = b.input({2, 3, 4});
+  auto bm = b.op("MatMul", {bx, b.op("Transpose", {b.constant(w)}, {{"perm", std::vector<int64_t>{1, 0}}})});
+  b.output(b.op("Softmax", {bm}, {{"axis", int64_t{2}}}));
+  b.output(b.op("Softmax", {bm}, {{"axis", int64_t{-2}}}));
+  Tensor ones = f32_tensor({5}, std::vector<float>(5, 1.0f)), zeros = f32_tensor({5}, std::vector<float>(5, 0.0f));
+  b.output(b.op("LayerNormalization", {bm, b.constant(ones), b.constant(zeros)}, {{"epsilon", 1e-5f}}));
+  b.g.opset = 17;
+  expect_same(n, b.g, {x}, 1e-5, "MatMul/SoftMax/MVN");
+}
+
+BOOST_AUTO_TEST_CASE(activations_on_known_values) {
+  std::vector<float> xs{-4.0f, -1.5f, -0.25f, 0.0f, 0.5f, 2.0f, 3.5f, 7.0f};
+  Tensor x = f32_tensor({8}, xs);
+  ir_net n;
+  auto p = n.param("x", "FP32", "f32", {8});
+  std::vector<std::pair<std::string, std::string>> ops{
+      {"Clamp", "min=\"-1\" max=\"2.5\""}, {"HSwish", ""}, {"HSigmoid", ""}, {"Swish", ""}, {"Gelu", "approximation_mode=\"ERF\""},
+      {"Sigmoid", ""}, {"Tanh", ""}, {"Exp", ""}, {"Erf", ""}, {"Elu", "alpha=\"0.5\""}, {"Negative", ""}, {"Abs", ""}};
+  for (const auto& [t, d] : ops) n.result(n.op(t, t == "Gelu" ? "opset7" : t == "HSwish" || t == "HSigmoid" || t == "Swish" ? "opset4" : "opset1", d, {p}, {8}));
+  auto y = run_ir(n, {x});
+  auto sig = [](double v) { return 1 / (1 + std::exp(-v)); };
+  std::vector<std::function<double(double)>> f{
+      [](double v) { return std::min(2.5, std::max(-1.0, v)); },
+      [](double v) { return v * std::min(6.0, std::max(0.0, v + 3)) / 6; },
+      [](double v) { return std::min(6.0, std::max(0.0, v + 3)) / 6; },
+      [&](double v) { return v * sig(v); },
+      [](double v) { return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); },
+      sig,
+      [](double v) { return std::tanh(v); },
+      [](double v) { return std::exp(v); },
+      [](double v) { return std::erf(v); },
+      [](double v) { return v >= 0 ? v : 0.5 * (std::exp(v) - 1); },
+      [](double v) { return -v; },
+      [](double v) { return std::abs(v); }};
+  BOOST_TEST_REQUIRE(y.size() == f.size());
+  for (std::size_t k = 0; k < f.size(); ++k)
+    for (std::size_t i = 0; i < xs.size(); ++i)
+      BOOST_TEST(std::abs(y[k].data<float>()[i] - f[k](xs[i])) <= 1e-5 * (1 + std::abs(f[k](xs[i]))),
+                 ops[k].first << "(" << xs[i] << ") = " << y[k].data<float>()[i] << ", want " << f[k](xs[i]));
+}
+
+BOOST_AUTO_TEST_CASE(binary_broadcast_power_divide_select) {
+  Tensor a = f32_tensor({2, 3}, {1, 2, 3, 4, 5, 6}), c = f32_tensor({3}, {2, 4, 8});
+  ir_net n;
+  auto pa = n.param("a", "FP32", "f32", {2, 3});
+  auto pc = n.param("c", "FP32", "f32", {3});
+  n.result(n.op("Subtract", "opset1", "auto_broadcast=\"numpy\"", {pa, pc}, {2, 3}));
+  n.result(n.op("Divide", "opset1", "auto_broadcast=\"numpy\" m_pythondiv=\"true\"", {pa, pc}, {2, 3}));
+  n.result(n.op("Power", "opset1", "auto_broadcast=\"numpy\"", {pa, n.f32({2}, {})}, {2, 3}));
+  auto eq = n.op("Greater", "opset1", "auto_broadcast=\"numpy\"", {pa, pc}, {2, 3}, "BOOL");
+  n.result(n.op("Select", "opset1", "auto_broadcast=\"numpy\"", {eq, pa, pc}, {2, 3}));
+  // integer division floors (python division) where ONNX's Div truncates
+  ir_net m;
+  auto ia = m.param("a", "I64", "i64", {4});
+  m.result(m.op("Divide", "opset1", "auto_broadcast=\"numpy\"", {ia, m.i64({-2}, {})}, {4}, "I64"));
+  auto y = run_ir(n, {a, c});
+  BOOST_TEST(floats(y[0]) == (std::vector<float>{-1, -2, -5, 2, 1, -2}), boost::test_tools::per_element());
+  BOOST_TEST(floats(y[1]) == (std::vector<float>{0.5f, 0.5f, 0.375f, 2, 1.25f, 0.75f}), boost::test_tools::per_element());
+  BOOST_TEST(floats(y[2]) == (std::vector<float>{1, 4, 9, 16, 25, 36}), boost::test_tools::per_element());
+  BOOST_TEST(floats(y[3]) == (std::vector<float>{2, 4, 8, 4, 5, 8}), boost::test_tools::per_element());
+  Tensor ints(element_type::i64, {4});
+  for (int i = 0; i < 4; ++i) ints.data<int64_t>()[i] = std::vector<int64_t>{7, -7, 6, -1}[static_cast<std::size_t>(i)];
+  auto z = run_ir(m, {ints});
+  BOOST_TEST(floats(z[0]) == (std::vector<float>{-4, 3, -3, 0}), boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(shape_ops_on_known_values) {
+  Tensor x(element_type::f32, {2, 3, 4});
+  for (int i = 0; i < 24; ++i) x.data<float>()[i] = static_cast<float>(i);
+  ir_net n;
+  auto p = n.param("x", "FP32", "f32", {2, 3, 4});
+  n.result(n.op("Reshape", "opset1", "special_zero=\"true\"", {p, n.i64s({0, -1})}, {2, 12}));                   // 0
+  n.result(n.op("Transpose", "opset1", "", {p, n.i64s({2, 0, 1})}, {4, 2, 3}));                                  // 1
+  n.result(n.op("Concat", "opset1", "axis=\"1\"", {p, p}, {2, 6, 4}));                                             // 2
+  n.result(n.op("Unsqueeze", "opset1", "", {p, n.i64s({0})}, {1, 2, 3, 4}));                                        // 3
+  n.result(n.op("Gather", "opset8", "batch_dims=\"0\"", {p, n.i64s({2, 0}), n.i64({1}, {})}, {2, 2, 4}));           // 4
+  n.result(n.op("ShapeOf", "opset3", "output_type=\"i64\"", {p}, {3}, "I64"));                                     // 5
+  n.result(n.op("StridedSlice", "opset1", "begin_mask=\"0,1,0\" end_mask=\"0,1,0\" new_axis_mask=\"\" shrink_axis_mask=\"1,0,0\" ellipsis_mask=\"\"",
+                {p, n.i64s({1, 0, 1}), n.i64s({2, 0, 4}), n.i64s({1, 1, 2})}, {3, 2}));                              // 6
+  n.result(n.op("Slice", "opset8", "", {p, n.i64s({-1}), n.i64s({-100}), n.i64s({-2}), n.i64s({2})}, {2, 3, 2}));     // 7
+  auto sp = n.layer("VariadicSplit", "opset1", "", {p, n.i64({2}, {}), n.i64s({1, -1})}, {{"FP32", {2, 3, 1}, ""}, {"FP32", {2, 3, 3}, ""}});
+  n.result(sp[1]);                                                                                                  // 8
+  n.result(n.op("Pad", "opset1", "pad_mode=\"constant\"", {p, n.i64s({0, 1, 0}), n.i64s({0, 0, 1}), n.f32({-1}, {})}, {2, 4, 5})); // 9
+  n.result(n.op("ReduceMean", "opset1", "keep_dims=\"false\"", {p, n.i64s({1, 2})}, {2}));                         // 10
+  n.result(n.op("Broadcast", "opset3", "mode=\"numpy\"", {n.f32({3}, {}), n.i64s({2, 2})}, {2, 2}));               // 11
+  n.result(n.op("Squeeze", "opset1", "", {n.op("Unsqueeze", "opset1", "", {p, n.i64s({1})}, {2, 1, 3, 4}), n.i64s({1})}, {2, 3, 4})); // 12
+  auto y = run_ir(n, {x});
+  auto v = [&](std::size_t k) { return floats(y[k]); };
+  BOOST_TEST((y[0].get_shape() == Shape{2, 12}));
+  BOOST_TEST(v(0) == floats(x), boost::test_tools::per_element());
+  BOOST_TEST((y[1].get_shape() == Shape{4, 2, 3}));
+  BOOST_TEST(v(1)[1] == 4.0f); // [0, 0, 1] of the transposed: x[0, 1, 0]
+  BOOST_TEST((y[2].get_shape() == Shape{2, 6, 4}));
+  BOOST_TEST((y[3].get_shape() == Shape{1, 2, 3, 4}));
+  BOOST_TEST(v(4) == (std::vector<float>{8, 9, 10, 11, 0, 1, 2, 3, 20, 21, 22, 23, 12, 13, 14, 15}), boost::test_tools::per_element());
+  BOOST_TEST(v(5) == (std::vector<float>{2, 3, 4}), boost::test_tools::per_element());
+  BOOST_TEST((y[6].get_shape() == Shape{3, 2}));
+  BOOST_TEST(v(6) == (std::vector<float>{13, 15, 17, 19, 21, 23}), boost::test_tools::per_element());
+  BOOST_TEST(v(7) == (std::vector<float>{3, 1, 7, 5, 11, 9, 15, 13, 19, 17, 23, 21}), boost::test_tools::per_element());
+  BOOST_TEST((y[8].get_shape() == Shape{2, 3, 3}));
+  BOOST_TEST(v(8)[0] == 1.0f);
+  BOOST_TEST((y[9].get_shape() == Shape{2, 4, 5}));
+  BOOST_TEST(v(9)[0] == -1.0f);
+  BOOST_TEST(v(9)[5] == 0.0f);
+  BOOST_TEST(v(10) == (std::vector<float>{5.5f, 17.5f}), boost::test_tools::per_element());
+  BOOST_TEST(v(11) == (std::vector<float>{3, 3, 3, 3}), boost::test_tools::per_element());
+  BOOST_TEST(v(12) == floats(x), boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(interpolate_4_and_11) {
+  Tensor x = tests::random_tensor({1, 2, 3, 4}, 41);
+  ir_net n;
+  auto p = n.param("x", "FP32", "f32", {1, 2, 3, 4});
+  n.result(n.op("Interpolate", "opset4",
+                "mode=\"nearest\" shape_calculation_mode=\"scales\" coordinate_transformation_mode=\"asymmetric\" nearest_mode=\"floor\" antialias=\"false\" pads_begin=\"0,0,0,0\" pads_end=\"0,0,0,0\" cube_coeff=\"-0.75\"",
+                {p, n.i64s({6, 8}), n.f32({2, 2}, {2}), n.i64s({2, 3})}, {1, 2, 6, 8}));
+  n.result(n.op("Interpolate", "opset11",
+                "mode=\"linear_onnx\" shape_calculation_mode=\"sizes\" coordinate_transformation_mode=\"half_pixel\" antialias=\"false\"",
+                {p, n.i64s({5, 7}), n.i64s({2, 3})}, {1, 2, 5, 7}));
+  tests::builder b;
+  auto bx = b.input({1, 2, 3, 4});
+  Tensor scales = f32_tensor({4}, {1, 1, 2, 2});
+  b.output(b.op("Resize", {bx, graph::no_value, b.constant(scales)},
+                {{"mode", std::string("nearest")}, {"coordinate_transformation_mode", std::string("asymmetric")}, {"nearest_mode", std::string("floor")}}));
+  b.output(b.op("Resize", {bx, graph::no_value, graph::no_value, b.i64s({1, 2, 5, 7})},
+                {{"mode", std::string("linear")}, {"coordinate_transformation_mode", std::string("half_pixel")}}));
+  expect_same(n, b.g, {x}, 1e-6, "Interpolate");
+}
+
+/// f16 and i8 weights (Const then Convert, a dequantizing Multiply) and FakeQuantize.
+BOOST_AUTO_TEST_CASE(compressed_weights_and_fake_quantize) {
+  Tensor h(element_type::f16, {3});
+  for (int i = 0; i < 3; ++i) h.data<uint16_t>()[i] = float_to_half_bits(std::vector<float>{0.5f, -2.0f, 1024.0f}[static_cast<std::size_t>(i)]);
+  Tensor q(element_type::i8, {3});
+  for (int i = 0; i < 3; ++i) q.data<int8_t>()[i] = static_cast<int8_t>(std::vector<int>{-128, 3, 127}[static_cast<std::size_t>(i)]);
+  ir_net n;
+  auto p = n.param("x", "FP32", "f32", {3});
+  auto wh = n.op("Convert", "opset1", "destination_type=\"f32\"", {n.constant(h, "FP16", "f16")}, {3});
+  auto wq = n.op("Multiply", "opset1", "", {n.op("Convert", "opset1", "destination_type=\"f32\"", {n.constant(q, "I8", "i8")}, {3}), n.f32({0.5f}, {})}, {3});
+  n.result(n.op("Add", "opset1", "", {p, wh}, {3}));
+  n.result(n.op("Multiply", "opset1", "", {p, wq}, {3}));
+  n.result(n.op("FakeQuantize", "opset1", "levels=\"5\" auto_broadcast=\"numpy\"",
+                {p, n.f32({0}, {}), n.f32({2}, {}), n.f32({-1}, {}), n.f32({1}, {})}, {3}));
+  auto y = run_ir(n, {f32_tensor({3}, {1.0f, 0.375f, 5.0f})});
+  BOOST_TEST(floats(y[0]) == (std::vector<float>{1.5f, -1.625f, 1029.0f}), boost::test_tools::per_element());
+  BOOST_TEST(floats(y[1]) == (std::vector<float>{-64.0f, 0.5625f, 317.5f}), boost::test_tools::per_element());
+  // levels 5 over [0, 2]: steps of 0.5 -> outputs -1, -0.5, 0, 0.5, 1; 0.375 rounds to step 1 (0.5)
+  BOOST_TEST(floats(y[2]) == (std::vector<float>{0.0f, -0.5f, 1.0f}), boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(dynamic_dims_names_and_rt_info) {
+  ir_net n;
+  auto p = n.param("pixel_values", "FP32", "f32", {-1, 3, -1, -1}, "?,3,1..64,-1");
+  auto r = n.layer("Relu", "opset1", "", {p}, {{"FP32", {-1, 3, -1, -1}, "features,features_alias"}}, "relu_1",
+                   "<rt_info><attribute name=\"fused_names\" version=\"0\" value=\"relu_1,bn_1\"/></rt_info>")[0];
+  n.result(r, "features/sink_port_0");
+  Core core;
+  Model m = core.read_ir_from_memory(n.xml(), n.bin.data(), n.bin.size(), "dyn.xml");
+  BOOST_TEST(m.input().get_any_name() == "pixel_values");
+  BOOST_TEST(m.input().get_partial_shape().to_string() == "[?,3,?,?]");
+  BOOST_TEST(m.output().get_any_name() == "features");
+  BOOST_TEST(m.get_friendly_name() == "dyn");
+  bool found = false;
+  for (auto& op : m.get_ops())
+    if (op.get_friendly_name() == "relu_1") {
+      found = true;
+      BOOST_TEST(op.get_type_name() == "Relu");
+      BOOST_TEST(op.get_rt_info().at("fused_names") == "relu_1,bn_1");
+    }
+  BOOST_TEST(found);
+  // and it runs at two sizes on CPU
+  auto compiled = core.compile_model(m, "CPU");
+  auto req = compiled.create_infer_request();
+  for (int64_t s : {4, 9}) {
+    Tensor x = tests::random_tensor({1, 3, s, 5}, 5);
+    req.set_tensor("pixel_values", x);
+    req.infer();
+    Tensor y = req.get_tensor("features");
+    BOOST_TEST((y.get_shape() == Shape{1, 3, s, 5}));
+    BOOST_TEST(y.data<float>()[0] == std::max(0.0f, x.data<float>()[0]));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(unsupported_ops_are_listed_in_one_error) {
+  ir_net n;
+  auto p = n.param("x", "FP32", "f32", {1, 4});
+  auto a = n.op("PriorBox", "opset1", "", {p}, {1, 4});
+  auto b = n.op("Relu", "opset99", "", {a}, {1, 4});
+  auto c = n.op("NoSuchOp", "opset3", "", {b}, {1, 4});
+  n.result(c);
+  tests::expect_error([&] { n.read("bad_ops.xml"); },
+                      {"'bad_ops.xml'", "cannot map", "PriorBox (opset1)", "Relu (opset99)", "NoSuchOp (opset3)"});
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(bad_input)
+
+ir_net relu_net() {
+  ir_net n;
+  auto p = n.param("x", "FP32", "f32", {4});
+  auto a = n.op("Add", "opset1", "", {p, n.f32({1, 2, 3, 4}, {4})}, {4});
+  n.result(n.op("Relu", "opset1", "", {a}, {4}));
+  return n;
+}
+
+std::string replaced(std::string s, const std::string& from, const std::string& to) {
+  auto at = s.find(from);
+  BOOST_TEST_REQUIRE(at != std::string::npos, "'" << from << "' not in the IR");
+  return s.replace(at, from.size(), to);
+}
+
+void expect_bad(const std::string& xml, const std::string& bin, const std::vector<std::string>& pieces) {
+  tests::expect_error([&] { graph::read_ir_memory(xml, bin.data(), bin.size(), "bad.xml"); }, pieces);
+}
+
+BOOST_AUTO_TEST_CASE(not_xml_not_ir_and_wrong_version) {
+  auto n = relu_net();
+  expect_bad("this is not xml <", "", {"'bad.xml'", "not an OpenVINO IR", "cannot be parsed"});
+  expect_bad("<?xml version=\"1.0\"?><model/>", "", {"'bad.xml'", "root element is <model>"});
+  expect_bad(replaced(n.xml(), "version=\"11\"", "version=\"7\""), n.bin, {"'bad.xml'", "version '7'", "10 and 11"});
+  // version 10 is read
+  auto v10 = relu_net();
+  v10.version = 10;
+  BOOST_TEST(v10.read().ops.size() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(missing_and_short_weights) {
+  auto n = relu_net();
+  fs::path dir = fs::temp_directory_path() / ("troupe_ir_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "m.xml") << n.xml();
+  tests::expect_error([&] { Core().read_model((dir / "m.xml").string()); },
+                      {"m.xml", "layer 1", "cannot be opened", "m.bin"});
+  std::ofstream(dir / "m.bin", std::ios::binary) << n.bin.substr(0, 10);
+  tests::expect_error([&] { Core().read_model((dir / "m.xml").string()); },
+                      {"m.xml", "layer 1 'Const1'", "past the end of the weights", "(10 bytes)"});
+  std::ofstream(dir / "other.bin", std::ios::binary) << n.bin;
+  Model m = Core().read_model((dir / "m.xml").string(), (dir / "other.bin").string());
+  BOOST_TEST(m.outputs().size() == 1u);
+  fs::remove_all(dir);
+  expect_bad(replaced(n.xml(), "size=\"16\"", "size=\"12\""), n.bin, {"layer 1", "size 12 does not match", "16 bytes"});
+  expect_bad(replaced(n.xml(), "offset=\"0\"", "offset=\"18446744073709551615\""), n.bin, {"layer 1", "offset and size"});
+  expect_bad(replaced(n.xml(), "offset=\"0\"", "offset=\"9223372036854775800\""), n.bin, {"layer 1", "past the end"});
+}
+
+BOOST_AUTO_TEST_CASE(edges_precisions_and_cycles) {
+  auto n = relu_net();
+  std::string x = n.xml();
+  expect_bad(replaced(x, "from-layer=\"2\"", "from-layer=\"42\""), n.bin, {"layer 3 'Relu3'", "missing layer 42"});
+  expect_bad(replaced(x, "from-layer=\"2\" from-port=\"2\"", "from-layer=\"2\" from-port=\"7\""), n.bin,
+             {"layer 2 'Add2'", "output port 7"});
+  expect_bad(replaced(x, "to-layer=\"3\" to-port=\"0\"", "to-layer=\"3\" to-port=\"5\""), n.bin, {"layer 3 'Relu3'", "input port 5"});
+  expect_bad(replaced(x, "<edge from-layer=\"2\" from-port=\"2\" to-layer=\"3\" to-port=\"0\"/>", ""), n.bin,
+             {"layer 3 'Relu3'", "input port 0 has no incoming edge"});
+  // the Relu's input port says I64 while the Add gives FP32
+  std::string relu = x.substr(x.find("type=\"Relu\""));
+  expect_bad(x.substr(0, x.find("type=\"Relu\"")) + replaced(relu, "precision=\"FP32\"", "precision=\"I64\""), n.bin,
+             {"layer 3 'Relu3'", "precision i64", "precision f32"});
+  // Add reads the Relu's output: a cycle
+  expect_bad(replaced(x, "from-layer=\"0\" from-port=\"0\" to-layer=\"2\"", "from-layer=\"3\" from-port=\"1\" to-layer=\"2\""), n.bin,
+             {"'bad.xml'", "on a cycle"});
+  expect_bad(replaced(x, "<layer id=\"3\"", "<layer id=\"three\""), n.bin, {"'bad.xml'", "'Relu3'", "id 'three' is not an integer"});
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+/// save_model, read back, run on CPU: the ONNX path's outputs, bit for bit where the graph is the same.
+BOOST_AUTO_TEST_SUITE(round_trip)
+
+void round_trip(const tests::ort_case& c, double ort_rel) {
+  auto data = tests::load_ort_case(c);
+  Core core;
+  Model onnx = core.read_model(tests::data_path("models/" + c.model + ".onnx").string());
+  fs::path dir = fs::temp_directory_path() / ("troupe_ir_rt_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::string xml = (dir / (c.model + ".xml")).string();
+  save_model(onnx, xml);
+  Model ir = core.read_model(xml);
+  std::map<std::string, PartialShape> shapes;
+  for (const auto& [name, t] : data.inputs) shapes[name] = PartialShape(t.get_shape());
+  BOOST_TEST_REQUIRE(ir.inputs().size() == onnx.inputs().size());
+  BOOST_TEST_REQUIRE(ir.outputs().size() == onnx.outputs().size());
+  for (std::size_t k = 0; k < onnx.outputs().size(); ++k)
+    BOOST_TEST(ir.output(k).get_any_name() == onnx.output(k).get_any_name());
+  auto run = [&](Model m) {
+    m.reshape(shapes);
+    auto compiled = core.compile_model(m, "CPU");
+    auto req = compiled.create_infer_request();
+    for (const auto& [name, t] : data.inputs) req.set_tensor(name, t);
+    req.infer();
+    std::vector<Tensor> out;
+    for (std::size_t k = 0; k < m.outputs().size(); ++k) out.push_back(req.get_output_tensor(k).clone());
+    return out;
+  };
+  auto a = run(ir), b = run(onnx);
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    BOOST_TEST_REQUIRE((a[k].get_shape() == b[k].get_shape()));
+    auto x = floats(a[k]), y = floats(b[k]);
+    std::size_t equal = 0;
+    double err = 0, ref = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      equal += std::memcmp(&x[i], &y[i], sizeof(float)) == 0;
+      err = std::max(err, static_cast<double>(std::abs(x[i] - y[i])));
+      ref = std::max(ref, static_cast<double>(std::abs(y[i])));
+    }
+    std::cout << c.model << " output " << onnx.output(k).get_any_name() << ": IR vs ONNX on CPU: " << equal << " of "
+              << x.size() << " bit-equal, max |diff| " << err << " (max |ref| " << ref << ")\n";
+    BOOST_TEST(err <= 1e-5 * ref + 1e-6, c.model << ": IR vs ONNX max |diff| " << err);
+  }
+  // and against onnxruntime, as the model tests bound it
+  for (std::size_t k = 0; k < data.outputs.size() && k < a.size(); ++k) {
+    auto r = tests::compare_scaled(floats(a[k]), floats(data.outputs[k].second), ort_rel, 1e-5);
+    BOOST_TEST(r.ok, c.model << " IR vs onnxruntime: " << r.message);
+  }
+  std::cout << c.model << ": " << fs::file_size(xml) << " bytes of xml, " << fs::file_size(dir / (c.model + ".bin"))
+            << " bytes of weights\n";
+  fs::remove_all(dir);
+}
+
+const tests::ort_case cls{"ch_ppocr_mobile_v2.0_cls_infer", "1x3x48x192"};
+const tests::ort_case det{"ch_PP-OCRv4_det_presigmoid", "1x3x320x320"};
+const tests::ort_case rec{"ch_PP-OCRv4_rec_infer", "1x3x48x320"};
+const tests::ort_case bert{"bert_tiny", "1x32"};
+const tests::ort_case lm{"lm_tiny", "1x32"};
+
+BOOST_AUTO_TEST_CASE(ppocr_cls, *tests::needs_ort_case(cls)) { round_trip(cls, 1e-4); }
+BOOST_AUTO_TEST_CASE(ppocr_det, *tests::needs_ort_case(det)) { round_trip(det, 1e-4); }
+BOOST_AUTO_TEST_CASE(ppocr_rec, *tests::needs_ort_case(rec)) { round_trip(rec, 1e-4); }
+BOOST_AUTO_TEST_CASE(bert_tiny, *tests::needs_ort_case(bert)) { round_trip(bert, 1e-4); }
+BOOST_AUTO_TEST_CASE(lm_tiny, *tests::needs_ort_case(lm)) { round_trip(lm, 1e-4); }
+
+BOOST_AUTO_TEST_CASE(unwritable_ops_are_named) {
+  tests::builder b;
+  auto x = b.input({1, 4});
+  b.output(b.op("Relu", {b.op("Hardmax", {x})}));
+  graph::Graph g = b.g;
+  std::string xml, bin;
+  tests::expect_error([&] { graph::write_ir(g, "nms", xml, bin); }, {"save_model", "'nms'", "no OpenVINO IR equivalent", "Hardmax"});
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+/// troupe convert (the binary beside this test), then troupe query on what it wrote.
+BOOST_AUTO_TEST_CASE(cli_convert, *tests::needs_models({"ch_ppocr_mobile_v2.0_cls_infer"})) {
+  const std::string troupe = (fs::read_symlink("/proc/self/exe").parent_path() / "troupe").string();
+  fs::path dir = fs::temp_directory_path() / ("troupe_ir_cli_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string onnx = tests::data_path("models/ch_ppocr_mobile_v2.0_cls_infer.onnx").string();
+  auto r = tests::run_command(troupe + " convert -m " + onnx + " -o " + (dir / "cls.xml").string() + " 2>&1");
+  BOOST_TEST_REQUIRE(r.has_value());
+  BOOST_TEST(r->code == 0, r->out);
+  BOOST_TEST(fs::exists(dir / "cls.xml"));
+  BOOST_TEST(fs::file_size(dir / "cls.bin") > 500000u);
+  auto q = tests::run_command(troupe + " query -m " + (dir / "cls.xml").string() + " -d CPU 2>&1");
+  BOOST_TEST_REQUIRE(q.has_value());
+  BOOST_TEST(q->out.find("239 of 239 ops supported by CPU") != std::string::npos, q->out);
+  auto u = tests::run_command(troupe + " convert -m " + onnx + " 2>&1");
+  BOOST_TEST_REQUIRE(u.has_value());
+  BOOST_TEST(u->code == 2);
+  BOOST_TEST(u->out.find("-o is required") != std::string::npos, u->out);
+  fs::remove_all(dir);
+}
