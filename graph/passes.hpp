@@ -43,6 +43,13 @@ void fuse_activations(Graph& g);
 /// its intermediates have no other reader and share the root's affinity.
 void fuse_gelu(Graph& g);
 
+/// Layer normalization spelled out as exporters write it before opset 17: ReduceMean(x) over
+/// trailing axes, d = x - mean, ReduceMean(Pow(d, 2) or d * d), Sqrt(var + eps), d / that,
+/// optionally * gamma and + beta (constants over the normalized dims), becomes one
+/// LayerNormalization (scale of ones without gamma) when the intermediates have no other reader
+/// and share the Div's affinity.
+void fuse_layer_norm(Graph& g);
+
 /// Before opset 7, a PRelu's constant per-channel slope [C] (axis 1, no broadcasting rule)
 /// becomes [C, 1, ..., 1] against its input's rank: today's broadcasting, for every device.
 /// Needs the input's rank (run after shape inference, which accepts the legacy form).

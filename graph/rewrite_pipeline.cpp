@@ -10,6 +10,7 @@ void rewrite(Graph& g) {
   eliminate_identities(g);
   fuse_hardswish(g);
   fuse_gelu(g);
+  fuse_layer_norm(g);
   fold_batch_norm(g);
   fold_shift_into_batch_norm(g);
   fold_conv_affine(g);

@@ -526,6 +526,51 @@ BOOST_AUTO_TEST_CASE(gelu_spelled_out_runs_as_a_post_op_of_its_matmul) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(layer_norm_spelled_out_runs_as_one_onednn_layer_normalization) {
+  // As exporters wrote LayerNorm before opset 17 (BERT's embeddings): over the last axis or the
+  // last two, the square as Pow or d * d, with and without gamma and beta; opset 13 (axes as an
+  // attribute) and 18 (axes as an input).
+  struct variant {
+    bool pow, gamma, beta;
+    int axes;
+    int64_t opset;
+  };
+  for (const variant v : {variant{true, true, true, 1, 13}, variant{false, true, true, 1, 18},
+                          variant{true, true, false, 1, 13}, variant{true, false, false, 2, 13}}) {
+    BOOST_TEST_CONTEXT("pow " << v.pow << ", gamma " << v.gamma << ", beta " << v.beta << ", axes " << v.axes
+                              << ", opset " << v.opset) {
+      builder b;
+      b.g.opset = v.opset;
+      auto x = b.input({3, 4, 24});
+      const std::vector<int64_t> axes = v.axes == 1 ? std::vector<int64_t>{-1} : std::vector<int64_t>{1, 2};
+      auto mean_of = [&](ValueId t) {
+        if (v.opset >= 18) return b.op("ReduceMean", {t, b.i64s(axes)}, {{"keepdims", int64_t{1}}});
+        return b.op("ReduceMean", {t}, {{"axes", axes}, {"keepdims", int64_t{1}}});
+      };
+      auto d = b.op("Sub", {x, mean_of(x)});
+      auto sq = v.pow ? b.op("Pow", {d, b.scalar(2)}) : b.op("Mul", {d, d});
+      auto y = b.op("Div", {d, b.op("Sqrt", {b.op("Add", {mean_of(sq), b.scalar(1e-5f)})})});
+      const Shape norm = v.axes == 1 ? Shape{24} : Shape{4, 24};
+      if (v.gamma) y = b.op("Mul", {y, b.weights(norm)});
+      if (v.beta) y = b.op("Add", {b.weights(norm), y});
+      b.output(y);
+      graph::Graph fused = b.g;
+      graph::rewrite(fused);
+      BOOST_TEST_REQUIRE(fused.ops.size() == 1u);
+      BOOST_TEST(fused.ops[0].type == "LayerNormalization");
+      std::vector<Tensor> in{random_tensor({3, 4, 24}, 5)};
+      const auto spelled = run_reference(b.g, in), one = run_reference(fused, in);
+      double worst = 0;
+      for (int64_t j = 0; j < one[0].get_size(); ++j)
+        worst = std::max(worst, std::abs(double(one[0].data<float>()[j]) - spelled[0].data<float>()[j]));
+      BOOST_TEST(worst <= 1e-5);
+      const auto prof = check(fused, 1e-5f);
+      BOOST_TEST_REQUIRE(prof.size() == 1u);
+      BOOST_TEST(prof[0].exec_type != "ref");
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(matmul_batched_broadcast) {
   builder b;
   auto a = b.input({2, 1, 4, 5});

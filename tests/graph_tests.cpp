@@ -1094,6 +1094,27 @@ BOOST_AUTO_TEST_CASE(gelu_lookalikes_and_shared_intermediates_are_kept) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(layer_norm_lookalikes_are_kept) {
+  // Reduced over a leading axis, or the centred value read by a third op: not fused.
+  for (int variant = 0; variant < 2; ++variant) {
+    builder b(13);
+    auto x = b.input("x", {2, 8});
+    const std::vector<int64_t> axes{variant == 0 ? 0 : -1};
+    auto& mean = b.op("ReduceMean", {x}, {{"axes", axes}, {"keepdims", int64_t{1}}});
+    auto& d = b.op("Sub", {x, mean.outputs[0]});
+    auto& sq = b.op("Pow", {d.outputs[0], b.scalar(2)});
+    auto& var = b.op("ReduceMean", {sq.outputs[0]}, {{"axes", axes}, {"keepdims", int64_t{1}}});
+    auto& eps = b.op("Add", {var.outputs[0], b.scalar(1e-5f)});
+    auto& sd = b.op("Sqrt", {eps.outputs[0]});
+    auto& y = b.op("Div", {d.outputs[0], sd.outputs[0]});
+    b.g.outputs = {y.outputs[0]};
+    if (variant == 1) b.g.outputs.push_back(d.outputs[0]);
+    infer_shapes(b.g);
+    fuse_layer_norm(b.g);
+    BOOST_TEST(b.g.ops.size() == 7u, "variant " << variant);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(identities_are_removed_and_output_names_kept) {
   builder b;
   auto x = b.input("x", {2});
