@@ -77,6 +77,7 @@ void check_inputs(const CompiledModel::Impl& m, const std::vector<Tensor>& input
     throw Exception("the model takes " + std::to_string(m.inputs.size()) + " inputs (" + port_list(m.inputs) +
                     "), the request has " + std::to_string(inputs.size()));
   for (std::size_t i = 0; i < inputs.size(); ++i) check_tensor("input", m.inputs[i], inputs[i]);
+  check_named_dims(m.inputs, inputs);
 }
 
 caf::behavior model_actor(caf::stateful_actor<model_state>* self, std::shared_ptr<CompiledModel::Impl> model) {

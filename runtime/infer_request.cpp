@@ -211,6 +211,7 @@ void InferRequest::start_async() {
         throw Exception("input '" + s.model->inputs[i].get_any_name() + "' is not set (shape " +
                         s.model->inputs[i].get_partial_shape().to_string() + ", type " +
                         to_string(s.model->inputs[i].get_element_type()) + ")");
+    check_named_dims(s.model->inputs, s.inputs);
     job.request = ++s.current;
     job.inputs = s.inputs;
     s.running = true;

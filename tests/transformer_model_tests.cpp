@@ -38,6 +38,8 @@
 #define BOOST_TEST_MODULE transformer_model_tests
 #include <boost/test/unit_test.hpp>
 
+#include "tests/support/expect_error.hpp"
+
 #include <troupe/troupe.hpp>
 
 #include <algorithm>
@@ -289,3 +291,51 @@ TRANSFORMER_CASES(rec_dynint8, "ch_PP-OCRv4_rec_dynint8", std::vector<std::strin
                   MULTI_LISTS_A_GPU_THAT_REFUSES_A_DYNAMIC_MODEL)
 TRANSFORMER_CASES(det_dynint8, "ch_PP-OCRv4_det_presigmoid_dynint8", std::vector<std::string>{"1x3x320x320"},
                   MULTI_LISTS_A_GPU_THAT_REFUSES_A_DYNAMIC_MODEL)
+
+namespace {
+
+Tensor ids_of(std::vector<int64_t> v) {
+  Tensor t(element_type::i64, Shape{1, static_cast<int64_t>(v.size())});
+  std::copy(v.begin(), v.end(), t.data<int64_t>());
+  return t;
+}
+
+/// Issue 29's bad input on one device: a token id outside the embedding table names the op, the
+/// id and the table's size; inputs that disagree on a named dynamic dim (bert's
+/// sequence_length) name both inputs and both values; a mask of another rank names both shapes.
+void check_bad_inputs(const std::string& device) {
+  Core core;
+  {
+    auto req = core.compile_model(model_path("lm_tiny"), device).create_infer_request();
+    req.set_tensor("input_ids", ids_of({1, 2, 60000, 3}));
+    tests::expect_error([&] { req.infer(); }, {"Gather", "embed_tokens", "60000", "49152"});
+    req.set_tensor("input_ids", ids_of({1, 2, 3, -49153}));
+    tests::expect_error([&] { req.infer(); }, {"Gather", "-49153", "49152"});
+    req.set_tensor("input_ids", ids_of({1, 2, 3, 4})); // and the request still serves
+    req.infer();
+    BOOST_TEST(req.get_tensor("logits").get_shape() == (Shape{1, 4, 49152}));
+  }
+  {
+    auto req = core.compile_model(model_path("bert_tiny"), device).create_infer_request();
+    req.set_tensor("input_ids", ids_of(std::vector<int64_t>(16, 7)));
+    req.set_tensor("attention_mask", ids_of(std::vector<int64_t>(8, 1)));
+    tests::expect_error([&] { req.infer(); }, {"sequence_length", "'input_ids' dim 1 is 16", "'attention_mask' dim 1 is 8"});
+    Tensor rank3(element_type::i64, Shape{1, 1, 16});
+    tests::expect_error([&] { req.set_tensor("attention_mask", rank3); }, {"attention_mask", "[batch_size,sequence_length]", "[1,1,16]"});
+  }
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(bad_inputs_cpu, *needs("lm_tiny", {"1x32"}) * needs("bert_tiny", {"1x32"})) { check_bad_inputs("CPU"); }
+BOOST_AUTO_TEST_CASE(bad_inputs_reference, *needs("lm_tiny", {"1x32"}) * needs("bert_tiny", {"1x32"})) {
+  check_bad_inputs("REFERENCE");
+}
+BOOST_AUTO_TEST_CASE(bad_inputs_gpu, *utf::precondition(tests::gpu_present()) * needs("lm_tiny", {"1x32"}) *
+                                         needs("bert_tiny", {"1x32"})) {
+  check_bad_inputs("GPU");
+}
+BOOST_AUTO_TEST_CASE(bad_inputs_hetero, *utf::precondition(tests::gpu_present()) * needs("lm_tiny", {"1x32"}) *
+                                            needs("bert_tiny", {"1x32"})) {
+  check_bad_inputs("HETERO:GPU,CPU");
+}
