@@ -3,6 +3,7 @@
 #include <troupe/version.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <istream>
 #include <mutex>
 #include <set>
@@ -45,6 +46,34 @@ Model Core::read_model_from_memory(const void* data, std::size_t size, const std
   graph::upgrade_legacy_prelu(impl->graph);
   impl->name = name;
   return Model(impl);
+}
+
+/// The one place OpenVINO IR reaches before troupe reads it: read_model's (xml, bin) and (text,
+/// weights) forms end here for IR.
+[[noreturn]] static void ir_not_supported_yet(const std::string& what) {
+  throw Exception(what + " is OpenVINO IR (.xml + .bin), which troupe does not read yet; convert the model "
+                         "to ONNX, or read the .onnx file");
+}
+
+static bool ends_with_xml(const std::string& path) {
+  if (path.size() < 4) return false;
+  std::string tail = path.substr(path.size() - 4);
+  for (auto& c : tail) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return tail == ".xml";
+}
+
+Model Core::read_model(const std::string& model_path, const std::string& weights_path) const {
+  if (weights_path.empty() || !ends_with_xml(model_path)) return read_model(model_path);
+  ir_not_supported_yet("'" + model_path + "' (weights '" + weights_path + "')");
+}
+
+Model Core::read_model(const std::string& model, const Tensor& weights) const {
+  const auto first = model.find_first_not_of(" \t\r\n\xEF\xBB\xBF");
+  if (first != std::string::npos && model[first] == '<') ir_not_supported_yet("the model text given to read_model");
+  if (!weights.empty() && weights.get_byte_size() > 0)
+    throw Exception("read_model(model, weights): the model is ONNX, which holds its own weights; pass an empty "
+                    "weights tensor (got " + std::to_string(weights.get_byte_size()) + " bytes)");
+  return read_model_from_memory(model.data(), model.size());
 }
 
 CompiledModel Core::compile_model(const std::string& path, const std::string& device, const AnyMap& properties) {
@@ -295,6 +324,16 @@ static std::vector<std::string> shared_writable(Core::Impl& impl, const device_s
     else std::erase_if(shared, [&](const std::string& p) { return std::find(w.begin(), w.end(), p) == w.end(); });
   }
   return shared;
+}
+
+std::vector<std::string> Core::writable_property_names(const std::string& device) const {
+  auto all = get_property(device, "SUPPORTED_PROPERTIES").as<std::vector<std::string>>();
+  if (is_multi_or_auto(device) || is_hetero(device)) {
+    // A virtual device's own facts are its name and its list; the rest it takes (and hands on).
+    std::erase_if(all, [](const std::string& p) { return p == "FULL_DEVICE_NAME" || p == "SUPPORTED_PROPERTIES"; });
+    return all;
+  }
+  return writable_properties(*impl_->find(device).entry.dev);
 }
 
 Any Core::get_property(const std::string& device, const std::string& name) const {

@@ -34,6 +34,14 @@ public:
   /// read_model(model_text, weights); ONNX keeps the weights in the model, so troupe needs
   /// only the bytes.
   Model read_model_from_memory(const void* data, std::size_t size, const std::string& name = "model.onnx") const;
+  /// OpenVINO's read_model(model_path, bin_path). An ONNX file holds its weights, so
+  /// `weights_path` is not read for it (as in OpenVINO); an empty one is read_model(model_path).
+  /// An OpenVINO IR pair (.xml + .bin) is an error saying IR is not supported yet.
+  Model read_model(const std::string& model_path, const std::string& weights_path) const;
+  /// OpenVINO's read_model(model, weights) from memory: ONNX bytes (`weights` empty: ONNX holds its
+  /// weights), read as read_model_from_memory does. IR text (it starts with '<') is an error
+  /// saying IR is not supported yet.
+  Model read_model(const std::string& model, const Tensor& weights) const;
   CompiledModel compile_model(const Model& model, const std::string& device, const AnyMap& properties = {});
   CompiledModel compile_model(const std::string& path, const std::string& device, const AnyMap& properties = {});
   /// A model written by CompiledModel::export_model, compiled for `device` (the device it was
@@ -57,6 +65,9 @@ public:
   /// CACHE_DIR, the default of every device (a device's own setting wins).
   void set_property(const AnyMap& properties);
   Any get_property(const std::string& device, const std::string& name) const;
+  /// The names among the device's SUPPORTED_PROPERTIES that set_property takes; the others are
+  /// read-only (OpenVINO's PropertyName::is_mutable()).
+  std::vector<std::string> writable_property_names(const std::string& device) const;
 
   /// Adds the devices of a troupe worker on another machine (`troupe worker --listen`), at
   /// "host:port". They are named DEV@host:port (CPU@10.1.2.3:7000, GPU.0@10.1.2.3:7000) and
