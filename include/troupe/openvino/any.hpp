@@ -38,7 +38,10 @@ template <class T> troupe::Any to_text(const T& v) {
     return troupe::Any(troupe::element_type(v));
   else if constexpr (is_string_vector<T>::value) {
     std::string s;
-    for (const auto& e : v) s += (s.empty() ? "" : ",") + std::string(e);
+    for (const auto& e : v) {
+      if (!s.empty()) s.push_back(',');
+      s.append(std::string(e));
+    }
     return troupe::Any(s);
   } else {
     // OpenVINO's enums and value types (streams::Num, PerformanceMode, shapes) print their text.

@@ -72,7 +72,8 @@ private:
     std::string all;
     for (const auto& p : ps) {
       if (p.get_any_name() == name) return p;
-      all += (all.empty() ? "'" : ", '") + p.get_any_name() + "'";
+      if (!all.empty()) all.append(", ");
+      all.append("'").append(p.get_any_name()).append("'");
     }
     OPENVINO_THROW("the compiled model has no ", what, " named '", name, "'; its ", what, "s: ", all);
   }

@@ -103,7 +103,8 @@ template <class E, std::size_t N> struct enum_names {
         e = v;
         return is;
       }
-      all += (all.empty() ? "" : ", ") + std::string(n);
+      if (!all.empty()) all.append(", ");
+      all.append(n);
     }
     OPENVINO_THROW("'", s, "' is none of ", all);
   }
@@ -147,7 +148,11 @@ struct Priorities : Property<std::string> {
   using Property<std::string>::Property;
   template <class... Args> std::pair<std::string, Any> operator()(Args&&... devices) const {
     std::string list;
-    ((list += (list.empty() ? "" : ",") + std::string(std::forward<Args>(devices))), ...);
+    const auto add = [&list](const std::string& device) {
+      if (!list.empty()) list.push_back(',');
+      list.append(device);
+    };
+    (add(std::string(std::forward<Args>(devices))), ...);
     return {name(), Any(list)};
   }
 };

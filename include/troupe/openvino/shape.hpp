@@ -24,6 +24,8 @@ public:
   template <class It> Shape(It first, It last) : std::vector<std::size_t>(first, last) {}
   Shape(const troupe::Shape& dims) : std::vector<std::size_t>(dims.begin(), dims.end()) {}
   operator troupe::Shape() const { return troupe::Shape(begin(), end()); }
+  /// Directly too: troupe's calls that take a PartialShape (preprocessing's set_shape) take an ov::Shape.
+  operator troupe::PartialShape() const { return troupe::PartialShape(troupe::Shape(*this)); }
   std::string to_string() const { return troupe::to_string(troupe::Shape(*this)); }
 };
 
