@@ -27,8 +27,8 @@ public:
   explicit CompiledModel(troupe::CompiledModel compiled) : compiled_(std::move(compiled)) {}
 
   InferRequest create_infer_request() { return {compiled_.create_infer_request(), compiled_}; }
-  std::vector<Output<const Node>> inputs() const { return ports(compiled_.inputs(), false); }
-  std::vector<Output<const Node>> outputs() const { return ports(compiled_.outputs(), true); }
+  template <class = void> std::vector<Output<const Node>> inputs() const { return ports(compiled_.inputs(), false); }
+  template <class = void> std::vector<Output<const Node>> outputs() const { return ports(compiled_.outputs(), true); }
   Output<const Node> input() const { return {only(compiled_.inputs(), "input"), false}; }
   Output<const Node> input(std::size_t i) const { return {compiled_.input(i), false}; }
   Output<const Node> input(const std::string& name) const { return {named(compiled_.inputs(), name, "input"), false}; }

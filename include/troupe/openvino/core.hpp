@@ -49,7 +49,7 @@ public:
 
   std::vector<std::string> get_available_devices() const { return core_->available_devices(); }
   /// Every device's entry carries troupe's version; an unknown device is an error naming it.
-  std::map<std::string, Version> get_versions(const std::string& device_name) const {
+  template <class = void> std::map<std::string, Version> get_versions(const std::string& device_name) const {
     (void)core_->get_property(device_name, "FULL_DEVICE_NAME");
     return {{device_name, {troupe::version(), "troupe device (not an OpenVINO plugin)"}}};
   }
@@ -96,7 +96,7 @@ public:
     return CompiledModel(core_->import_model(stream, device_name, detail::to_troupe(properties)));
   }
 
-  SupportedOpsMap query_model(const std::shared_ptr<const Model>& model, const std::string& device_name,
+  template <class = void> SupportedOpsMap query_model(const std::shared_ptr<const Model>& model, const std::string& device_name,
                               const AnyMap& properties = {}) const {
     return core_->query_model(checked(model)->troupe_model(), device_name, detail::to_troupe(properties));
   }

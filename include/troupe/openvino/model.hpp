@@ -111,13 +111,16 @@ public:
 class Model : public std::enable_shared_from_this<Model> {
 public:
   explicit Model(troupe::Model model) : model_(std::move(model)) {}
+  // Members marked `template <class = void>` are ordinary calls; the template only defers
+  // compiling their bodies to the programs that call them (troupe/openvino.hpp stays quick to
+  // include).
   Model(const Model&) = delete; ///< shared through std::shared_ptr<ov::Model>, as OpenVINO's
   Model& operator=(const Model&) = delete;
 
-  std::vector<Output<Node>> inputs() { return ports<Node>(model_.inputs(), false); }
-  std::vector<Output<Node>> outputs() { return ports<Node>(model_.outputs(), true); }
-  std::vector<Output<const Node>> inputs() const { return ports<const Node>(model_.inputs(), false); }
-  std::vector<Output<const Node>> outputs() const { return ports<const Node>(model_.outputs(), true); }
+  template <class = void> std::vector<Output<Node>> inputs() { return ports<Node>(model_.inputs(), false); }
+  template <class = void> std::vector<Output<Node>> outputs() { return ports<Node>(model_.outputs(), true); }
+  template <class = void> std::vector<Output<const Node>> inputs() const { return ports<const Node>(model_.inputs(), false); }
+  template <class = void> std::vector<Output<const Node>> outputs() const { return ports<const Node>(model_.outputs(), true); }
   Output<Node> input() { return {only(model_.inputs(), "input"), false}; }
   Output<Node> input(std::size_t i) { return {model_.input(i), false}; }
   Output<Node> input(const std::string& name) { return {model_.input(name), false}; }
@@ -133,28 +136,28 @@ public:
   std::size_t get_output_size() const { return model_.outputs().size(); }
 
   /// Every op, in the model's order.
-  std::vector<std::shared_ptr<Node>> get_ops() const {
+  template <class = void> std::vector<std::shared_ptr<Node>> get_ops() const {
     std::vector<std::shared_ptr<Node>> r;
     for (auto& n : model_.get_ops()) r.push_back(std::make_shared<Node>(n));
     return r;
   }
-  std::vector<std::shared_ptr<Node>> get_ordered_ops() const { return get_ops(); }
+  template <class = void> std::vector<std::shared_ptr<Node>> get_ordered_ops() const { return get_ops(); }
   std::string get_friendly_name() const { return model_.get_friendly_name(); }
   /// The model's own runtime info: kept here for the application; troupe reads the ops' only.
   RTMap& get_rt_info() { return rt_; }
 
-  void reshape(const PartialShape& shape) { model_.reshape(troupe::PartialShape(shape)); }
-  void reshape(const std::map<std::string, PartialShape>& shapes) {
+  template <class = void> void reshape(const PartialShape& shape) { model_.reshape(troupe::PartialShape(shape)); }
+  template <class = void> void reshape(const std::map<std::string, PartialShape>& shapes) {
     std::map<std::string, troupe::PartialShape> by_name;
     for (const auto& [name, s] : shapes) by_name[name] = s;
     model_.reshape(by_name);
   }
-  void reshape(const std::map<std::size_t, PartialShape>& shapes) {
+  template <class = void> void reshape(const std::map<std::size_t, PartialShape>& shapes) {
     std::map<std::string, troupe::PartialShape> by_name;
     for (const auto& [i, s] : shapes) by_name[model_.input(i).get_any_name()] = s;
     model_.reshape(by_name);
   }
-  void reshape(const std::map<Output<Node>, PartialShape>& shapes) {
+  template <class = void> void reshape(const std::map<Output<Node>, PartialShape>& shapes) {
     std::map<std::string, troupe::PartialShape> by_name;
     for (const auto& [port, s] : shapes) {
       OPENVINO_ASSERT(!port.is_output(), "reshape: '", port.get_any_name(), "' is an output; reshape takes inputs");
