@@ -3,6 +3,7 @@
 #include <troupe/version.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <istream>
 #include <mutex>
 #include <set>
@@ -48,9 +49,8 @@ static std::string stem_of(const std::string& path) {
 }
 
 Model Core::read_model(const std::string& model_path, const std::string& weights_path) const {
-  if (!graph::is_ir_path(model_path))
-    throw Exception("read_model('" + model_path + "', '" + weights_path +
-                    "'): a weights file goes with an OpenVINO IR (.xml); an ONNX model holds its weights");
+  // As OpenVINO: an ONNX file holds its weights, so the weights path is not read for it.
+  if (!graph::is_ir_path(model_path)) return read_model(model_path);
   auto impl = std::make_shared<Model::Impl>();
   impl->graph = graph::read_ir_file(model_path, weights_path);
   impl->name = stem_of(model_path);
@@ -76,6 +76,16 @@ Model Core::read_model_from_memory(const void* data, std::size_t size, const std
   graph::upgrade_legacy_prelu(impl->graph);
   impl->name = name;
   return Model(impl);
+}
+
+Model Core::read_model(const std::string& model, const Tensor& weights) const {
+  const auto first = model.find_first_not_of(" \t\r\n\xEF\xBB\xBF");
+  if (first != std::string::npos && model[first] == '<') // IR text; its .bin bytes in `weights`
+    return read_ir_from_memory(model, weights.empty() ? nullptr : weights.data(), weights.empty() ? 0 : weights.get_byte_size());
+  if (!weights.empty() && weights.get_byte_size() > 0)
+    throw Exception("read_model(model, weights): the model is ONNX, which holds its own weights; pass an empty "
+                    "weights tensor (got " + std::to_string(weights.get_byte_size()) + " bytes)");
+  return read_model_from_memory(model.data(), model.size());
 }
 
 CompiledModel Core::compile_model(const std::string& path, const std::string& device, const AnyMap& properties) {
@@ -326,6 +336,16 @@ static std::vector<std::string> shared_writable(Core::Impl& impl, const device_s
     else std::erase_if(shared, [&](const std::string& p) { return std::find(w.begin(), w.end(), p) == w.end(); });
   }
   return shared;
+}
+
+std::vector<std::string> Core::writable_property_names(const std::string& device) const {
+  auto all = get_property(device, "SUPPORTED_PROPERTIES").as<std::vector<std::string>>();
+  if (is_multi_or_auto(device) || is_hetero(device)) {
+    // A virtual device's own facts are its name and its list; the rest it takes (and hands on).
+    std::erase_if(all, [](const std::string& p) { return p == "FULL_DEVICE_NAME" || p == "SUPPORTED_PROPERTIES"; });
+    return all;
+  }
+  return writable_properties(*impl_->find(device).entry.dev);
 }
 
 Any Core::get_property(const std::string& device, const std::string& name) const {

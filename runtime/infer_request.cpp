@@ -206,11 +206,19 @@ void InferRequest::start_async() {
   {
     std::lock_guard lock(s.mutex);
     if (s.running) throw Exception("start_async: the request is busy running an inference");
-    for (std::size_t i = 0; i < s.inputs.size(); ++i)
-      if (s.inputs[i].empty())
-        throw Exception("input '" + s.model->inputs[i].get_any_name() + "' is not set (shape " +
-                        s.model->inputs[i].get_partial_shape().to_string() + ", type " +
-                        to_string(s.model->inputs[i].get_element_type()) + ")");
+    for (std::size_t i = 0; i < s.inputs.size(); ++i) {
+      if (!s.inputs[i].empty()) continue;
+      const auto& p = s.model->inputs[i];
+      // As OpenVINO: a request of a static-shaped input owns a zero-filled tensor of it (the one
+      // get_tensor hands out), so create_infer_request(); infer(); runs. Allocated here, at first
+      // need, so an application that sets its own tensors never pays for it.
+      if (p.get_partial_shape().is_static()) {
+        s.inputs[i] = Tensor(p.get_element_type(), p.get_shape());
+        continue;
+      }
+      throw Exception("input '" + p.get_any_name() + "' is not set (shape " + p.get_partial_shape().to_string() +
+                      ", type " + to_string(p.get_element_type()) + "): a dynamic input needs set_tensor");
+    }
     check_named_dims(s.model->inputs, s.inputs);
     job.request = ++s.current;
     job.inputs = s.inputs;

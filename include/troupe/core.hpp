@@ -30,7 +30,9 @@ public:
   std::vector<std::string> available_devices() const;
   /// An ONNX model, or an OpenVINO IR (a path ending in .xml; its weights from the .bin beside it).
   Model read_model(const std::string& path) const;
-  /// An OpenVINO IR (v10, v11) with its weights from `weights_path` (empty: the .bin beside it).
+  /// OpenVINO's read_model(model_path, bin_path): an OpenVINO IR (v10, v11) with its weights from
+  /// `weights_path` (empty: the .bin beside it). An ONNX file holds its weights, so
+  /// `weights_path` is not read for it (as in OpenVINO).
   Model read_model(const std::string& model_path, const std::string& weights_path) const;
   /// An OpenVINO IR from memory: its .xml text and its .bin bytes (`weights` may be null when
   /// the IR has no constants); `name` is its friendly name and names it in errors.
@@ -41,6 +43,10 @@ public:
   /// read_model(model_text, weights); ONNX keeps the weights in the model, so troupe needs
   /// only the bytes.
   Model read_model_from_memory(const void* data, std::size_t size, const std::string& name = "model.onnx") const;
+  /// OpenVINO's read_model(model, weights) from memory: IR text (it starts with '<') with its
+  /// .bin bytes in `weights`, as read_ir_from_memory; or ONNX bytes (`weights` empty: ONNX
+  /// holds its weights), as read_model_from_memory.
+  Model read_model(const std::string& model, const Tensor& weights) const;
   CompiledModel compile_model(const Model& model, const std::string& device, const AnyMap& properties = {});
   CompiledModel compile_model(const std::string& path, const std::string& device, const AnyMap& properties = {});
   /// A model written by CompiledModel::export_model, compiled for `device` (the device it was
@@ -64,6 +70,9 @@ public:
   /// CACHE_DIR, the default of every device (a device's own setting wins).
   void set_property(const AnyMap& properties);
   Any get_property(const std::string& device, const std::string& name) const;
+  /// The names among the device's SUPPORTED_PROPERTIES that set_property takes; the others are
+  /// read-only (OpenVINO's PropertyName::is_mutable()).
+  std::vector<std::string> writable_property_names(const std::string& device) const;
 
   /// Adds the devices of a troupe worker on another machine (`troupe worker --listen`), at
   /// "host:port". They are named DEV@host:port (CPU@10.1.2.3:7000, GPU.0@10.1.2.3:7000) and

@@ -28,7 +28,9 @@ public:
   Tensor get_input_tensor(std::size_t index = 0);
   Tensor get_output_tensor(std::size_t index = 0);
 
-  /// Runs one inference and waits for it; rethrows its error.
+  /// Runs one inference and waits for it; rethrows its error. An input of static shape that was
+  /// never set runs with the request's own zero-filled tensor (get_tensor's), as in OpenVINO; an
+  /// unset dynamic input is an error naming it.
   void infer();
   void start_async();
   /// Waits for the running inference; rethrows its error.

@@ -123,6 +123,20 @@ grep -q "^troupe $(sed -n 's/^project(troupe VERSION \([0-9.]*\).*/\1/p' "$src/C
   fail "troupe::version() does not print the project version: $out"
 compare "$out"
 
+# OpenVINO's hello_classification on troupe/openvino.hpp, built against the package as a port
+# from OpenVINO would be: it runs and prints what the build tree's copy prints.
+cmake -S "$src/examples/openvino" -B "$work/ov-consumer" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_PREFIX_PATH="$prefix" >"$work/ov-configure.log" || { cat "$work/ov-configure.log"; fail "examples/openvino configure failed"; }
+ninja -C "$work/ov-consumer" ov_hello_classification >"$work/ov-build.log" ||
+  { cat "$work/ov-build.log"; fail "examples/openvino's hello_classification does not build against the package"; }
+ov_out=$("$work/ov-consumer/ov_hello_classification" "$model" CPU | grep '^result:') ||
+  fail "ov_hello_classification against the package failed"
+if [ -x "$build/bin/ov_hello_classification" ]; then
+  [ "$ov_out" = "$("$build/bin/ov_hello_classification" "$model" CPU | grep '^result:')" ] ||
+    fail "ov_hello_classification against the package printed '$ov_out', the build tree's copy differs"
+fi
+echo "ov_hello_classification (installed package): $ov_out"
+
 # pkg-config.
 flags=$(PKG_CONFIG_PATH=$prefix/$libdir/pkgconfig pkg-config --cflags --libs troupe) || fail "pkg-config troupe failed"
 g++ -O1 "$src/examples/first_program/main.cpp" -o "$work/first_program_pc" $flags -Wl,-rpath,"$prefix/$libdir" ||
