@@ -221,7 +221,7 @@ CompiledModel Core::import_model(std::istream& stream, const std::string& device
 
 /// Per op of the model (friendly name): the device it runs on (absent when none can) and why.
 /// query_model, query_model_unsupported and query_placement all answer from this.
-static void query_ops(Core::Impl& impl, const Model& model, const std::string& device, const AnyMap& properties,
+void query_ops(Core::Impl& impl, const Model& model, const std::string& device, const AnyMap& properties,
                       std::map<std::string, std::string>& placed, std::map<std::string, std::string>& why) {
   const graph::Graph& src = model.impl()->graph;
   if (is_hetero(device)) {

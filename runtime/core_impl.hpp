@@ -341,4 +341,10 @@ struct Core::Impl {
   }
 };
 
+/// Each op of `model` (friendly name) as `device` would take it: `placed` -> the device that runs
+/// it, `why` -> the reason (also for the ops no device can run). query_model and its kin answer
+/// from this, and MULTI asks it of a dynamic model's members.
+void query_ops(Core::Impl& impl, const Model& model, const std::string& device, const AnyMap& properties,
+               std::map<std::string, std::string>& placed, std::map<std::string, std::string>& why);
+
 } // namespace troupe

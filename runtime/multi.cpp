@@ -6,6 +6,7 @@
 #include "actors/scheduler.hpp"
 #include "runtime/core_impl.hpp"
 #include "runtime/model_cache.hpp"
+#include "runtime/model_impl.hpp"
 
 namespace troupe {
 
@@ -120,6 +121,36 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::shared_ptr<troupe::startup_compile>)
 
 namespace troupe {
 namespace {
+
+/// A dynamic model compiles per shape at its first inference, so a member that cannot run one of
+/// its ops would be found out only then. Its query on the model at a probe shape (batch 1, every
+/// other dynamic dim 32), optimized as a compile would, names such an op: "op 'x' (Type): why".
+/// Empty when the device takes every op, the model is static, or the probe shape does not fit.
+std::string refused_at_any_shape(Core::Impl& core, const Model& model, const std::string& device, const AnyMap& props) {
+  std::map<std::string, PartialShape> shapes;
+  for (const auto& in : model.inputs()) {
+    PartialShape ps = in.get_partial_shape();
+    if (!ps.rank_known) return {};
+    if (ps.is_static()) continue;
+    for (std::size_t d = 0; d < ps.dims.size(); ++d)
+      if (ps.dims[d] < 0) ps.dims[d] = d == 0 ? 1 : 32;
+    ps.symbols.clear();
+    shapes[in.get_any_name()] = ps;
+  }
+  if (shapes.empty()) return {};
+  std::map<std::string, std::string> placed, why;
+  try {
+    Model probe(std::make_shared<Model::Impl>(*model.impl()));
+    probe.reshape(shapes);
+    query_ops(core, probe, device, props, placed, why);
+  } catch (const std::exception&) {
+    return {}; // the probe shape is not one the model takes: the first inference will tell
+  }
+  for (const auto& [op, reason] : why)
+    if (!placed.count(op)) return "op '" + op + "': " + reason;
+  return {};
+}
+
 
 /// The compiling actor's body: compile, hand over through the scheduler actor, and tell the
 /// Core it is done (it waits for this before it goes).
@@ -297,6 +328,8 @@ CompiledModel compile_multi(Core::Impl& core, const Model& model, const std::str
   for (auto& d : devs) {
     std::shared_ptr<CompiledModel::Impl> one;
     try {
+      if (const auto refused = refused_at_any_shape(core, model, d.name, d.props); !refused.empty())
+        throw Exception(refused);
       one = core.compile_single(model, d.name, with_hint(d.props, hint == "LATENCY" ? "LATENCY" : "THROUGHPUT"));
     } catch (const std::exception& e) {
       // A device that cannot compile the model is left out (as AUTO does); the others serve.
