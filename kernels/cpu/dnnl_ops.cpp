@@ -5,6 +5,7 @@
 #include <cmath>
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
 #include <set>
 #include <string>
 
@@ -12,7 +13,10 @@
 
 #include "kernels/cpu/cpu_device.hpp"
 #include "kernels/cpu/int8_ops.hpp"
+#include <functional>
+
 #include "kernels/cpu/native_ops.hpp"
+#include "kernels/cpu/packed_gemm_f32.hpp"
 #include "kernels/cpu/plan_builder.hpp"
 #include "kernels/reference/common.hpp"
 
@@ -280,9 +284,34 @@ Shape pad_front(Shape s, std::size_t rank) {
   return s;
 }
 
+/// A MatMul by a wide constant B on packed_gemm_f32 (its header says where and why); false,
+/// nothing added, where it does not apply.
+bool build_packed_matmul(plan_builder& b, const Op& op) {
+  const ValueId A = op.inputs[0], Bv = op.inputs[1], Y = op.outputs[0];
+  if (b.precision != element_type::f32 || op.has_attr("activation") || !b.g.is_constant(Bv) || !packed_gemm_f32_here())
+    return false;
+  const Shape as = b.shape(A), bs = b.shape(Bv);
+  if (bs.size() != 2 || as.size() < 2 || as.back() != bs[0] || b.shape(Y).back() != bs[1]) return false;
+  const int64_t k = bs[0], n = bs[1], rows = k ? shape_size(as) / k : 0;
+  if (!packed_gemm_f32_pays(rows, k, n)) return false;
+  const Tensor& w = *b.g.value(Bv).constant;
+  const std::function<Tensor()> make = [&] { return pack_f32_panels(w.data<float>(), k, n); };
+  const Tensor panels = b.derived ? *b.derived->get<Tensor>("cpu packed_gemm_f32 panels " + std::to_string(k) + "x" +
+                                                                std::to_string(n), {w}, make)
+                                  : make();
+  Tensor columns(element_type::i64, Shape{1});
+  columns.data<int64_t>()[0] = n;
+  Op copy = op;
+  copy.inputs.clear(); // the step's operands are its buffers
+  b.add_kernel_step(std::move(copy), packed_gemm_f32(), "native:packed_gemm_f32",
+                    {b.input_plain(A), b.const_buffer(panels), b.const_buffer(columns)}, {b.output(Y, b.plain(Y))});
+  return true;
+}
+
 bool build_matmul(plan_builder& b, const Op& op) {
   ValueId A = op.inputs[0], Bv = op.inputs[1], Y = op.outputs[0];
   if (!is_f32(b, A) || !is_f32(b, Bv)) return false;
+  if (build_packed_matmul(b, op)) return true;
   Shape as = b.shape(A), bs = b.shape(Bv), ys = b.shape(Y);
   if (as.size() < 2 || bs.size() < 2 || ys.size() != std::max(as.size(), bs.size()) || ys.size() > 12) return false;
   as = pad_front(as, ys.size());
