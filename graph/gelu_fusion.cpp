@@ -12,15 +12,12 @@ namespace {
 
 using detail::scalar_constant;
 
-std::size_t idx(ValueId v) { return static_cast<std::size_t>(v); }
 
 bool near(std::optional<double> v, double want) { return v && std::abs(*v - want) <= 1e-4 * std::abs(want); }
 
-class matcher {
+class matcher : public detail::pattern_matcher {
 public:
-  /// `prod` and `uses`: the graph's producers() and use_counts() (graph outputs count as uses).
-  matcher(const Graph& g, const Op& root, const std::vector<int>& prod, const std::vector<int>& uses)
-      : g_(g), root_(root), prod_(prod), uses_(uses) {}
+  using pattern_matcher::pattern_matcher;
 
   /// The root Mul as x * 0.5 * (1 + Erf(x / sqrt 2)) or x * 0.5 * (1 + Tanh(sqrt(2 / pi) * (x +
   /// 0.044715 x^3))), its factors in any order and grouping: x and the approximation ("none",
@@ -44,28 +41,7 @@ public:
     return std::nullopt;
   }
 
-  const std::vector<std::size_t>& inside() const { return inside_; }
-
 private:
-  const Graph& g_;
-  const Op& root_;
-  const std::vector<int>& prod_;
-  const std::vector<int>& uses_;
-  std::vector<std::size_t> inside_;
-
-  /// The producer of `v` when it is a `type` op (default domain, one output) whose output
-  /// nothing else reads, of the root's affinity; marks it as replaced.
-  const Op* take(ValueId v, const char* type) {
-    if (v == no_value || uses_[idx(v)] != 1) return nullptr;
-    const int p = prod_[idx(v)];
-    if (p < 0) return nullptr;
-    const Op& op = g_.ops[static_cast<std::size_t>(p)];
-    if (op.type != type || !op.domain.empty() || op.outputs.size() != 1 || !detail::same_affinity(op, root_))
-      return nullptr;
-    inside_.push_back(static_cast<std::size_t>(p));
-    return &op;
-  }
-
   /// The factors of a product: through Muls that only it reads.
   void factors(const Op& mul, std::vector<ValueId>& out) {
     if (mul.input_count() != 2) return out.push_back(no_value);

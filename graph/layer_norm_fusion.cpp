@@ -14,10 +14,9 @@ using detail::scalar_constant;
 
 std::size_t idx(ValueId v) { return static_cast<std::size_t>(v); }
 
-class matcher {
+class matcher : public detail::pattern_matcher {
 public:
-  matcher(const Graph& g, const Op& root, const std::vector<int>& prod, const std::vector<int>& uses)
-      : g_(g), root_(root), prod_(prod), uses_(uses) {}
+  using pattern_matcher::pattern_matcher;
 
   struct found {
     ValueId x = no_value, gamma = no_value, beta = no_value;
@@ -72,32 +71,8 @@ public:
     return f;
   }
 
-  const std::vector<std::size_t>& inside() const { return inside_; }
-
 private:
-  const Graph& g_;
-  const Op& root_;
-  const std::vector<int>& prod_;
-  const std::vector<int>& uses_;
-  std::vector<std::size_t> inside_;
   bool square_is_mul_ = false;
-
-  const Op* producer(ValueId v, const char* type) const {
-    if (v == no_value) return nullptr;
-    const int p = prod_[idx(v)];
-    if (p < 0) return nullptr;
-    const Op& op = g_.ops[static_cast<std::size_t>(p)];
-    if (op.type != type || !op.domain.empty() || op.outputs.size() != 1 || !detail::same_affinity(op, root_)) return nullptr;
-    return &op;
-  }
-
-  /// As producer(), and `v` has no other reader; marks the op as replaced.
-  const Op* take(ValueId v, const char* type) {
-    if (v == no_value || uses_[idx(v)] != 1) return nullptr;
-    const Op* op = producer(v, type);
-    if (op) inside_.push_back(static_cast<std::size_t>(prod_[idx(v)]));
-    return op;
-  }
 
   /// `v` = Pow(d, 2) or Mul(d, d).
   bool squares(ValueId v, ValueId d) {

@@ -101,4 +101,20 @@ std::vector<float> per_channel(const Graph& g, ValueId c, std::size_t rank, int6
   return v;
 }
 
+const Op* pattern_matcher::producer(ValueId v, const char* type) const {
+  if (v == no_value) return nullptr;
+  const int p = prod_[static_cast<std::size_t>(v)];
+  if (p < 0) return nullptr;
+  const Op& op = g_.ops[static_cast<std::size_t>(p)];
+  if (op.type != type || !op.domain.empty() || op.outputs.size() != 1 || !same_affinity(op, root_)) return nullptr;
+  return &op;
+}
+
+const Op* pattern_matcher::take(ValueId v, const char* type) {
+  if (v == no_value || uses_[static_cast<std::size_t>(v)] != 1) return nullptr;
+  const Op* op = producer(v, type);
+  if (op) inside_.push_back(static_cast<std::size_t>(prod_[static_cast<std::size_t>(v)]));
+  return op;
+}
+
 } // namespace troupe::graph::detail

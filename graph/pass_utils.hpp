@@ -46,4 +46,28 @@ Tensor scale_output_channels(const Op& conv, const Tensor& w, const std::vector<
 /// True for element types an activation can run on (or not yet inferred).
 bool is_float_or_unknown(element_type t);
 
+/// What the pattern fusions (GELU, LayerNorm) share: walking from a root op up through the
+/// producers of its inputs, collecting the ops a match replaces.
+class pattern_matcher {
+public:
+  /// `prod` and `uses`: the graph's producers() and use_counts() (graph outputs count as uses).
+  pattern_matcher(const Graph& g, const Op& root, const std::vector<int>& prod, const std::vector<int>& uses)
+      : g_(g), root_(root), prod_(prod), uses_(uses) {}
+  /// The ops (indices) the match replaces, the root excluded.
+  const std::vector<std::size_t>& inside() const { return inside_; }
+
+protected:
+  const Graph& g_;
+  const Op& root_;
+  const std::vector<int>& prod_;
+  const std::vector<int>& uses_;
+  std::vector<std::size_t> inside_;
+
+  /// The producer of `v` when it is a `type` op (default domain, one output) of the root's
+  /// affinity; null otherwise.
+  const Op* producer(ValueId v, const char* type) const;
+  /// As producer(), and nothing else reads `v`: the op is marked as replaced.
+  const Op* take(ValueId v, const char* type);
+};
+
 } // namespace troupe::graph::detail
