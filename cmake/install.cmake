@@ -1,13 +1,20 @@
 # `cmake --install build --prefix P`: the public headers, libtroupe, a CMake package
 # (find_package(troupe CONFIG) -> troupe::troupe) and a pkg-config file (troupe.pc).
+# Components (cmake --install --component C; the Debian packages, cmake/packaging.cmake):
+#   runtime  the shared library's libtroupe.so.N (nothing for a static build)
+#   dev      headers, libtroupe.so (the link) or libtroupe.a, CMake package, troupe.pc, bin/troupe
+#   python   the Python package (python/CMakeLists.txt)
 include(CMakePackageConfigHelpers)
 
 set(troupe_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/troupe)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/troupe ${PROJECT_BINARY_DIR}/include/troupe
-        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.hpp")
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev FILES_MATCHING PATTERN "*.hpp")
 install(TARGETS troupe EXPORT troupe_targets
-        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-install(TARGETS troupe_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT dev)
+# The command-line tool goes with the development files: a libtroupeN package holds the library
+# alone, so that two of them (N and N+1) can be installed side by side.
+install(TARGETS troupe_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT dev)
 # The installed command finds a shared libtroupe beside it, whatever the prefix.
 set_target_properties(troupe_cli PROPERTIES INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
 
@@ -19,9 +26,9 @@ if(TARGET troupe_kernels_vulkan)
   list(INSERT troupe_internal_libs 1 troupe_kernels_vulkan)
 endif()
 if(NOT BUILD_SHARED_LIBS)
-  install(TARGETS ${troupe_internal_libs} EXPORT troupe_targets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}/troupe)
+  install(TARGETS ${troupe_internal_libs} EXPORT troupe_targets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}/troupe COMPONENT dev)
 endif()
-install(EXPORT troupe_targets NAMESPACE troupe:: DESTINATION ${troupe_cmake_dir})
+install(EXPORT troupe_targets NAMESPACE troupe:: DESTINATION ${troupe_cmake_dir} COMPONENT dev)
 
 set(TROUPE_SHARED ${BUILD_SHARED_LIBS})
 if(NOT TROUPE_SHARED)
@@ -36,7 +43,7 @@ configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/troupeConfig.cmake.in
   ${PROJECT_BINARY_DIR}/troupeConfig.cmake INSTALL_DESTINATION ${troupe_cmake_dir})
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/troupeConfigVersion.cmake COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/troupeConfig.cmake ${PROJECT_BINARY_DIR}/troupeConfigVersion.cmake
-        DESTINATION ${troupe_cmake_dir})
+        DESTINATION ${troupe_cmake_dir} COMPONENT dev)
 
 # pkg-config: a static libtroupe lists every archive and library it needs (paths resolved here).
 if(BUILD_SHARED_LIBS)
@@ -59,7 +66,10 @@ else()
     string(APPEND troupe_pc_libs " -fsanitize=address,undefined")
   endif()
 endif()
-file(GENERATE OUTPUT ${PROJECT_BINARY_DIR}/troupe.pc CONTENT "prefix=\${pcfiledir}/../..
+# The prefix relative to the .pc file: lib/pkgconfig or, for /usr on Debian, lib/<multiarch>/pkgconfig.
+file(RELATIVE_PATH troupe_pc_to_prefix /${CMAKE_INSTALL_LIBDIR}/pkgconfig /)
+string(REGEX REPLACE "/$" "" troupe_pc_to_prefix "${troupe_pc_to_prefix}")
+file(GENERATE OUTPUT ${PROJECT_BINARY_DIR}/troupe.pc CONTENT "prefix=\${pcfiledir}/${troupe_pc_to_prefix}
 libdir=\${prefix}/${CMAKE_INSTALL_LIBDIR}
 includedir=\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}
 
@@ -69,4 +79,4 @@ Version: ${PROJECT_VERSION}
 Cflags: -I\${includedir} -std=c++20
 Libs: ${troupe_pc_libs}
 ")
-install(FILES ${PROJECT_BINARY_DIR}/troupe.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+install(FILES ${PROJECT_BINARY_DIR}/troupe.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT dev)
