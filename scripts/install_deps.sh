@@ -10,6 +10,7 @@ pkgs=(cmake ninja-build g++ clang libclang-rt-14-dev
       pybind11-dev python3-dev python3-pytest # the Python package (python/) and its tests
       python3-pil # python -m troupe.ocr reads PNG and JPEG images with Pillow (its pipeline takes numpy)
       python3-venv python3-setuptools python3-wheel # pip install --no-build-isolation . in a venv (docs/python.md)
+      dpkg-dev file # scripts/package_deb.sh: cpack -G DEB runs dpkg-shlibdeps and file
       iproute2   # ip and tc: remote_tests across network namespaces (tests/netns_remote.sh)
       libssl-dev openssl # TLS to worker nodes; remote_tests make their certificates with openssl
       libpng-dev libjpeg-dev # troupe_ocr reads PNG and JPEG images

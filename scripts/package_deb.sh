@@ -7,6 +7,9 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build-deb}
+for tool in dpkg-shlibdeps file; do
+  command -v $tool >/dev/null || { echo "package_deb: $tool not found: apt-get install dpkg-dev file (scripts/install_deps.sh)" >&2; exit 1; }
+done
 # Recompiles hit ccache where it is installed (paths relative to the source: any checkout).
 if command -v ccache >/dev/null; then
   export CMAKE_CXX_COMPILER_LAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER:-ccache}
