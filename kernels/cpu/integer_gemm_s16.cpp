@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/cpu/row_tiles.hpp"
+
 namespace troupe::kernels::cpu {
 
 // The kernel alone is built for AVX2 (what runs it checks integer_gemm_s16_here); without
@@ -111,16 +113,7 @@ template <int R> void rows_of_panel(const gemm_args& g, const panel_columns& pc,
 
 void panel(const gemm_args& g, int64_t p) {
   const panel_columns pc(g, p);
-  int64_t r = 0;
-  for (; r + max_rows <= g.rows; r += max_rows) rows_of_panel<max_rows>(g, pc, p, r);
-  switch (g.rows - r) {
-  case 5: rows_of_panel<5>(g, pc, p, r); break;
-  case 4: rows_of_panel<4>(g, pc, p, r); break;
-  case 3: rows_of_panel<3>(g, pc, p, r); break;
-  case 2: rows_of_panel<2>(g, pc, p, r); break;
-  case 1: rows_of_panel<1>(g, pc, p, r); break;
-  default: break;
-  }
+  for_row_tiles<max_rows>(g.rows, [&](auto rows, int64_t r) { rows_of_panel<rows>(g, pc, p, r); });
 }
 
 void integer_gemm_s16_kernel(const reference::context&, const std::vector<Tensor>& in, std::vector<Tensor>& out) {

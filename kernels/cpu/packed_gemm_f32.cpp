@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/cpu/row_tiles.hpp"
+
 namespace troupe::kernels::cpu {
 
 namespace {
@@ -62,17 +64,7 @@ template <int R> void rows_of_panel(const gemm_args& g, int64_t p, int64_t r0, c
 
 void panel(const gemm_args& g, int64_t p, int64_t panels) {
   const float* next = p + 1 < panels ? g.panels + (p + 1) * g.k * panel_cols : nullptr;
-  int64_t r = 0;
-  for (; r + max_rows <= g.rows; r += max_rows) rows_of_panel<max_rows>(g, p, r, r == 0 ? next : nullptr);
-  const float* tail_next = r == 0 ? next : nullptr;
-  switch (g.rows - r) {
-  case 5: rows_of_panel<5>(g, p, r, tail_next); break;
-  case 4: rows_of_panel<4>(g, p, r, tail_next); break;
-  case 3: rows_of_panel<3>(g, p, r, tail_next); break;
-  case 2: rows_of_panel<2>(g, p, r, tail_next); break;
-  case 1: rows_of_panel<1>(g, p, r, tail_next); break;
-  default: break;
-  }
+  for_row_tiles<max_rows>(g.rows, [&](auto rows, int64_t r) { rows_of_panel<rows>(g, p, r, r == 0 ? next : nullptr); });
 }
 
 void packed_gemm_f32_kernel(const reference::context&, const std::vector<Tensor>& in, std::vector<Tensor>& out) {
