@@ -522,6 +522,22 @@ BOOST_AUTO_TEST_CASE(dynamic_quantize_linear_native_is_the_reference_exactly) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(dynamic_quantize_linear_rounds_ties_to_even_and_zeroes_nan_as_the_reference) {
+  // Range [0, 255]: scale 1, zero point 0, so x.5 is a tie (2.5 -> 2, 3.5 -> 4); NaN -> 0 and
+  // leaves the range alone. 100 and 1000 elements: the 32-wide steps and their scalar tail.
+  for (int64_t n : {int64_t{100}, int64_t{1000}}) {
+    std::vector<double> v(static_cast<std::size_t>(n));
+    for (int64_t i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = static_cast<double>(i % 255) + 0.5;
+    v[0] = 0, v[1] = 255, v[7] = std::nan(""), v[static_cast<std::size_t>(n - 1)] = std::nan("");
+    builder b;
+    ValueId zero = b.op("Mul", {b.input({n}), scalar_of(b, element_type::f32, 0)}); // not folded away
+    b.op("DynamicQuantizeLinear", {b.op("Add", {zero, b.constant(filled(element_type::f32, {n}, v))})}, {}, 3);
+    for (auto out : b.g.ops.back().outputs) b.output(out);
+    auto r = check(b.g, 1e-12, 0.0);
+    BOOST_TEST(count_kernels(r, "DynamicQuantizeLinear native:quantize") == 1, listing(r));
+  }
+}
+
 BOOST_AUTO_TEST_CASE(dynamic_int8_convs_run_on_int8_primitives_and_match_the_reference) {
   // DynamicQuantizeLinear -> ConvInteger(s8 or 128-centred u8 weights, padded, strided,
   // grouped) -> Cast -> Mul(x_scale * w_scale) -> Add(bias [C, 1, 1]), and one without the chain:
