@@ -26,6 +26,7 @@
 #include "actors/node.hpp"
 #include "actors/remote_device.hpp"
 #include "actors/scheduler.hpp"
+#include "benchmarks/listening_child.hpp"
 #include "benchmarks/tiny_onnx.hpp"
 #include "benchmarks/wait_device.hpp"
 
@@ -35,45 +36,7 @@ using namespace troupe::bench;
 
 namespace {
 
-/// A child process whose first stdout line says where it listens ("listening on H:P, ...").
-struct child {
-  pid_t pid = -1;
-  std::string address;
-  explicit child(const std::vector<std::string>& argv) {
-    int out[2];
-    if (pipe(out) != 0) throw Exception("pipe failed");
-    pid = fork();
-    if (pid == 0) {
-      dup2(out[1], 1);
-      close(out[0]);
-      std::vector<char*> args;
-      for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-      args.push_back(nullptr);
-      execv(args[0], args.data());
-      _exit(127);
-    }
-    close(out[1]);
-    std::string line;
-    char c;
-    while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
-    // Its log goes on (connects, disconnects): drained so that it never blocks on the pipe.
-    std::thread([fd = out[0]] {
-      char buf[256];
-      while (read(fd, buf, sizeof buf) > 0) {
-      }
-      close(fd);
-    }).detach();
-    const std::string head = "listening on ";
-    if (line.rfind(head, 0) != 0) throw Exception(argv[0] + " said: " + line);
-    address = line.substr(head.size(), line.find(',') - head.size());
-  }
-  ~child() {
-    if (pid > 0) {
-      kill(pid, SIGTERM);
-      waitpid(pid, nullptr, 0);
-    }
-  }
-};
+using child = listening_child;
 
 fs::path own_folder() { return fs::read_symlink("/proc/self/exe").parent_path(); }
 
