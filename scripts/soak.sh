@@ -9,11 +9,11 @@
 #   PUBLISH=1 scripts/soak.sh 60    also writes them into docs/reliability.md's soak section
 #
 # KILL_EVERY (seconds, default 20), IN_FLIGHT (6), SHORT_RUNS (processes, default 20 a minute
-# of soak, at most 1000), SANITIZE=1 (the ASan/UBSan build, build-asan).
+# of soak, at most 1000), BUILD_DIR (default build), SANITIZE=1 (the ASan/UBSan build, build-asan).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 minutes=${1:-60}
-build=$root/build
+build=${BUILD_DIR:-$root/build}
 args=()
 if [ "${SANITIZE:-}" = 1 ]; then
   build=$root/build-asan args=(--sanitize)
