@@ -15,6 +15,7 @@
 
 #include "actors/node.hpp"
 #include "runtime/nodes.hpp"
+#include "runtime/basp_gate.hpp"
 #include "runtime/core_impl.hpp"
 #include "runtime/device_properties.hpp"
 #include "runtime/limited_device.hpp"
@@ -177,11 +178,14 @@ struct Worker::Impl {
   node_address at;
   std::vector<std::string> devices;
   bool published = false;
+  uint16_t caf_port = 0;            ///< where CAF listens: `at` itself with TLS, else loopback behind the gate
+  std::unique_ptr<basp_gate> gate; ///< plain TCP: clients come in through it
   /// Either kind of port (plain or TLS) is closed through CAF's plain middleman: both go to
   /// the one BASP broker (and CAF 0.17's caf::openssl::unpublish does not compile).
   void unpublish() {
     if (!published) return;
-    caf::io::unpublish(node, at.port);
+    if (gate) gate->stop_accepting();
+    caf::io::unpublish(node, caf_port);
     published = false;
   }
 };
@@ -229,20 +233,38 @@ Worker::Worker(Core& core, const std::string& listen, const AnyMap& options, std
   spec.machine["NODE_CORES"] = std::to_string(core_count());
   spec.max_graph_bytes = byte_limit(options, "NODE_MAX_MODEL_BYTES", spec.max_graph_bytes);
   spec.max_request_bytes = byte_limit(options, "NODE_MAX_REQUEST_BYTES", spec.max_request_bytes);
+  // Plain TCP: CAF listens on loopback only, behind basp_gate (runtime/basp_gate.hpp), which
+  // bounds what a client that has not authenticated can make the worker hold or keep open.
+  basp_gate_limits limits;
+  limits.max_frame = std::max(spec.max_graph_bytes, spec.max_request_bytes) + (std::size_t(16) << 20);
+  auto gate_log = log; // called from the gate's thread too
   spec.log = std::move(log);
   impl_->node = actors::spawn_node(sys, std::move(spec), impl_->load);
   auto port = tls.on() ? caf::openssl::publish(impl_->node, impl_->at.port, impl_->at.host.c_str(), true)
-                       : caf::io::publish(impl_->node, impl_->at.port, impl_->at.host.c_str(), true);
+                       : caf::io::publish(impl_->node, 0, "127.0.0.1", true);
   if (!port) {
     caf::anon_send_exit(impl_->node, caf::exit_reason::user_shutdown);
     throw Exception("troupe worker: cannot listen at " + impl_->at.text() + ": " + sys.render(port.error()));
   }
-  impl_->at.port = *port;
+  impl_->caf_port = *port;
   impl_->published = true;
+  if (tls.on()) {
+    impl_->at.port = *port;
+    return;
+  }
+  try {
+    impl_->gate = std::make_unique<basp_gate>(impl_->at.host, impl_->at.port, *port, limits, std::move(gate_log));
+  } catch (const std::exception& e) {
+    impl_->unpublish();
+    caf::anon_send_exit(impl_->node, caf::exit_reason::user_shutdown);
+    throw Exception(std::string("troupe worker: ") + e.what());
+  }
+  impl_->at.port = impl_->gate->port();
 }
 
 Worker::~Worker() {
   impl_->unpublish();
+  impl_->gate.reset();
   caf::anon_send_exit(impl_->node, caf::exit_reason::user_shutdown);
 }
 

@@ -29,6 +29,7 @@
 #include "actors/node.hpp"
 #include "actors/protocol/node.hpp"
 #include "benchmarks/tiny_onnx.hpp"
+#include "runtime/basp_gate.hpp"
 #include "tests/support/add_relu_model.hpp"
 #include "tests/support/control_flow_model.hpp"
 #include "tests/support/expect_error.hpp"
@@ -437,4 +438,150 @@ BOOST_AUTO_TEST_CASE(malformed_and_oversized_messages_are_refused_logged_and_the
   again.add_node(w.address);
   BOOST_TEST(again.compile_model(add_relu_model(), "CPU@" + w.address).get_property("EXECUTION_DEVICES").as_string() ==
              "CPU@" + w.address);
+}
+
+namespace {
+
+/// A TCP connection to 127.0.0.1:port.
+int connect_loopback(uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in at{};
+  at.sin_family = AF_INET;
+  at.sin_port = htons(port);
+  at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  BOOST_REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&at), sizeof at) == 0);
+  return fd;
+}
+
+/// A BASP frame: a 32-byte header whose bytes 4..7 say the payload's length (big-endian), then
+/// the payload (`claimed`: the length the header says, when it is not the payload's).
+std::string frame(const std::string& payload, int64_t claimed = -1) {
+  const auto n = static_cast<uint32_t>(claimed < 0 ? static_cast<int64_t>(payload.size()) : claimed);
+  std::string f(32, '\0');
+  f[4] = char(n >> 24), f[5] = char(n >> 16), f[6] = char(n >> 8), f[7] = char(n);
+  return f + payload;
+}
+
+/// What stands behind the gate: accepts connections on loopback and keeps every byte each sent.
+struct recording_server {
+  int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  uint16_t port = 0;
+  std::mutex m;
+  std::vector<std::string> got; ///< per accepted connection
+  std::thread t;
+  std::atomic<bool> stop{false};
+  recording_server() {
+    sockaddr_in at{};
+    at.sin_family = AF_INET;
+    at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    BOOST_REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&at), sizeof at) == 0);
+    BOOST_REQUIRE(::listen(listener, 8) == 0);
+    socklen_t len = sizeof at;
+    ::getsockname(listener, reinterpret_cast<sockaddr*>(&at), &len);
+    port = ntohs(at.sin_port);
+    t = std::thread([this] {
+      while (!stop) {
+        const int c = ::accept(listener, nullptr, nullptr);
+        if (c < 0) return;
+        std::size_t k;
+        {
+          std::lock_guard l(m);
+          k = got.size();
+          got.emplace_back();
+        }
+        std::thread([this, c, k] {
+          char buf[65536];
+          for (ssize_t n; (n = ::read(c, buf, sizeof buf)) > 0;) {
+            std::lock_guard l(m);
+            got[k].append(buf, static_cast<std::size_t>(n));
+          }
+          ::close(c);
+        }).detach();
+      }
+    });
+  }
+  std::string bytes(std::size_t k) {
+    std::lock_guard l(m);
+    return k < got.size() ? got[k] : std::string();
+  }
+  ~recording_server() {
+    stop = true;
+    ::shutdown(listener, SHUT_RDWR);
+    ::close(listener);
+    t.join();
+  }
+};
+
+/// Blocks until the peer closes `fd` (a gate that never closes is CTest's timeout).
+void expect_closed(int fd) {
+  char c;
+  while (::read(fd, &c, 1) > 0) {
+  }
+  ::close(fd);
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(the_gate_passes_frames_whole_holds_large_ones_until_sent_and_closes_bad_connections) {
+  recording_server inner;
+  std::mutex lm;
+  std::string log;
+  basp_gate_limits lim;
+  lim.max_frame = 1 << 20;
+  lim.stream_frame = 1024;
+  lim.handshake_timeout = lim.idle_timeout = std::chrono::milliseconds(300);
+  lim.max_connections = 3;
+  basp_gate gate("127.0.0.1", 0, inner.port, lim, [&](const std::string& line) {
+    std::lock_guard l(lm);
+    log += line + "\n";
+  });
+  auto logged = [&](const std::string& part) {
+    while (true) {
+      {
+        std::lock_guard l(lm);
+        if (log.find(part) != std::string::npos) return;
+      }
+      std::this_thread::yield();
+    }
+  };
+  // Frames of 0, 100 and 5000 bytes (the last one held until whole), sent a byte at a time
+  // where it matters: the server gets exactly these bytes.
+  const std::string small = frame(""), mid = frame(std::string(100, 'm')), large = frame(std::string(5000, 'L'));
+  int fd = connect_loopback(gate.port());
+  const std::string all = small + mid + large;
+  BOOST_REQUIRE(::write(fd, all.data(), 32 + 132 + 40) == 204); // the large frame's header and 8 bytes
+  while (inner.bytes(0).size() < 164) std::this_thread::yield();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  BOOST_TEST(inner.bytes(0) == small + mid, "a large frame was passed on before all of it came");
+  BOOST_REQUIRE(::write(fd, all.data() + 204, all.size() - 204) == static_cast<ssize_t>(all.size() - 204));
+  while (inner.bytes(0).size() < all.size()) std::this_thread::yield();
+  BOOST_TEST(inner.bytes(0) == all);
+  // A header over the limit closes the connection, logged; what it claimed was never held.
+  const std::string huge = frame("", int64_t(1) << 30);
+  BOOST_REQUIRE(::write(fd, huge.data(), huge.size()) == 32);
+  expect_closed(fd);
+  logged("a frame of 1073741824 bytes (the limit is 1048576)");
+  // A connection that sends nothing, or a part of its first frame only, is closed.
+  fd = connect_loopback(gate.port());
+  expect_closed(fd);
+  fd = connect_loopback(gate.port());
+  BOOST_REQUIRE(::write(fd, mid.data(), 40) == 40);
+  expect_closed(fd);
+  logged("no handshake within 300 ms");
+  // One more connection than the limit is closed at once (a gate whose timeouts cannot close
+  // the three first on a slow machine).
+  lim.handshake_timeout = lim.idle_timeout = std::chrono::minutes(10);
+  basp_gate full("127.0.0.1", 0, inner.port, lim, [&](const std::string& line) {
+    std::lock_guard l(lm);
+    log += line + "\n";
+  });
+  std::vector<int> open;
+  for (int k = 0; k < 3; ++k) {
+    open.push_back(connect_loopback(full.port()));
+    BOOST_REQUIRE(::write(open.back(), small.data(), small.size()) == 32);
+  }
+  while (inner.bytes(5).size() < 32) std::this_thread::yield(); // all three are through
+  expect_closed(connect_loopback(full.port()));
+  logged("3 are open");
+  for (int f : open) ::close(f);
 }
