@@ -39,6 +39,11 @@ struct node_shared {
   std::map<uint64_t, std::shared_ptr<node_model>> by_hash;
   std::map<uint64_t, std::shared_ptr<node_model>> by_id;
   uint64_t next_id = 1;
+  /// Refusals in a row by client host (the node id's host part), and the refusals being held
+  /// back (the node actor's own: touched on its thread only).
+  std::map<std::string, int> refused_in_a_row;
+  std::map<uint64_t, caf::response_promise> held_refusals;
+  uint64_t next_refusal = 1;
 
   void log(const std::string& line) const {
     if (spec.log) spec.log(line);
@@ -252,10 +257,28 @@ bool same_token(const std::string& given, const std::string& expected) {
   return diff == 0;
 }
 
+using refusal_atom = caf::atom_constant<caf::atom("n_refuse")>;
+
+/// A token refusal comes back at once for the first few in a row from one client host, then
+/// later and later (250 ms, doubling, at most 4 s: under the clients' 5 s hello timeout), so
+/// that guessing tokens takes time; a client that gets in resets its host's count.
+constexpr int refusals_answered_at_once = 3;
+std::chrono::milliseconds refusal_delay(int in_a_row) {
+  if (in_a_row <= refusals_answered_at_once) return std::chrono::milliseconds(0);
+  return std::chrono::milliseconds(250 << std::min(in_a_row - refusals_answered_at_once - 1, 4));
+}
+
 caf::behavior node_actor(caf::event_based_actor* self, std::shared_ptr<node_shared> sh) {
   return {
+      [=](refusal_atom, uint64_t id, const std::string& message) {
+        auto it = sh->held_refusals.find(id);
+        if (it == sh->held_refusals.end()) return;
+        it->second.deliver(node_error(np::node_errc::refused, message));
+        sh->held_refusals.erase(it);
+      },
       [=](np::hello_atom, np::hello& h) -> caf::result<np::welcome> {
         const std::string who = caf::to_string(self->current_sender() ? self->current_sender()->node() : caf::node_id());
+        const std::string host = who.substr(0, who.find('#'));
         if (h.version != np::version) {
           sh->log("refused client " + who + ": protocol version " + std::to_string(h.version) + ", this node speaks " +
                   std::to_string(np::version));
@@ -264,9 +287,20 @@ caf::behavior node_actor(caf::event_based_actor* self, std::shared_ptr<node_shar
                                                         std::to_string(h.version));
         }
         if (!same_token(h.token, sh->spec.token)) {
-          sh->log("refused client " + who + ": " + (h.token.empty() ? "no token" : "wrong token"));
-          return node_error(np::node_errc::refused, h.token.empty() ? "this node needs a token" : "wrong token");
+          const int n = ++sh->refused_in_a_row[host];
+          const auto delay = refusal_delay(n);
+          const std::string message = h.token.empty() ? "this node needs a token" : "wrong token";
+          sh->log("refused client " + who + ": " + (h.token.empty() ? "no token" : "wrong token") +
+                  (delay.count() ? " (" + std::to_string(n) + " in a row from its host: answered after " +
+                                       std::to_string(delay.count()) + " ms)"
+                                 : ""));
+          if (!delay.count()) return node_error(np::node_errc::refused, message);
+          const uint64_t id = sh->next_refusal++;
+          sh->held_refusals.emplace(id, self->make_response_promise());
+          self->delayed_send(self, delay, refusal_atom::value, id, message);
+          return caf::delegated<np::welcome>();
         }
+        sh->refused_in_a_row.erase(host);
         if (!h.client) return node_error(np::node_errc::bad_request, "hello without the client's actor");
         np::welcome w;
         for (const auto& [name, dev] : sh->spec.devices) {

@@ -185,6 +185,15 @@ BOOST_AUTO_TEST_CASE(a_token_is_asked_and_checked_on_both_sides) {
   expect_error([&] { client.add_node(w.address, {{"NODE_TOKEN", "guess"}}); }, {"node " + w.address, "wrong token"});
   w.wait_logged("refused client");
   w.wait_logged("wrong token");
+  // The third refusal in a row from this host still comes at once; the fourth 250 ms late and
+  // the fifth 500 ms (a lower bound: a slow machine only adds to it).
+  expect_error([&] { client.add_node(w.address, {{"NODE_TOKEN", "guess2"}}); }, {"wrong token"});
+  for (int late : {250, 500}) {
+    const auto t0 = std::chrono::steady_clock::now();
+    expect_error([&] { client.add_node(w.address, {{"NODE_TOKEN", "guess3"}}); }, {"wrong token"});
+    BOOST_TEST((std::chrono::steady_clock::now() - t0 >= std::chrono::milliseconds(late)));
+    w.wait_logged("answered after " + std::to_string(late) + " ms");
+  }
   client.add_node(w.address, {{"NODE_TOKEN", "s3cret"}});
   auto cm = client.compile_model(add_relu_model(), "CPU@" + w.address);
   BOOST_TEST(run_many(cm, 2).wrong == 0);
