@@ -2,12 +2,16 @@
 # Fuzzes the ONNX reader with libFuzzer for a bounded time (default 300 s), seeded with the
 # real models and the conformance models; `fuzz.sh ir [seconds]` fuzzes the OpenVINO IR reader
 # instead, seeded with IR written by `troupe convert` from those models (an input is the .xml,
-# a NUL byte, then the .bin). Crashing inputs land in fuzz/crashes/ (ignored by
-# git): fix the reader, then turn each into a graph_tests case that expects a troupe::Exception.
+# a NUL byte, then the .bin); `fuzz.sh npy [seconds]` fuzzes the .npy reader of the troupe
+# command, seeded with NumPy's own files. Crashing inputs land in fuzz/crashes/ (ignored by
+# git): fix the reader, then turn each into a test that expects a troupe::Exception.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 target=onnx_reader_fuzz
-if [ "${1:-}" = ir ]; then target=ir_reader_fuzz; shift; fi
+case "${1:-}" in
+  ir) target=ir_reader_fuzz; shift ;;
+  npy) target=npy_reader_fuzz; shift ;;
+esac
 seconds=${1:-300}
 build=$root/build-fuzz
 CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROUPE_FUZZ=ON -DTROUPE_TESTS=OFF >/dev/null
@@ -24,6 +28,19 @@ if [ "$target" = ir_reader_fuzz ]; then
   done
   rm -rf "$tmp"
   exec "$build/bin/ir_reader_fuzz" "$corpus" -max_total_time="$seconds" -max_len=1000000 -rss_limit_mb=4096 \
+    -artifact_prefix="$root/fuzz/crashes/" -print_final_stats=1
+fi
+if [ "$target" = npy_reader_fuzz ]; then
+  corpus=$build/corpus_npy
+  mkdir -p "$corpus" "$root/fuzz/crashes"
+  /usr/bin/python3 - "$corpus" <<'PY'
+import sys, numpy as np
+d = sys.argv[1]
+for i, a in enumerate([np.zeros((2, 3), "<f4"), np.arange(5, dtype="<i8"), np.ones((1, 2, 2), "|u1"),
+                       np.array(True), np.zeros((0, 4), "<f2"), np.arange(6, dtype="<f8").reshape(2, 3)]):
+    np.save(f"{d}/seed{i}.npy", a)
+PY
+  exec "$build/bin/npy_reader_fuzz" "$corpus" -max_total_time="$seconds" -max_len=4096 -rss_limit_mb=2048 \
     -artifact_prefix="$root/fuzz/crashes/" -print_final_stats=1
 fi
 corpus=$build/corpus

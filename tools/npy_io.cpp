@@ -84,8 +84,19 @@ void write_npy(const std::string& path, const Tensor& t) {
   write_file(path, out);
 }
 
-Tensor read_npy(const std::string& path) {
-  const std::string bytes = read_file(path);
+namespace {
+
+/// A dimension of the header's shape: at most 18 digits (it fits an int64_t).
+int64_t dimension(const std::string& path, const std::string& digits) {
+  if (digits.size() > 18) bad(path, "dimension " + digits + " is too large");
+  return std::stoll(digits);
+}
+
+} // namespace
+
+Tensor read_npy(const std::string& path) { return parse_npy(read_file(path), path); }
+
+Tensor parse_npy(const std::string& bytes, const std::string& path) {
   if (bytes.size() < 10 || bytes.compare(0, magic_size, std::string(magic, magic_size)) != 0)
     bad(path, "it does not start with the .npy magic \\x93NUMPY");
   const auto major = static_cast<unsigned char>(bytes[6]);
@@ -125,19 +136,24 @@ Tensor read_npy(const std::string& path) {
   for (char c : shape_text.substr(1, shape_text.size() - 2)) {
     if (std::isdigit(static_cast<unsigned char>(c))) cur += c;
     else if (c == ',' || c == ' ') {
-      if (!cur.empty()) shape.push_back(std::stoll(cur));
+      if (!cur.empty()) shape.push_back(dimension(path, cur));
       cur.clear();
     } else if (c != 'L') {
       bad(path, "malformed shape " + shape_text);
     }
   }
-  if (!cur.empty()) shape.push_back(std::stoll(cur));
+  if (!cur.empty()) shape.push_back(dimension(path, cur));
 
-  Tensor t(type, shape);
+  // The bytes the shape needs, checked against the file before anything is allocated (a shape
+  // whose product overflows must not wrap around to the file's size).
   const std::size_t data_size = bytes.size() - offset - header_len;
-  if (data_size != t.get_byte_size())
-    bad(path, "shape " + to_string(shape) + " " + descr + " needs " + std::to_string(t.get_byte_size()) +
+  uint64_t need = element_size(type);
+  for (auto d : shape)
+    if (__builtin_mul_overflow(need, static_cast<uint64_t>(d), &need)) need = UINT64_MAX;
+  if (need != data_size)
+    bad(path, "shape " + to_string(shape) + " " + descr + " needs " + (need == UINT64_MAX ? "more than 2^64" : std::to_string(need)) +
                   " bytes of data, the file holds " + std::to_string(data_size));
+  Tensor t(type, shape);
   std::memcpy(t.data(), bytes.data() + offset + header_len, data_size);
   return t;
 }

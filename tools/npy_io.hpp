@@ -15,6 +15,8 @@ void write_npy(const std::string& path, const Tensor& t);
 
 /// Reads a tensor of the file's own dtype and shape; errors name the file and what is wrong.
 Tensor read_npy(const std::string& path);
+/// The same from the file's bytes; `path` names it in errors.
+Tensor parse_npy(const std::string& bytes, const std::string& path);
 
 /// True when the path ends in .npy (any case).
 bool is_npy_path(const std::string& path);
