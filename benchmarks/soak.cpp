@@ -161,13 +161,15 @@ public:
     const auto local = core_.available_devices();
     const bool gpu = std::find(local.begin(), local.end(), "GPU") != local.end() ||
                      std::find(local.begin(), local.end(), "GPU.0") != local.end();
-    std::string members = std::string(gpu ? "GPU," : "") + "CPU";
+    // GPU.0, not GPU: "GPU" in MULTI is every GPU, the workers' too (docs/multi.md), and CI's
+    // two lavapipe devices in three processes would be six members compiling every model.
+    std::string members = std::string(gpu ? "GPU.0," : "") + "CPU";
     for (auto& w : workers_) members += ",CPU@" + w->address;
     multi_members_ = members;
     remote_members_ = "CPU@" + workers_[0]->address + ",CPU@" + workers_[1]->address;
     prepare(gpu);
     std::printf("troupe_soak: %.1f min, %d in flight, MULTI:%s%s; a worker killed every %.0f s; %.0f %% bad inputs\n",
-                o_.minutes, o_.in_flight, members.c_str(), gpu ? " and HETERO:GPU,CPU (rec)" : "", o_.kill_every,
+                o_.minutes, o_.in_flight, members.c_str(), gpu ? " and HETERO:GPU.0,CPU (rec)" : "", o_.kill_every,
                 100 * o_.bad_share);
     std::fflush(stdout);
     stream();
@@ -209,7 +211,7 @@ private:
         workloads_.push_back(std::move(r));
       }
       if (gpu && im.name == "rec") {
-        workload h{"rec", "HETERO:GPU,CPU", core_.compile_model(m, "HETERO:GPU,CPU"), w.good, {}, false};
+        workload h{"rec", "HETERO:GPU.0,CPU", core_.compile_model(m, "HETERO:GPU.0,CPU"), w.good, {}, false};
         workloads_.push_back(std::move(h));
       }
       workloads_.push_back(std::move(w));
