@@ -39,11 +39,28 @@ std::string peer_of(int fd) {
   return std::string(host) + ":" + port;
 }
 
+/// Bytes on their way to one socket: written from `pos` on, so that a large frame leaving in
+/// many partial writes is not moved down the buffer after each.
+struct byte_queue {
+  std::string data;
+  std::size_t pos = 0;
+  std::size_t size() const { return data.size() - pos; }
+  bool empty() const { return size() == 0; }
+  void append(const char* p, std::size_t n) {
+    if (pos > 0 && pos == data.size()) data.clear(), pos = 0;
+    data.append(p, n);
+  }
+  void append(std::string&& s) {
+    if (empty()) data = std::move(s), pos = 0;
+    else data.append(s);
+  }
+};
+
 /// One client's connection and its twin to CAF's port.
 struct link {
   int client = -1, inner = -1;
   std::string peer;
-  std::string to_inner, to_client; ///< bytes read from one side, not yet written to the other
+  byte_queue to_inner, to_client; ///< bytes read from one side, not yet written to the other
   unsigned char header[header_size] = {};
   std::size_t header_got = 0;
   uint64_t payload_left = 0;
@@ -66,15 +83,17 @@ struct link {
           return "a frame of " + std::to_string(len) + " bytes (the limit is " + std::to_string(lim.max_frame) + ")";
         payload_left = len;
         holding = len > lim.stream_frame;
-        (holding ? held : to_inner).append(reinterpret_cast<const char*>(header), header_size);
+        if (holding) held.assign(reinterpret_cast<const char*>(header), header_size);
+        else to_inner.append(reinterpret_cast<const char*>(header), header_size);
       } else {
         const std::size_t take = static_cast<std::size_t>(std::min<uint64_t>(payload_left, n));
-        (holding ? held : to_inner).append(p, take);
+        if (holding) held.append(p, take);
+        else to_inner.append(p, take);
         payload_left -= take, p += take, n -= take;
       }
       if (header_got == header_size && payload_left == 0) { // a whole frame
         if (holding) {
-          to_inner.append(held);
+          to_inner.append(std::move(held));
           std::string().swap(held);
           holding = false;
         }
@@ -87,17 +106,20 @@ struct link {
 };
 
 /// Writes what it can of `q` to `fd`; false when the socket failed.
-bool flush(int fd, std::string& q) {
+bool flush(int fd, byte_queue& q) {
   while (!q.empty()) {
-    const ssize_t w = ::send(fd, q.data(), q.size(), MSG_NOSIGNAL);
+    const ssize_t w = ::send(fd, q.data.data() + q.pos, q.size(), MSG_NOSIGNAL);
     if (w < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
-    q.erase(q.begin(), q.begin() + std::min<std::ptrdiff_t>(w, static_cast<std::ptrdiff_t>(q.size())));
+    q.pos += std::min(static_cast<std::size_t>(w), q.size());
   }
+  if (q.data.capacity() > queue_cap) std::string().swap(q.data); // a large frame's bytes go back at once
+  else q.data.clear();
+  q.pos = 0;
   return true;
 }
 
 /// Reads what is there from `fd` into `q`; false at the end of the stream or on an error.
-bool fill(int fd, std::string& q, std::size_t cap) {
+template <class Q> bool fill(int fd, Q& q, std::size_t cap) {
   char buf[65536];
   while (q.size() < cap) {
     const ssize_t r = ::recv(fd, buf, sizeof buf, 0);
