@@ -63,6 +63,12 @@ bool dispatch_table::usable(const std::vector<bool>& tried) const {
   return false;
 }
 
+bool dispatch_table::may_return(const std::vector<bool>& tried) const {
+  for (auto d : candidates(tried))
+    if (!devices_[d].present && !(d < tried.size() && tried[d])) return true;
+  return false;
+}
+
 double dispatch_table::free_in(const device& d, double now_us) const {
   if (d.started.empty()) return 0;
   const double oldest = *std::min_element(d.started.begin(), d.started.end());

@@ -60,6 +60,9 @@ public:
   std::optional<std::size_t> pick(const std::vector<bool>& tried, double now_us);
   /// True while some device could still take a request not failed on `tried`.
   bool usable(const std::vector<bool>& tried) const;
+  /// True when a device the request may still go to is away only: its node is gone and may
+  /// come back (remote devices). `tried` as usable's.
+  bool may_return(const std::vector<bool>& tried) const;
 
   void started(std::size_t d, double now_us);
   /// A run on `d` ended. `device_fault`: it failed with the device's error (not the input's);

@@ -19,11 +19,15 @@ double now_us() {
   return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+using hold_atom = caf::atom_constant<caf::atom("hold")>;
+
 /// A request in the scheduler: the inference and the devices that already failed it.
 struct pending {
   inference job;
   std::vector<bool> tried;
   std::string errors; ///< "GPU.0: <message>; ..." from the devices that failed it
+  std::vector<uint8_t> lost; ///< per device, how often it was lost while running this request
+  double held_since_us = 0;  ///< when it began to wait for a device to come back; 0: it does not
 };
 
 /// What a decision made under the state's lock leads to, done after it is released (a device
@@ -71,9 +75,9 @@ private:
 struct scheduler_state : std::enable_shared_from_this<scheduler_state> {
   scheduler_state(std::vector<scheduled_device> d, dispatch_table t, bool f,
                   std::function<void(const std::vector<std::string>&)> serving_changed,
-                  std::shared_ptr<scheduler::counters> c)
+                  std::shared_ptr<scheduler::counters> c, std::chrono::milliseconds h)
       : devices(std::move(d)), table(std::move(t)), fallback(f), on_serving(std::move(serving_changed)),
-        counters(std::move(c)) {}
+        counters(std::move(c)), hold_us(std::chrono::duration<double, std::micro>(h).count()) {}
 
   std::vector<scheduled_device> devices;
   dispatch_table table;
@@ -84,6 +88,10 @@ struct scheduler_state : std::enable_shared_from_this<scheduler_state> {
   std::mutex mutex;
   std::vector<std::string> serving; ///< as last told to on_serving
   bool again = false; ///< a device completed inside one of this thread's sends: look at the queue again
+  const double hold_us;
+  /// Asks the scheduler actor to look at the queue again after `us` (a held request's time
+  /// running out when nothing else happens); set once the actor exists.
+  std::function<void(double us)> look_again_after;
 
   /// Applies `decide` under the lock, hands queued requests on, and sends what that decided
   /// after unlocking. A device that completes inside such a send (on this very thread) only
@@ -121,7 +129,10 @@ struct scheduler_state : std::enable_shared_from_this<scheduler_state> {
     act([&] {
       table.finished(d, started, now, device_fault, lost);
       if (retry) {
-        retry->tried[d] = true;
+        // A device lost while running it (its node went) may take it again once it is back,
+        // once: a request that takes its worker down twice does not go there a third time.
+        if (retry->lost.size() < devices.size()) retry->lost.resize(devices.size(), 0);
+        if (!lost || ++retry->lost[d] >= 2) retry->tried[d] = true;
         retry->errors += (retry->errors.empty() ? "" : "; ") + devices[d].name + ": " + why;
         queue.push_front(std::move(*retry)); // older than anything queued
       }
@@ -132,23 +143,36 @@ struct scheduler_state : std::enable_shared_from_this<scheduler_state> {
   /// Hands queued requests to devices while the table finds one for the oldest. Called with
   /// `mutex` held; what it decides goes into `out`.
   void drain(outbox& out) {
-    while (!queue.empty()) {
-      auto& head = queue.front();
+    for (std::size_t i = 0; i < queue.size();) {
+      auto& head = queue[i];
       if (!head.job.sink->wanted(head.job.request)) { // cancelled while queued: already completed
-        queue.pop_front();
+        queue.erase(queue.begin() + static_cast<std::ptrdiff_t>(i));
         continue;
       }
+      const double now = now_us();
       if (!table.usable(head.tried)) { // priorities left out, or failed out, every device it may use
+        // Every device it may still use is away (a node gone): it waits for one to come back
+        // (set_present looks again), up to hold_us, while the requests behind it go on.
+        if (fallback && table.may_return(head.tried)) {
+          if (head.held_since_us == 0) {
+            head.held_since_us = now;
+            if (look_again_after) look_again_after(hold_us);
+          }
+          if (now - head.held_since_us < hold_us) {
+            ++i;
+            continue;
+          }
+        }
         out.failures.emplace_back(std::move(head.job), failure{failure_kind::device_failure, no_device(head)});
-        queue.pop_front();
+        queue.erase(queue.begin() + static_cast<std::ptrdiff_t>(i));
         continue;
       }
       // None free: every wait ends with a run ending (or a device arriving), which looks again.
-      const double now = now_us();
       auto d = table.pick(head.tried, now);
       if (!d) return;
       pending p = std::move(head);
-      queue.pop_front();
+      queue.erase(queue.begin() + static_cast<std::ptrdiff_t>(i));
+      p.held_since_us = 0;
       start(std::move(p), *d, now, out);
     }
   }
@@ -167,6 +191,8 @@ struct scheduler_state : std::enable_shared_from_this<scheduler_state> {
   std::string no_device(const pending& p) const {
     std::string why = p.errors.empty() ? "no device left to run the request"
                                        : "the request failed on every device it may run on (" + p.errors + ")";
+    if (p.held_since_us > 0)
+      why += " (it waited " + std::to_string(static_cast<int64_t>(hold_us / 1000)) + " ms for a node to come back)";
     std::string out;
     const auto& pr = table.priorities();
     const auto& fb = table.fallbacks();
@@ -217,6 +243,7 @@ void attempt::on_error(uint64_t, const failure& f) noexcept {
 /// finished compiling (AUTO's startup hand-over).
 caf::behavior scheduler_actor(caf::event_based_actor*, std::shared_ptr<scheduler_state> st) {
   return {
+      [=](hold_atom) { st->act([] {}); }, // a held request's time ran out: look again
       [=](ready_atom, std::shared_ptr<device_arrival>& a) {
         system_tail busy;
         st->act([&] {
@@ -245,12 +272,17 @@ scheduler::scheduler(caf::actor_system& sys, scheduler_spec spec)
   if (!spec.order.empty() || !spec.fallback.empty())
     table.set_priorities(spec.order.empty() ? table.priorities() : spec.order, spec.fallback);
   auto st = std::make_shared<scheduler_state>(std::move(spec.devices), std::move(table), spec.runtime_fallback,
-                                              std::move(spec.on_serving), counters_);
+                                              std::move(spec.on_serving), counters_, spec.hold);
   st->serving = st->table.serving();
   state_ = st;
   // Detached: CAF's pooled threads back off into sleeps of tens of microseconds when idle; a
   // priority change should apply as soon as it is asked for.
-  actor_ = sys.spawn<caf::detached>(scheduler_actor, std::move(st));
+  actor_ = sys.spawn<caf::detached>(scheduler_actor, st);
+  // Weak: the state must not keep its own actor alive.
+  st->look_again_after = [weak = caf::actor_cast<caf::weak_actor_ptr>(actor_)](double us) {
+    if (auto a = caf::actor_cast<caf::actor>(weak.lock()))
+      caf::delayed_anon_send(a, std::chrono::microseconds(static_cast<int64_t>(us) + 1000), hold_atom::value);
+  };
 }
 
 scheduler::~scheduler() { caf::anon_send_exit(actor_, caf::exit_reason::user_shutdown); }
@@ -259,7 +291,7 @@ void scheduler::submit(inference job) {
   if (job.age == 0) job.age = device_pool::next_age();
   auto& st = *std::static_pointer_cast<scheduler_state>(state_);
   // Queued behind what waits already; drain() then hands on what can go now, from this thread.
-  st.act([&] { st.queue.push_back(pending{std::move(job), std::vector<bool>(st.devices.size(), false), {}}); });
+  st.act([&] { st.queue.push_back(pending{std::move(job), std::vector<bool>(st.devices.size(), false), {}, {}, 0}); });
 }
 
 void scheduler::set_present(std::size_t d, bool up) {

@@ -13,6 +13,7 @@
 /// comes while requests run: new priorities, and a device whose model finished compiling
 /// (AUTO's startup hand-over).
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -53,6 +54,10 @@ struct scheduler_spec {
   bool wait_for_faster = true;
   /// Told the serving devices (current order, failed ones out) whenever they change.
   std::function<void(const std::vector<std::string>&)> on_serving;
+  /// How long a request whose every remaining device is a remote one whose node is gone waits
+  /// for one to come back before it fails (a worker restarting, a link that drops for a
+  /// moment); a device lost while running it is tried again when it is back, once.
+  std::chrono::milliseconds hold{10000};
 };
 
 class scheduler final : public runner {

@@ -230,7 +230,8 @@ struct two_devices {
 
   /// `gpu_compiling`: GPU.0's model is not ready when the scheduler starts (AUTO's startup).
   two_devices(caf::actor_system& sys, std::size_t gpu_slots, std::size_t cpu_slots, bool hold,
-              schedule_policy policy = schedule_policy::device_priority, bool gpu_compiling = false) {
+              schedule_policy policy = schedule_policy::device_priority, bool gpu_compiling = false,
+              std::chrono::milliseconds wait_for_nodes = std::chrono::seconds(10)) {
     auto g = std::make_shared<test_device>(10.0f, hold);
     auto c = std::make_unique<test_device>(100.0f, hold);
     gpu = g.get();
@@ -243,6 +244,7 @@ struct two_devices {
     // Held runs make measured service times whatever the test's pace is: the order alone
     // decides here (the waiting rule has its own tests above).
     spec.wait_for_faster = false;
+    spec.hold = wait_for_nodes;
     spec.on_serving = [s = serving, m = serving_mutex](const std::vector<std::string>& now) {
       std::lock_guard l(*m);
       s->push_back(now);
@@ -389,6 +391,72 @@ BOOST_AUTO_TEST_CASE(a_device_whose_node_goes_leaves_at_once_and_rejoins_when_it
   presence.set(false);
   presence.set(true);
   BOOST_TEST(d.serving_changes().back() == (std::vector<std::string>{"GPU.0", "CPU"}));
+}
+
+namespace {
+std::size_t completed(recorder& r) {
+  std::lock_guard l(r.m);
+  return r.completions.size();
+}
+} // namespace
+
+BOOST_AUTO_TEST_CASE(a_request_whose_every_device_is_away_waits_for_one_to_come_back) {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  {
+    // Both nodes gone: the request waits (a failure would have come back inside submit) and
+    // runs on the first device that returns.
+    auto rec = std::make_shared<recorder>();
+    two_devices d(sys, 1, 1, false);
+    kernels::device_presence gpu_node, cpu_node;
+    gpu_node.watch(d.sched->presence_watcher(0));
+    cpu_node.watch(d.sched->presence_watcher(1));
+    gpu_node.set(false);
+    cpu_node.set(false);
+    d.sched->submit(inference{1, {scalar(1)}, rec});
+    BOOST_TEST(completed(*rec) == 0u);
+    cpu_node.set(true);
+    rec->wait_for_count(1);
+    BOOST_TEST(rec->values[1] == 100.0f);
+  }
+  {
+    // The one device of the order is lost while it runs the request (its node goes first, as
+    // remote devices report it): the request goes back to it when its node is back.
+    auto rec = std::make_shared<recorder>();
+    two_devices d(sys, 1, 1, false);
+    d.sched->set_priorities({0});
+    kernels::device_presence gpu_node;
+    gpu_node.watch(d.sched->presence_watcher(0));
+    int calls = 0;
+    d.gpu->fault = [&](uint64_t) -> std::optional<failure> {
+      if (calls++ > 0) return std::nullopt;
+      gpu_node.set(false);
+      return failure{failure_kind::device_lost, "node gone"};
+    };
+    d.sched->submit(inference{1, {scalar(1)}, rec});
+    BOOST_TEST(completed(*rec) == 0u);
+    gpu_node.set(true);
+    rec->wait_for_count(1);
+    BOOST_TEST(rec->values[1] == 10.0f);
+    BOOST_TEST(d.gpu->seen == (std::vector<uint64_t>{1, 1}));
+    BOOST_TEST(d.cpu->seen.empty());
+  }
+  {
+    // No node comes back: after the hold the request fails, saying it waited and for what.
+    auto rec = std::make_shared<recorder>();
+    two_devices d(sys, 1, 1, false, schedule_policy::device_priority, false, std::chrono::milliseconds(200));
+    kernels::device_presence gpu_node, cpu_node;
+    gpu_node.watch(d.sched->presence_watcher(0));
+    cpu_node.watch(d.sched->presence_watcher(1));
+    gpu_node.set(false);
+    cpu_node.set(false);
+    d.sched->submit(inference{1, {scalar(1)}, rec});
+    rec->wait_for_count(1);
+    BOOST_TEST(rec->errors[1].find("no device left to run the request (it waited 200 ms for a node to come back)") !=
+                   std::string::npos,
+               rec->errors[1]);
+    BOOST_TEST(rec->errors[1].find("GPU.0 (its node is gone), CPU (its node is gone)") != std::string::npos, rec->errors[1]);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(a_presence_watcher_of_a_scheduler_that_is_gone_is_forgotten) {
