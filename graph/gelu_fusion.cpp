@@ -25,7 +25,7 @@ public:
   std::optional<std::pair<ValueId, std::string>> match() {
     std::vector<ValueId> f;
     factors(root_, f);
-    std::optional<ValueId> half_of, one_plus;
+    std::optional<ValueId> half_of;
     std::vector<ValueId> rest;
     for (ValueId v : f) {
       if (near(scalar_constant(g_, v), 0.5) && !half_of) half_of = v;
