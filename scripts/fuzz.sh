@@ -13,6 +13,8 @@ case "${1:-}" in
   npy) target=npy_reader_fuzz; shift ;;
 esac
 seconds=${1:-300}
+# Undefined behaviour is a finding like a crash: stop at the first report and keep the input.
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 build=$root/build-fuzz
 CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROUPE_FUZZ=ON -DTROUPE_TESTS=OFF >/dev/null
 ninja -C "$build" "$target"

@@ -275,15 +275,17 @@ BOOST_AUTO_TEST_CASE(run_npy_round_trip_keeps_int64_exact) {
 }
 
 BOOST_AUTO_TEST_CASE(npy_files_whose_shape_the_data_cannot_hold_are_refused_naming_the_file) {
-  // A dimension of 20 digits, a shape whose byte count overflows 64 bits (10^20 int64s), and
+  // A dimension of 20 digits, a shape whose byte count overflows 64 bits (5 x 10^18 int64s), and
   // one that wants more data than the file holds: each an error naming the file, nothing
   // allocated for the shape's sake.
   auto m = i64_model();
   const std::vector<int64_t> v = {1, 2, 3, 4};
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"(99999999999999999999, 4)", "is too large"},
-      {"(100000000000000000, 1000)", "more than 2^64 bytes"},
-      {"(1, 5)", "needs 40 bytes of data, the file holds 32"}};
+      {"(999999999999999999, 5)", "more than 2^64 bytes"},
+      {"(1, 5)", "needs 40 bytes of data, the file holds 32"},
+      {"", "malformed shape"},  // npy_reader_fuzz's first find: was std::out_of_range from substr
+      {"(259200064800000, 816020, 0)", "more than 2^63 elements"}}; // its second: signed overflow
   for (const auto& [shape, why] : cases) {
     write_npy(temp_dir() + "/bad.npy", "<i8", shape, bytes_of(v));
     auto r = run("run -m " + m + " -i v:" + temp_dir() + "/bad.npy -o " + temp_dir() + "/badout");

@@ -131,6 +131,8 @@ Tensor parse_npy(const std::string& bytes, const std::string& path) {
     bad(path, "it is in Fortran order; save it with numpy.ascontiguousarray");
 
   const auto shape_text = header_value(path, header, "shape");
+  if (shape_text.size() < 2 || shape_text.front() != '(' || shape_text.back() != ')')
+    bad(path, "malformed shape '" + shape_text + "' (a tuple was expected)");
   Shape shape;
   std::string cur;
   for (char c : shape_text.substr(1, shape_text.size() - 2)) {
@@ -147,6 +149,12 @@ Tensor parse_npy(const std::string& bytes, const std::string& path) {
   // The bytes the shape needs, checked against the file before anything is allocated (a shape
   // whose product overflows must not wrap around to the file's size).
   const std::size_t data_size = bytes.size() - offset - header_len;
+  // Dimensions whose product does not fit int64_t are refused even beside a 0 (shape_size,
+  // which every later step uses, multiplies them in order).
+  int64_t elements = 1;
+  for (auto d : shape)
+    if (d != 0 && __builtin_mul_overflow(elements, d, &elements))
+      bad(path, "shape " + shape_text + " has more than 2^63 elements");
   uint64_t need = element_size(type);
   for (auto d : shape)
     if (__builtin_mul_overflow(need, static_cast<uint64_t>(d), &need)) need = UINT64_MAX;
