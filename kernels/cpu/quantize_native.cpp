@@ -61,8 +61,12 @@ inline float round_even(float v) {
 /// One run of elements with one scale and zero point. std::min / max and selects, not
 /// std::fmin / fmax (libm calls): with -fno-trapping-math (kernels/CMakeLists.txt) the loop
 /// vectorizes. Out-of-range quotients saturate anyway: clamped first into round_even's range.
+/// Q's range as floats, the clamp of both loops below.
+template <class Q> constexpr float q_lo = std::is_same_v<Q, uint8_t> ? 0.f : -128.f;
+template <class Q> constexpr float q_hi = std::is_same_v<Q, uint8_t> ? 255.f : 127.f;
+
 template <class Q> void quantize_scalar(const float* x, float s, float z, Q* y, int64_t n) {
-  constexpr float lo = std::is_same_v<Q, uint8_t> ? 0.f : -128.f, hi = std::is_same_v<Q, uint8_t> ? 255.f : 127.f;
+  constexpr float lo = q_lo<Q>, hi = q_hi<Q>;
   for (int64_t i = 0; i < n; ++i) {
     const float v = x[i] / s;
     const float q = std::min(std::max(round_even(std::min(std::max(v, -4194304.f), 4194304.f)) + z, lo), hi);
@@ -88,8 +92,7 @@ void range_scalar(const float* x, int64_t n, float& lo, float& hi) {
 template <class Q> __m256i quantize8(const float* x, __m256 s, __m256 z) {
   const __m256 v = _mm256_div_ps(_mm256_loadu_ps(x), s);
   const __m256 magic = _mm256_set1_ps(12582912.f), big = _mm256_set1_ps(4194304.f);
-  const __m256 lo = _mm256_set1_ps(std::is_same_v<Q, uint8_t> ? 0.f : -128.f);
-  const __m256 hi = _mm256_set1_ps(std::is_same_v<Q, uint8_t> ? 255.f : 127.f);
+  const __m256 lo = _mm256_set1_ps(q_lo<Q>), hi = _mm256_set1_ps(q_hi<Q>);
   // max / min return their second operand when one is NaN: the NaN lanes are zeroed below.
   const __m256 c = _mm256_min_ps(_mm256_max_ps(v, _mm256_sub_ps(_mm256_setzero_ps(), big)), big);
   const __m256 r = _mm256_sub_ps(_mm256_add_ps(c, magic), magic);
