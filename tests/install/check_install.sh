@@ -3,9 +3,9 @@
 # examples/first_program against it with find_package(troupe) and with pkg-config, runs both on
 # PP-OCR's cls model with onnxruntime's seeded input and compares with onnxruntime's output.
 #   check_install.sh static BUILD_DIR SOURCE_DIR DATA_DIR   (installs the tests' own build)
-#   check_install.sh shared BUILD_DIR SOURCE_DIR DATA_DIR   (configures and builds a shared
+#   check_install.sh shared BUILD_DIR SOURCE_DIR DATA_DIR   (configures and links a shared
 #                                                            libtroupe under BUILD_DIR first,
-#                                                            on BUILD_DIR's internal layers)
+#                                                            from BUILD_DIR's objects)
 # Exit 77 (CTest: skipped) only when the data is missing and TROUPE_TESTS_OFFLINE=1 says so.
 set -euo pipefail
 mode=$1 build=$2 src=$3 data=$4
@@ -27,8 +27,10 @@ rm -rf "$work"
 mkdir -p "$work"
 prefix=$work/prefix
 if [ "$mode" = shared ]; then
-  # The internal layers are compiled alike for a static and a shared libtroupe: this build links
-  # the static build's (TROUPE_LAYERS_FROM) and compiles runtime/ and what is built on it.
+  # Every file is compiled alike for a static and a shared libtroupe: this build links the static
+  # build's internal layers and the objects of runtime/, the command-line tool and the Python
+  # extension (TROUPE_LAYERS_FROM, cmake/reused_objects.cmake), so it checks the linking: the
+  # version script's exports suffice for the tool and the extension.
   # A sanitizer build's layers need its runtime: that one builds a plain shared libtroupe whole.
   build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt")
   reuse=(-DTROUPE_LAYERS_FROM="$build")
