@@ -7,6 +7,11 @@
 // DQL_APPLY   its second step: y = saturate(round_even(x / scale) + zp), four u8 per invocation.
 // MATMUL_INT  MatMulInteger: y[b, m, n] = sum_k (a[b, m, k] - a_zp) * (w[k, n] - w_zp) in
 //             int32, a and w u8 or i8, a_zp scalar or one per row, w_zp scalar or one per column.
+// MATMUL_INT4 the same where K and N are multiples of 4, so that every row of A, B and Y is
+//             whole 32-bit words: A and B bound as r32ui texels, Y as rgba32ui (lavapipe gathers
+//             texel loads; a storage-buffer load is a loop over the SIMD lanes), and each
+//             invocation computes 4 rows x 8 columns, a step of 4 k costing 4 loads of A and 8
+//             of B for 128 multiply-adds (MATMUL_INT: 2 loads for each).
 // Divisions are correctly rounded (as the reference's float32 division), not the driver's
 // approximate one, so that rounding to integers agrees byte for byte.
 #extension GL_GOOGLE_include_directive : require
@@ -27,6 +32,8 @@ layout(constant_id = 10) const uint W_BATCH = 0; // MATMUL_INT: elements between
 
 #if defined(DQL_RANGE) || defined(DQL_APPLY)
 layout(set = 0, binding = 0) readonly buffer X { SFLOAT x[]; };
+#elif defined(MATMUL_INT4)
+layout(set = 0, binding = 0, r32ui) readonly uniform uimageBuffer XA;
 #else
 layout(set = 0, binding = 0) readonly buffer X { uint x[]; };
 #endif
@@ -153,5 +160,75 @@ void main() {
     acc += (LOAD_INT(x, XKIND, ai) - az) * (LOAD_INT(w, WKIND, wi) - wz);
   }
   y[id] = acc;
+}
+
+#elif defined(MATMUL_INT4)
+layout(set = 0, binding = 1, r32ui) readonly uniform uimageBuffer WB;
+layout(set = 0, binding = 2) readonly buffer AZ { uint azp[]; };
+layout(set = 0, binding = 3) readonly buffer WZ { uint wzp[]; };
+layout(set = 0, binding = 4, rgba32ui) writeonly uniform uimageBuffer Y;
+
+const uint NW = C / 4u;             // words in a row of B (texels in a row of Y)
+const uint NBLK = (NW + 1u) / 2u;   // 8 columns (2 words) per invocation
+const uint MBLK = (M + 3u) / 4u;    // 4 rows per invocation
+const uint KW = INNER / 4u;         // words in a row of A
+
+/// The 4 bytes of a word as u8 (kind 4) or i8 (kind 5) values.
+ivec4 bytes_of(uint word, uint kind) {
+  if (kind == 5u) {
+    int s = int(word);
+    return ivec4(bitfieldExtract(s, 0, 8), bitfieldExtract(s, 8, 8), bitfieldExtract(s, 16, 8), bitfieldExtract(s, 24, 8));
+  }
+  return ivec4(bitfieldExtract(word, 0, 8), bitfieldExtract(word, 8, 8), bitfieldExtract(word, 16, 8),
+               bitfieldExtract(word, 24, 8));
+}
+
+void main() {
+  uint id = linear_id();
+  if (id >= TOTAL) return; // TOTAL: batches x MBLK x NBLK invocations
+  uint nb = id % NBLK, r = id / NBLK;
+  uint mb = r % MBLK, b = r / MBLK;
+  // Rows and words past the edge read a clamped (valid) index and are not stored.
+  uint w0 = min(nb * 2u, NW - 1u), w1 = min(nb * 2u + 1u, NW - 1u);
+  int arow[4];
+  ivec4 az = ivec4(0);
+  for (uint i = 0u; i < 4u; ++i) {
+    uint m = min(mb * 4u + i, M - 1u);
+    arow[i] = int((b * M + m) * KW);
+    if (HAS_ZP) az[i] = LOAD_INT(azp, XKIND, A_ZP_ROWS ? m : 0u);
+  }
+  ivec4 wz0 = ivec4(0), wz1 = ivec4(0);
+  if (HAS_WZP) {
+    for (uint j = 0u; j < 4u; ++j) {
+      wz0[j] = LOAD_INT(wzp, WKIND, W_ZP_COLS ? w0 * 4u + j : 0u);
+      wz1[j] = LOAD_INT(wzp, WKIND, W_ZP_COLS ? w1 * 4u + j : 0u);
+    }
+  }
+  uint wbase = b * (W_BATCH / 4u);
+  ivec4 acc0[4], acc1[4]; // row i: the columns of word w0, of word w1
+  for (uint i = 0u; i < 4u; ++i) {
+    acc0[i] = ivec4(0);
+    acc1[i] = ivec4(0);
+  }
+  for (uint kw = 0u; kw < KW; ++kw) {
+    ivec4 a[4]; // a[i][t] = A[row i, 4 kw + t] - a_zp
+    for (uint i = 0u; i < 4u; ++i) a[i] = bytes_of(imageLoad(XA, arow[i] + int(kw)).x, XKIND) - az[i];
+    for (uint t = 0u; t < 4u; ++t) {
+      int krow = int(wbase + (kw * 4u + t) * NW);
+      ivec4 b0 = bytes_of(imageLoad(WB, krow + int(w0)).x, WKIND) - wz0;
+      ivec4 b1 = bytes_of(imageLoad(WB, krow + int(w1)).x, WKIND) - wz1;
+      for (uint i = 0u; i < 4u; ++i) {
+        acc0[i] += a[i][t] * b0;
+        acc1[i] += a[i][t] * b1;
+      }
+    }
+  }
+  for (uint i = 0u; i < 4u; ++i) {
+    uint m = mb * 4u + i;
+    if (m >= M) break;
+    int yrow = int((b * M + m) * NW);
+    imageStore(Y, yrow + int(nb * 2u), uvec4(acc0[i]));
+    if (nb * 2u + 1u < NW) imageStore(Y, yrow + int(nb * 2u + 1u), uvec4(acc1[i]));
+  }
 }
 #endif

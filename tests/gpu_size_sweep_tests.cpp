@@ -732,6 +732,28 @@ BOOST_AUTO_TEST_CASE(matmul_integer_as_quantize_dynamic_writes_it) {
           {typed_random(element_type::u8, {2, 3, 4096}, 31, 0, 256), typed_random(element_type::i8, {2, 4096, 5}, 32, -128, 128),
            typed_random(element_type::u8, {}, 33, 100, 150)});
   }
+  // K and N multiples of 4 take the word-texel shader (matmul_integer_w4: 4 rows x 8 columns per
+  // invocation): rows past M, an odd count of words per row, batched B, zero points per row and
+  // per column, i8 A; then a vocabulary-sized N past 2^16 columns.
+  for (const int64_t n : {int64_t{4}, int64_t{20}, int64_t{24}}) {
+    builder b;
+    auto a = b.input({2, 7, 16}, element_type::i8);
+    auto w = b.input({2, 16, n}, element_type::u8);
+    auto azp = b.input({7}, element_type::i8);
+    auto wzp = b.input({n}, element_type::u8);
+    b.output(b.op("MatMulInteger", {a, w, azp, wzp}));
+    exact("MatMulInteger whole words, N " + std::to_string(n), b.g,
+          {typed_random(element_type::i8, {2, 7, 16}, 34, -128, 128), typed_random(element_type::u8, {2, 16, n}, 35, 0, 256),
+           typed_random(element_type::i8, {7}, 36, -20, 20), typed_random(element_type::u8, {n}, 37, 100, 150)});
+  }
+  {
+    builder b;
+    auto a = b.input({1, 5, 128}, element_type::u8);
+    auto w = b.constant(typed_random(element_type::i8, {128, 65540}, 38, -128, 128));
+    auto azp = b.input({}, element_type::u8);
+    b.output(b.op("MatMulInteger", {a, w, azp}));
+    exact("MatMulInteger N 65540", b.g, {typed_random(element_type::u8, {1, 5, 128}, 39, 0, 256), typed_random(element_type::u8, {}, 40, 0, 256)});
+  }
 }
 
 /// What onnxruntime's quantize_dynamic writes for an embedding and one linear layer: a u8

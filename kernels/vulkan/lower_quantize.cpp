@@ -117,9 +117,17 @@ void matmul_integer(op_builder& b) {
              {8, wzp && shape_size(shape_of(g, op.inputs[3])) != 1 ? 1u : 0u},
              {9, wzp ? 1u : 0u},
              {10, w.size() > 2 ? static_cast<uint32_t>(k * n) : 0u}};
-  b.dispatch("matmul_integer", std::move(s),
-             {b.input(0), b.input(1), azp ? b.input(2) : b.input(0), wzp ? b.input(3) : b.input(0), b.output(0)},
-             static_cast<uint64_t>(total));
+  const buffer_ref az = azp ? b.input(2) : b.input(0), wz = wzp ? b.input(3) : b.input(0);
+  if (k % 4 == 0 && n % 4 == 0) {
+    // Rows of whole words: 4 rows x 8 columns per invocation on word texels (quantize.comp).
+    const int64_t rows = total / n, blocks = (rows / m) * ((m + 3) / 4) * ((n / 4 + 1) / 2);
+    s[0] = static_cast<uint32_t>(blocks);
+    b.dispatch("matmul_integer_w4", std::move(s),
+               {word_texels(b.input(0), 1), word_texels(b.input(1), 1), az, wz, word_texels(b.output(0), 4)},
+               static_cast<uint64_t>(blocks));
+    return;
+  }
+  b.dispatch("matmul_integer", std::move(s), {b.input(0), b.input(1), az, wz, b.output(0)}, static_cast<uint64_t>(total));
 }
 
 } // namespace
@@ -134,7 +142,8 @@ void add_quantize_rules(rule_table& t) {
                         "A and B u8 or i8 (constant or run-time), A [..., M, K], B [K, N] or with A's batch dims; "
                         "zero points scalar, or one per row of A / column of B, constant or run-time; int32 out"};
   t["MatMulInteger"].trips = [](const graph::Graph& g, const graph::Op& op) {
-    return static_cast<uint64_t>(shape_of(g, op.inputs[0]).back()) + 1;
+    const auto k = static_cast<uint64_t>(shape_of(g, op.inputs[0]).back());
+    return (k % 4 == 0 && shape_of(g, op.inputs[1]).back() % 4 == 0 ? k / 4 : k) + 1; // matmul_integer_w4: 4 k a step
   };
   // One workgroup finds the range: every 64th element per invocation, then 63 to combine.
   t["DynamicQuantizeLinear"].trips = [](const graph::Graph& g, const graph::Op& op) {

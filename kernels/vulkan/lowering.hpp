@@ -23,11 +23,21 @@ struct buffer_ref {
   /// 0: a storage buffer. 1 or 4: a storage texel buffer of r32f or rgba32f texels, which CPU
   /// drivers (lavapipe) load with vector gathers instead of a per-invocation loop.
   uint8_t texel = 0;
+  /// With texel: r32ui / rgba32ui texels (32-bit words of integer data) instead of float ones,
+  /// whatever the program's float storage (f16 or f32).
+  bool words = false;
 };
 
 /// `r` bound as a storage texel buffer with `floats` (1 or 4) floats per texel.
 inline buffer_ref texels(buffer_ref r, uint8_t floats) {
   r.texel = floats;
+  return r;
+}
+
+/// `r` bound as a storage texel buffer of `n` (1 or 4) 32-bit words per texel (r32ui, rgba32ui).
+inline buffer_ref word_texels(buffer_ref r, uint8_t n) {
+  r.texel = n;
+  r.words = true;
   return r;
 }
 

@@ -319,10 +319,11 @@ void vk_executable::build() {
         if (arg.texel) {
           // The pool rounds regions up to >= 256 bytes, so a range rounded up to whole texels
           // stays inside this region; the shaders ignore the padding floats.
-          VkDeviceSize texel = p_->stored_size(element_type::f32) * arg.texel;
+          VkDeviceSize texel = (arg.words ? 4 : p_->stored_size(element_type::f32)) * arg.texel;
           VkBufferViewCreateInfo vi{VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO};
           vi.buffer = r.buffer;
-          if (p_->f16) vi.format = arg.texel == 4 ? VK_FORMAT_R16G16B16A16_SFLOAT : VK_FORMAT_R16_SFLOAT;
+          if (arg.words) vi.format = arg.texel == 4 ? VK_FORMAT_R32G32B32A32_UINT : VK_FORMAT_R32_UINT;
+          else if (p_->f16) vi.format = arg.texel == 4 ? VK_FORMAT_R16G16B16A16_SFLOAT : VK_FORMAT_R16_SFLOAT;
           else vi.format = arg.texel == 4 ? VK_FORMAT_R32G32B32A32_SFLOAT : VK_FORMAT_R32_SFLOAT;
           vi.offset = r.offset;
           vi.range = (std::max<VkDeviceSize>(r.size, 1) + texel - 1) / texel * texel;
