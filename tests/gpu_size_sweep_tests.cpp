@@ -224,6 +224,12 @@ BOOST_AUTO_TEST_CASE(elementwise_over_every_size) {
     b.output(b.op("Cast", {x}, {{"to", int64_t(6)}}));
     run_case({"Cast f32->i32 [2^20+1]", b.g, -1000, 1000});
   }
+  { // Cast i32 -> f32 over 2^20 (whole texels: cast_i32_f32_v4)
+    builder b;
+    auto x = b.input({1 << 20}, element_type::i32);
+    b.output(b.op("Cast", {x}, {{"to", int64_t(1)}}));
+    run_case({"Cast i32->f32 [2^20]", b.g, -100000, 100000});
+  }
   { // BatchNormalization over a long spatial dim
     builder b;
     auto x = b.input({1, 2, 65537});

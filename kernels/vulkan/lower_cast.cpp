@@ -30,6 +30,10 @@ void lower_cast(op_builder& b) {
   s[0] = static_cast<uint32_t>(n);
   s[1] = static_cast<uint32_t>(kind_of(from));
   s[2] = static_cast<uint32_t>(kind_of(to));
+  if (from == element_type::i32 && to == element_type::f32 && n % 4 == 0) {
+    b.dispatch("cast_i32_f32_v4", std::move(s), {word_texels(b.input(0), 4), texels(b.output(0), 4)}, n / 4);
+    return;
+  }
   // One invocation per output word: byte-sized outputs pack four elements into one.
   const uint64_t words = element_size(to) == 1 ? (n + 3) / 4 : n;
   b.dispatch("cast", std::move(s), {b.input(0), b.output(0)}, words);
