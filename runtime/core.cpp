@@ -304,6 +304,7 @@ void Core::set_property(const std::string& device, const AnyMap& properties) {
   if (is_hetero(device)) {
     // HETERO's defaults; with "HETERO:A,B" they are checked against A and B now.
     AnyMap next = impl_->hetero_props(properties);
+    hetero_placement_of(next); // its value, before it is kept
     if (device != "HETERO") impl_->hetero_members(device, next);
     else if (next.count("DEVICE_PRIORITIES")) impl_->hetero_members("HETERO", next);
     std::lock_guard lock(impl_->mutex);
@@ -371,7 +372,7 @@ Any Core::get_property(const std::string& device, const std::string& name) const
   }
   if (is_hetero(device)) {
     std::vector<std::string> own{"FULL_DEVICE_NAME", "SUPPORTED_PROPERTIES", "DEVICE_PRIORITIES", "DEVICE_PROPERTIES",
-                                 "HETERO_DUMP_GRAPH_DOT"};
+                                 "HETERO_DUMP_GRAPH_DOT", "HETERO_PLACEMENT"};
     const auto ds = parse_device_string(device);
     if (name == "FULL_DEVICE_NAME") return Any(std::string("HETERO"));
     if (name == "DEVICE_PRIORITIES" && !ds.devices.empty()) {
@@ -385,10 +386,12 @@ Any Core::get_property(const std::string& device, const std::string& name) const
       own.insert(own.end(), shared.begin(), shared.end());
       return Any(own);
     }
-    if (name == "DEVICE_PRIORITIES" || name == "DEVICE_PROPERTIES" || name == "HETERO_DUMP_GRAPH_DOT") {
+    if (name == "DEVICE_PRIORITIES" || name == "DEVICE_PROPERTIES" || name == "HETERO_DUMP_GRAPH_DOT" ||
+        name == "HETERO_PLACEMENT") {
       std::lock_guard lock(impl_->mutex);
       const auto& defaults = impl_->virtual_defaults["HETERO"];
       auto it = defaults.find(name);
+      if (it == defaults.end() && name == "HETERO_PLACEMENT") return Any(std::string("PRIORITY"));
       return it == defaults.end() ? Any(std::string()) : it->second;
     }
     std::string list;

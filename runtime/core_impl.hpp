@@ -192,7 +192,7 @@ struct Core::Impl {
   /// HETERO's placement of `model` over `members`, drawn as .dot files when asked
   /// (HETERO_DUMP_GRAPH_DOT / TROUPE_HETERO_VISUALIZE).
   hetero_plan plan_and_draw(const Model& model, const std::vector<hetero_member>& members, const AnyMap& call) {
-    auto plan = plan_hetero(model.impl()->graph, members);
+    auto plan = plan_hetero(model.impl()->graph, members, hetero_placement_of(hetero_props(call)));
     if (auto folder = hetero_dot_folder(hetero_props(call)); !folder.empty())
       write_hetero_dots(plan, model.impl()->name, folder);
     return plan;
@@ -287,7 +287,7 @@ struct Core::Impl {
   /// gives it.
   std::vector<hetero_member> hetero_members(const std::string& device, const AnyMap& call) {
     std::vector<hetero_member> members;
-    for (auto& d : route(device, hetero_props(call), {"HETERO_DUMP_GRAPH_DOT"}, false)) {
+    for (auto& d : route(device, hetero_props(call), {"HETERO_DUMP_GRAPH_DOT", "HETERO_PLACEMENT"}, false)) {
       if (d.requests)
         throw Exception("device '" + device + "': '" + d.written + "(" + std::to_string(d.requests) +
                         ")': HETERO takes no request counts");

@@ -1,6 +1,7 @@
 #include "runtime/hetero.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -15,8 +16,11 @@
 #include "graph/partition.hpp"
 #include "graph/partition_dot.hpp"
 #include "graph/placement.hpp"
+#include "graph/cost_placement.hpp"
 #include "runtime/compile_pipeline.hpp"
 #include "runtime/device_string.hpp"
+#include "runtime/hetero_calibration.hpp"
+#include "runtime/model_cache.hpp"
 
 namespace troupe {
 
@@ -28,10 +32,98 @@ const hetero_member& member(const std::vector<hetero_member>& members, const std
   throw Exception("HETERO: device '" + name + "' is not in the priority list");
 }
 
+/// "312.4 us", "2.05 ms".
+std::string time_text(double us) {
+  char b[32];
+  if (us < 1000) std::snprintf(b, sizeof b, "%.1f us", us);
+  else std::snprintf(b, sizeof b, "%.2f ms", us / 1000);
+  return b;
+}
+
+/// HETERO_PLACEMENT=COST on a static plan: moves the ops of `placed` (PRIORITY's) where the
+/// measured times predict one request faster, and writes each op's times into its `why`.
+void place_by_measured_cost(hetero_plan& plan, const std::vector<hetero_member>& members,
+                            std::vector<graph::placement>& placed, const graph::support_query& query) {
+  const auto& g = plan.g;
+  const std::size_t n = members.size();
+  std::vector<std::vector<bool>> can_run(g.ops.size(), std::vector<bool>(n, false));
+  std::vector<std::vector<std::string>> refusal(g.ops.size(), std::vector<std::string>(n));
+  std::vector<int> start(g.ops.size(), 0);
+  for (std::size_t i = 0; i < g.ops.size(); ++i) {
+    const auto& op = g.ops[i];
+    const std::string affinity = op.rt_info.count("affinity") ? op.rt_info.at("affinity") : "";
+    for (std::size_t d = 0; d < n; ++d) {
+      if (members[d].name == placed[i].device) start[i] = static_cast<int>(d);
+      if (!affinity.empty()) {
+        can_run[i][d] = affinity == members[d].name;
+        continue;
+      }
+      const auto s = query(members[d].name, g, op);
+      can_run[i][d] = s.supported;
+      refusal[i][d] = s.reason.empty() ? "not supported" : s.reason;
+    }
+  }
+  graph::placement_costs costs;
+  try {
+    costs = calibrate_hetero(g, members, start, can_run);
+  } catch (const std::exception& e) {
+    library_warning(std::string("HETERO_PLACEMENT=COST: ") + e.what() + "; the ops stay where PRIORITY places them");
+    plan.prediction = std::string("calibration failed (") + e.what() + "): PRIORITY's placement";
+    return;
+  }
+  // The cut's placement against the simple ones (PRIORITY's, each device alone where it runs
+  // every op): a split must predict min_gain faster, or timing noise could buy a slower one.
+  constexpr double min_gain = 0.05;
+  std::vector<int> simple = start;
+  double simple_us = graph::predicted_us(g, costs, start);
+  for (std::size_t d = 0; d < n; ++d) {
+    std::vector<int> alone(g.ops.size(), static_cast<int>(d));
+    const double us = graph::predicted_us(g, costs, alone);
+    if (us < simple_us) {
+      simple = std::move(alone);
+      simple_us = us;
+    }
+  }
+  auto chosen = graph::place_by_cost(g, costs, start);
+  if (graph::predicted_us(g, costs, chosen) > (1 - min_gain) * simple_us) chosen = simple;
+  for (std::size_t i = 0; i < g.ops.size(); ++i) {
+    const auto d = static_cast<std::size_t>(chosen[i]);
+    placed[i].device = members[d].name;
+    if (placed[i].why.rfind("affinity ", 0) == 0) continue;
+    std::string times;
+    std::size_t fastest = d;
+    for (std::size_t k = 0; k < n; ++k) {
+      times += (times.empty() ? "" : ", ") + members[k].name + " " +
+               (can_run[i][k] ? time_text(costs.op_us[i][k]) : "cannot (" + refusal[i][k] + ")");
+      if (can_run[i][k] && costs.op_us[i][k] < costs.op_us[i][fastest]) fastest = k;
+    }
+    placed[i].why = "cost: " + times + (fastest == d ? "" : "; on " + members[d].name + " to save crossings");
+  }
+  const auto crossings = graph::crossings_of(g, costs, chosen);
+  double moved = 0, bytes = 0;
+  for (const auto& c : crossings) {
+    moved += c.us;
+    bytes += c.bytes;
+  }
+  plan.prediction = "one request predicted " + time_text(graph::predicted_us(g, costs, chosen)) + " (PRIORITY's placement: " +
+                    time_text(graph::predicted_us(g, costs, start)) + "), of which " + std::to_string(crossings.size()) +
+                    " crossings " + time_text(moved) + " for " + std::to_string(static_cast<int64_t>(bytes)) + " bytes";
+}
+
 } // namespace
 
-hetero_plan plan_hetero(const graph::Graph& src, const std::vector<hetero_member>& members) {
-  hetero_plan plan{src, {}, {}, {}, members.front().name, true};
+hetero_placement hetero_placement_of(const AnyMap& props) {
+  auto it = props.find("HETERO_PLACEMENT");
+  if (it == props.end()) return hetero_placement::priority;
+  const auto v = it->second.as_string();
+  if (v == "PRIORITY") return hetero_placement::priority;
+  if (v == "COST") return hetero_placement::cost;
+  throw Exception("HETERO_PLACEMENT: '" + v + "' is not one of PRIORITY (each op to the first listed device that runs "
+                  "it), COST (each op where measured times make one request fastest)");
+}
+
+hetero_plan plan_hetero(const graph::Graph& src, const std::vector<hetero_member>& members, hetero_placement mode) {
+  hetero_plan plan{src, {}, {}, {}, members.front().name, true, mode, ""};
   auto& g = plan.g;
   for (auto id : g.inputs) plan.is_static = plan.is_static && g.value(id).shape.is_static();
   // Affinities by canonical name ("GPU" is GPU.0), before anything compares them.
@@ -54,6 +146,8 @@ hetero_plan plan_hetero(const graph::Graph& src, const std::vector<hetero_member
     return graph::op_support{s.supported, s.reason};
   };
   auto placed = graph::place_ops(g, names, query);
+  if (mode == hetero_placement::cost && plan.is_static && members.size() > 1 && !g.ops.empty())
+    place_by_measured_cost(plan, members, placed, query);
   for (std::size_t i = 0; i < g.ops.size(); ++i) {
     g.ops[i].rt_info["affinity"] = placed[i].device;
     plan.placed[g.ops[i].name] = placed[i].device;
@@ -247,8 +341,9 @@ void compile_hetero(CompiledModel::Impl& cm, const graph::Graph& src, const hete
     for (auto& m : kept) m.config.compile.derived = std::make_shared<kernels::derived_constants>();
     cm.runner = std::make_unique<actors::shape_dispatch>(
         sys,
-        [g, members = std::move(kept), input_names, output_names, &sys, report, used](const std::vector<Shape>& shapes) {
-          const auto concrete = plan_hetero(with_input_shapes(*g, shapes), members);
+        [g, members = std::move(kept), input_names, output_names, &sys, report, used,
+         mode = plan.mode](const std::vector<Shape>& shapes) {
+          const auto concrete = plan_hetero(with_input_shapes(*g, shapes), members, mode);
           auto built = build_flow(concrete, members, input_names, output_names, sys);
           // The builder actor runs one build at a time: `used` needs no lock.
           used->insert(built.devices.begin(), built.devices.end());

@@ -25,6 +25,14 @@ struct hetero_member {
   std::shared_ptr<actors::device_pool> pool; ///< the Core's workers of this device
 };
 
+/// HETERO_PLACEMENT: OpenVINO's rule (each op to the first listed device that runs it, the
+/// default) or troupe's (each op where the measured times make one request fastest).
+enum class hetero_placement { priority, cost };
+
+/// The HETERO_PLACEMENT of `props`, PRIORITY when absent; throws naming the property, the
+/// value and the values it takes.
+hetero_placement hetero_placement_of(const AnyMap& props);
+
 /// Where HETERO runs each op, and why.
 struct hetero_plan {
   graph::Graph g;                            ///< optimized (fused) graph; unfolded for dynamic inputs
@@ -33,14 +41,22 @@ struct hetero_plan {
   std::map<std::string, std::string> why;    ///< op friendly name -> graph::place_ops's reason
   std::string first_device;                  ///< where constant-folded ops are reported
   bool is_static = true;                     ///< false: dynamic inputs, an outline (see plan_hetero)
+  hetero_placement mode = hetero_placement::priority;
+  /// COST: one request's predicted time under the chosen placement and under PRIORITY's, and
+  /// what crosses (empty otherwise, and for an outline).
+  std::string prediction;
 };
 
 /// Optimizes `src` and places every op. Throws naming the op and device for an affinity that
 /// cannot be honoured, or an op no device can run. With dynamic inputs the plan is an outline:
 /// nothing is folded or fused, and an affinity to a listed device is not checked against the
 /// device (it may refuse an op only for want of shapes); compile_hetero plans each set of
-/// concrete shapes again.
-hetero_plan plan_hetero(const graph::Graph& src, const std::vector<hetero_member>& members);
+/// concrete shapes again. With COST (static shapes, two devices or more) the ops start where
+/// PRIORITY puts them and move where runs on the devices (runtime/hetero_calibration) predict
+/// one request faster (graph::place_by_cost); affinities always hold. Calibration failing on a
+/// device leaves PRIORITY's placement, with a warning that names the device and the error.
+hetero_plan plan_hetero(const graph::Graph& src, const std::vector<hetero_member>& members,
+                        hetero_placement mode = hetero_placement::priority);
 
 /// query_model's answer for HETERO: every op of `src` (friendly name) -> its device, ops fused
 /// away or folded into constants included (with the device of the op that took them over).

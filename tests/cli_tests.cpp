@@ -706,6 +706,23 @@ BOOST_AUTO_TEST_CASE(bench_bad_config_names_file_key_and_reason) {
   BOOST_TEST(has(r.err, "key 'NPU'"), r.err);
 }
 
+BOOST_AUTO_TEST_CASE(bench_config_sections_for_hetero) {
+  // A HETERO section applies to HETERO with any list; its own properties are checked by name.
+  auto m = two_output_model();
+  const auto t = temp_dir();
+  spit(t + "/cost.json", "{\"HETERO\": {\"HETERO_PLACEMENT\": \"COST\"}}");
+  auto r = run("bench -m " + m + " -d HETERO:CPU,REFERENCE -shape a[1,8],b[1,8] -niter 2 -load_config " + t + "/cost.json");
+  BOOST_TEST(r.code == 0, r.out << r.err);
+  spit(t + "/bad.json", "{\"HETERO\": {\"HETERO_PLACEMENT\": \"FASTEST\"}}");
+  r = run("bench -m " + m + " -d HETERO:CPU,REFERENCE -shape a[1,8],b[1,8] -niter 1 -load_config " + t + "/bad.json");
+  BOOST_TEST(r.code == 1, r.out);
+  for (const char* e : {"key 'HETERO.HETERO_PLACEMENT'", "'FASTEST'", "PRIORITY", "COST"}) BOOST_TEST(has(r.err, e), r.err);
+  spit(t + "/batch.json", "{\"BATCH\": {\"AUTO_BATCH_TIMEOUT\": \"1\"}}");
+  r = run("bench -m " + m + " -shape a[1,8],b[1,8] -niter 1 -load_config " + t + "/batch.json");
+  BOOST_TEST(r.code == 1, r.out);
+  BOOST_TEST(has(r.err, "no BATCH device"), r.err);
+}
+
 // ---- bad input ----------------------------------------------------------------------------
 
 BOOST_AUTO_TEST_CASE(bad_input_exits_nonzero_with_a_message) {

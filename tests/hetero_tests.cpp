@@ -453,3 +453,88 @@ BOOST_AUTO_TEST_CASE(dynamic_inputs_on_gpu_cpu, *utf::precondition(tests::gpu_pr
   BOOST_TEST(cm.get_property("EXECUTION_DEVICES").as_string() == "GPU.0,CPU");
   BOOST_TEST(cm.get_property("HETERO_NUMBER_OF_SUBMODELS").as<int>() > 1);
 }
+
+// ---- HETERO_PLACEMENT=COST: placement by measured cost ----------------------------------------
+
+BOOST_AUTO_TEST_CASE(cost_placement_moves_work_to_the_faster_device, *tests::needs_case(tests::ppocr_cls)) {
+  // REFERENCE listed first takes every op of cls by PRIORITY; measured, the CPU is far faster
+  // at nearly every op, so COST gives it nearly everything (on a loaded machine a small op may
+  // measure faster on the one-thread REFERENCE, and stay there), and the CPU's output.
+  Core core;
+  const auto cpu = tests::run_on_device(core, tests::ppocr_cls, "CPU");
+  Model model = tests::read_case_model(core, tests::ppocr_cls);
+  auto priority = core.compile_model(model, "HETERO:REFERENCE,CPU");
+  BOOST_TEST(priority.get_property("EXECUTION_DEVICES").as_string() == "REFERENCE");
+  const AnyMap cost{{"HETERO_PLACEMENT", "COST"}};
+  auto cm = core.compile_model(model, "HETERO:REFERENCE,CPU", cost);
+  BOOST_TEST(cm.get_property("EXECUTION_DEVICES").as_string().find("CPU") != std::string::npos);
+  auto cmp = tests::compare_scaled(tests::run_compiled(tests::ppocr_cls, cm), cpu, 1e-4, 1e-5);
+  BOOST_TEST(cmp.ok, cmp.message);
+  // Each placed op says what it costs on each device.
+  int costed = 0, on_cpu = 0;
+  for (const auto& [op, p] : core.query_placement(model, "HETERO:REFERENCE,CPU", cost)) {
+    if (p.why.rfind("cost: ", 0) != 0) continue;
+    ++costed;
+    on_cpu += p.device == "CPU";
+    BOOST_TEST((p.why.find("REFERENCE ") != std::string::npos && p.why.find("CPU ") != std::string::npos), op << ": " << p.why);
+  }
+  BOOST_TEST(costed > 30);
+  BOOST_TEST(on_cpu > costed * 8 / 10, on_cpu << " of " << costed << " ops on the CPU");
+}
+
+BOOST_AUTO_TEST_CASE(cost_placement_keeps_affinities, *tests::needs_case(tests::ppocr_cls)) {
+  // An op the application sends to REFERENCE stays there, whatever it costs; the rest is placed
+  // by cost around it, and the output is still the CPU's.
+  Core core;
+  const auto cpu = tests::run_on_device(core, tests::ppocr_cls, "CPU");
+  Model model = tests::read_case_model(core, tests::ppocr_cls);
+  std::string pinned;
+  for (auto& op : model.get_ops())
+    if (op.get_type_name() == "Conv" && pinned.empty()) {
+      pinned = op.get_friendly_name();
+      op.get_rt_info()["affinity"] = "REFERENCE";
+    }
+  BOOST_REQUIRE(!pinned.empty());
+  const AnyMap cost{{"HETERO_PLACEMENT", "COST"}};
+  auto placed = core.query_placement(model, "HETERO:CPU,REFERENCE", cost);
+  BOOST_TEST(placed[pinned].device == "REFERENCE");
+  BOOST_TEST(placed[pinned].why == "affinity REFERENCE");
+  auto cm = core.compile_model(model, "HETERO:CPU,REFERENCE", cost);
+  BOOST_TEST(cm.get_property("EXECUTION_DEVICES").as_string() == "CPU,REFERENCE");
+  auto cmp = tests::compare_scaled(tests::run_model_on_device(core, tests::ppocr_cls, model, "HETERO:CPU,REFERENCE", cost),
+                                   cpu, 1e-4, 1e-5);
+  BOOST_TEST(cmp.ok, cmp.message);
+}
+
+BOOST_AUTO_TEST_CASE(cost_placement_of_dynamic_inputs_per_shape, *tests::needs_model_of(tests::ppocr_cls)) {
+  // Each set of shapes is placed by cost when it first comes (cls as read: [?, 3, ?, ?]).
+  Core core;
+  const auto path = tests::ppocr_model(tests::ppocr_cls.model).path.string();
+  auto cpu = core.compile_model(path, "CPU");
+  auto cm = core.compile_model(path, "HETERO:REFERENCE,CPU", {{"HETERO_PLACEMENT", "COST"}});
+  for (const Shape& s : {Shape{1, 3, 48, 192}, Shape{2, 3, 48, 160}}) {
+    const auto in = seeded(s, static_cast<uint32_t>(s[3]));
+    auto cmp = tests::compare_scaled(run_once(cm, in), run_once(cpu, in), 1e-4, 1e-5);
+    BOOST_TEST(cmp.ok, to_string(s) << ": " << cmp.message);
+  }
+  BOOST_TEST(cm.get_property("EXECUTION_DEVICES").as_string().find("CPU") != std::string::npos);
+  BOOST_TEST(cm.get_property("RUNTIME_COMPILES").as<int>() == 2);
+}
+
+BOOST_AUTO_TEST_CASE(a_bad_hetero_placement_is_named) {
+  Core core;
+  auto model = core.read_model(chain_model());
+  BOOST_TEST(core.get_property("HETERO", "HETERO_PLACEMENT").as_string() == "PRIORITY");
+  for (const char* device : {"HETERO:CPU,REFERENCE", "HETERO"}) {
+    expect_error([&] { core.set_property(device, {{"HETERO_PLACEMENT", "FASTEST"}}); },
+                 {"HETERO_PLACEMENT", "'FASTEST'", "PRIORITY", "COST"});
+  }
+  expect_error([&] { core.compile_model(model, "HETERO:CPU,REFERENCE", {{"HETERO_PLACEMENT", "cost"}}); },
+               {"HETERO_PLACEMENT", "'cost'", "PRIORITY", "COST"});
+  expect_error([&] { core.query_model(model, "HETERO:CPU,REFERENCE", {{"HETERO_PLACEMENT", ""}}); },
+               {"HETERO_PLACEMENT", "''"});
+  core.set_property("HETERO", {{"HETERO_PLACEMENT", "COST"}});
+  BOOST_TEST(core.get_property("HETERO", "HETERO_PLACEMENT").as_string() == "COST");
+  // A device's own property does not take it.
+  expect_error([&] { core.set_property("CPU", {{"HETERO_PLACEMENT", "COST"}}); }, {"HETERO_PLACEMENT"});
+}

@@ -22,10 +22,12 @@ bool spreads_requests(const std::string& device) {
 
 device_setup configure_device(Core& core, const bench_options& o, device_configs file) {
   const std::string& dev = o.device;
-  // A section for the device type ("GPU") applies to a device of that type ("GPU.0").
+  // A section for the device type ("GPU") applies to a device of that type ("GPU.0"); one for
+  // a virtual device ("HETERO") to it with any list ("HETERO:GPU,CPU").
   std::string section = dev;
-  if (!file.count(dev) && file.count(device_type(dev))) {
-    section = device_type(dev);
+  const std::string type = has_device_list(dev) ? dev.substr(0, dev.find(':')) : device_type(dev);
+  if (!file.count(dev) && file.count(type)) {
+    section = type;
     file[dev] = file[section];
     file.erase(section);
   }

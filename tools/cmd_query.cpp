@@ -37,7 +37,8 @@ int cmd_query(int argc, char** argv) {
                       {{"-m", "a model file (.onnx)"},
                        {"-d", "a device: CPU, GPU, GPU.<n> or HETERO:<devices>"},
                        {"-shape", "shapes: NAME[1,3,48,192],NAME2[...] or [1,3,48,192]"},
-                       {"-dot", "a folder for HETERO's .dot pictures (and .svg/.png with Graphviz)"}});
+                       {"-dot", "a folder for HETERO's .dot pictures (and .svg/.png with Graphviz)"},
+                       {"-placement", "HETERO_PLACEMENT: PRIORITY (the default) or COST (measured on the devices)"}});
   if (!a.has("-m")) throw usage_error("-m is required: the model file (.onnx)");
   if (!a.has("-d")) throw usage_error("-d is required: the device to ask (CPU, GPU or GPU.<n>)");
   auto path = a.get("-m");
@@ -49,6 +50,7 @@ int cmd_query(int argc, char** argv) {
     // Where each op goes and why, then how many per device.
     AnyMap props;
     if (a.has("-dot")) props["HETERO_DUMP_GRAPH_DOT"] = a.get("-dot");
+    if (a.has("-placement")) props["HETERO_PLACEMENT"] = a.get("-placement");
     auto placed = core.query_placement(model, device, props);
     std::map<std::string, std::size_t> per_device;
     for (const auto& op : model.get_ops()) {

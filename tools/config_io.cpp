@@ -47,10 +47,14 @@ device_configs load_config(const std::string& path) {
                       j.type_name());
   device_configs r;
   for (const auto& [device, props] : j.items()) {
-    for (const char* v : {"AUTO", "MULTI", "HETERO", "BATCH"})
-      if (device_type(device) == v || device.rfind(std::string(v) + ":", 0) == 0)
-        bad(path, device, std::string("troupe has no ") + v + " device (it runs one device at a time)");
-    if (!known_device(device)) bad(path, device, "unknown device; troupe's devices are CPU, GPU and GPU.<n>");
+    if (device_type(device) == "BATCH" || device.rfind("BATCH:", 0) == 0)
+      bad(path, device, "troupe has no BATCH device (automatic batching); give the batch in the model's shape (-b)");
+    // HETERO, MULTI and AUTO: a section for the virtual device, with or without its list
+    // ("HETERO" or "HETERO:GPU,CPU"), checked against -d's device when it is used.
+    const auto kind = device.substr(0, device.find(':'));
+    const bool virtual_device = kind == "HETERO" || kind == "MULTI" || kind == "AUTO";
+    if (!virtual_device && !known_device(device))
+      bad(path, device, "unknown device; troupe's devices are CPU, GPU, GPU.<n>, HETERO, MULTI and AUTO");
     if (!props.is_object())
       bad(path, device, std::string("expected an object of properties, as {\"NUM_STREAMS\": \"2\"}; got ") +
                             props.type_name());

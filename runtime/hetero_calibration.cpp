@@ -1,0 +1,233 @@
+#include "runtime/hetero_calibration.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include <troupe/exception.hpp>
+
+#include "graph/partition.hpp"
+#include "runtime/compile_pipeline.hpp"
+#include "runtime/hetero.hpp"
+
+namespace troupe {
+
+namespace {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+/// One hand-over of work to a sleeping thread (half the median round trip of `trips` through
+/// a condition variable): what passing a tensor to the next stage's actor costs beyond the
+/// devices' own work (tens of microseconds on a virtual machine, more than a small op).
+double hand_over_us(int trips) {
+  std::mutex m;
+  std::condition_variable cv;
+  int state = 0; // 0 idle, 1 asked, 2 answered, 3 stop
+  std::thread peer([&] {
+    std::unique_lock l(m);
+    while (true) {
+      cv.wait(l, [&] { return state == 1 || state == 3; });
+      if (state == 3) return;
+      state = 2;
+      cv.notify_all();
+    }
+  });
+  std::vector<double> us;
+  for (int i = 0; i < trips; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::unique_lock l(m);
+    state = 1;
+    cv.notify_all();
+    cv.wait(l, [&] { return state == 2; });
+    state = 0;
+    l.unlock();
+    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+  }
+  {
+    std::lock_guard l(m);
+    state = 3;
+  }
+  cv.notify_all();
+  peer.join();
+  return median(us) / 2;
+}
+
+/// Floats in [0, 1); everything else zero (a valid index, a false mask, an empty string).
+Tensor synthetic(const graph::Value& v, std::mt19937& rng) {
+  Tensor t(v.type, v.shape.to_shape());
+  if (t.get_byte_size() > 0) std::memset(t.data(), 0, t.get_byte_size());
+  if (v.type == element_type::f32) {
+    std::uniform_real_distribution<float> u(0, 1);
+    for (int64_t i = 0; i < t.get_size(); ++i) t.data<float>()[i] = u(rng);
+  }
+  return t;
+}
+
+/// Sums of the executed profiling rows of one run, by node name.
+std::map<std::string, double> row_times(const kernels::executable& exe) {
+  std::map<std::string, double> r;
+  for (const auto& row : exe.profile())
+    if (row.state == kernels::op_profile::status::executed) r[row.node_name] += row.real_time_us;
+  return r;
+}
+
+const hetero_member& member_named(const std::vector<hetero_member>& members, const std::string& name) {
+  for (const auto& m : members)
+    if (m.name == name) return m;
+  throw Exception("HETERO calibration: no member '" + name + "'");
+}
+
+/// One device's share of the calibration: its placement compiled, the parts on the device
+/// kept with their inputs, and each op's time in every timed run.
+struct timed_split {
+  std::vector<std::unique_ptr<kernels::executable>> parts;
+  std::vector<std::vector<Tensor>> inputs;
+  std::map<std::string, std::vector<double>> samples; ///< per op name, one sum per run
+};
+
+/// Compiles `g` placed as `device_of` says and runs it once (values pass from part to part);
+/// keeps the parts on members[target], compiled with profiling.
+timed_split prepare_split(const graph::Graph& g, const std::vector<hetero_member>& members,
+                          const std::vector<int>& device_of, std::size_t target) {
+  graph::Graph fused = g;
+  for (std::size_t i = 0; i < fused.ops.size(); ++i)
+    fused.ops[i].rt_info["affinity"] = members[static_cast<std::size_t>(device_of[i])].name;
+  fuse_ops(fused); // as HETERO compiles it: the passes merge only ops of one device
+  std::vector<std::string> part_device;
+  for (const auto& op : fused.ops) part_device.push_back(op.rt_info.at("affinity"));
+  const auto parts = graph::partition_graph(fused, part_device).parts;
+
+  timed_split split;
+  std::map<graph::ValueId, Tensor> values;
+  std::mt19937 rng(20261128);
+  for (auto id : fused.inputs) values[id] = synthetic(fused.value(id), rng);
+  for (std::size_t p = 0; p < parts.size(); ++p) {
+    const auto& part = parts[p];
+    const auto& m = member_named(members, part.device);
+    const bool timed = part.device == members[target].name;
+    auto cfg = m.config.compile;
+    cfg.profiling = timed;
+    std::vector<Tensor> in, out;
+    for (auto id : part.inputs) in.push_back(values.at(id));
+    try {
+      auto exe = compile_graph(graph::extract_part(fused, part), *m.dev, cfg);
+      exe->run(in, out); // the first run allocates and uploads: not timed
+      if (timed) {
+        split.parts.push_back(std::move(exe));
+        split.inputs.push_back(in);
+      }
+    } catch (const std::exception& e) {
+      throw Exception("HETERO calibration on " + part.device + " (subgraph " + std::to_string(p) + " of " +
+                      std::to_string(parts.size()) + "): " + e.what());
+    }
+    for (std::size_t k = 0; k < part.outputs.size() && k < out.size(); ++k) values[part.outputs[k]] = out[k];
+  }
+  return split;
+}
+
+/// One timed run of every part of `split`.
+void time_once(timed_split& split, const std::string& device) {
+  std::vector<Tensor> out;
+  for (std::size_t p = 0; p < split.parts.size(); ++p) {
+    try {
+      split.parts[p]->run(split.inputs[p], out);
+    } catch (const std::exception& e) {
+      throw Exception("HETERO calibration on " + device + ": " + e.what());
+    }
+    for (const auto& [name, us] : row_times(*split.parts[p])) split.samples[name].push_back(us);
+  }
+}
+
+/// What a run on `m` takes beyond its op, for one f32 input and output of `floats` elements:
+/// starting the run and moving its tensors in and out.
+double io_us(const hetero_member& m, int64_t floats, int runs) {
+  graph::Graph g;
+  auto x = g.add_input("x", element_type::f32, PartialShape({floats}));
+  graph::Op op;
+  op.type = "Relu";
+  op.name = "calibration_relu";
+  op.inputs = {x};
+  op.outputs = {g.add_value({"y", element_type::f32, PartialShape({floats}), std::nullopt})};
+  g.ops.push_back(op);
+  g.outputs = {op.outputs[0]};
+  auto cfg = m.config.compile;
+  cfg.profiling = true;
+  std::mt19937 rng(1);
+  std::vector<Tensor> in{synthetic(g.value(x), rng)}, out;
+  std::vector<double> beyond;
+  try {
+    auto exe = compile_graph(g, *m.dev, cfg);
+    exe->run(in, out);
+    for (int r = 0; r < runs + 2; ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      exe->run(in, out);
+      const double wall = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+      const auto rows = row_times(*exe);
+      const auto it = rows.find(op.name);
+      beyond.push_back(std::max(0.0, wall - (it == rows.end() ? 0.0 : it->second)));
+    }
+  } catch (const std::exception& e) {
+    throw Exception("HETERO calibration on " + m.name + " (a Relu of " + std::to_string(floats) + " floats, to time a crossing): " +
+                    e.what());
+  }
+  return median(beyond);
+}
+
+} // namespace
+
+graph::placement_costs calibrate_hetero(const graph::Graph& g, const std::vector<hetero_member>& members,
+                                        const std::vector<int>& start, const std::vector<std::vector<bool>>& can_run,
+                                        int runs) {
+  const std::size_t n = members.size();
+  graph::placement_costs c;
+  for (const auto& m : members) c.devices.push_back(m.name);
+  c.op_us.assign(g.ops.size(), std::vector<double>(n, std::numeric_limits<double>::infinity()));
+  std::vector<timed_split> splits(n);
+  for (std::size_t d = 0; d < n; ++d) {
+    std::vector<int> device_of = start;
+    for (std::size_t i = 0; i < g.ops.size(); ++i)
+      if (can_run[i][d]) device_of[i] = static_cast<int>(d);
+    splits[d] = prepare_split(g, members, device_of, d);
+  }
+  // The devices take turns, run by run, so that a change in the machine's load weighs on all
+  // of them alike; an op's time is its fastest run (the slower ones measure the others' load).
+  for (int r = 0; r < runs; ++r)
+    for (std::size_t d = 0; d < n; ++d) time_once(splits[d], members[d].name);
+  for (std::size_t d = 0; d < n; ++d)
+    for (std::size_t i = 0; i < g.ops.size(); ++i) {
+      if (!can_run[i][d]) continue;
+      const auto it = splits[d].samples.find(g.ops[i].name);
+      c.op_us[i][d] = it == splits[d].samples.end() ? 0.0 : *std::min_element(it->second.begin(), it->second.end());
+    }
+  // A crossing into device b: b starts a run (its fixed cost) and the bytes leave the producer
+  // and enter b, each at its device's rate per byte and direction.
+  constexpr int64_t small = 256, large = int64_t{1} << 20; // floats: 1 KiB and 4 MiB
+  std::vector<double> latency(n), per_byte(n);
+  const double hop = hand_over_us(200);
+  for (std::size_t d = 0; d < n; ++d) {
+    const double a = io_us(members[d], small, runs), b = io_us(members[d], large, runs);
+    latency[d] = a + hop;
+    per_byte[d] = std::max(0.0, (b - a) / (2.0 * 4.0 * static_cast<double>(large - small)));
+  }
+  c.transfer.assign(n, std::vector<graph::transfer_cost>(n));
+  c.from_host.resize(n);
+  c.to_host.resize(n);
+  for (std::size_t a = 0; a < n; ++a) {
+    for (std::size_t b = 0; b < n; ++b) c.transfer[a][b] = {latency[b], per_byte[a] + per_byte[b]};
+    c.from_host[a] = {0, per_byte[a]};
+    c.to_host[a] = {0, per_byte[a]};
+  }
+  return c;
+}
+
+} // namespace troupe
