@@ -310,6 +310,18 @@ built_flow build_flow(const hetero_plan& plan, const std::vector<hetero_member>&
     st.run = std::make_unique<actors::subgraph>(sys, std::move(sub));
     spec.stages.push_back(std::move(st));
   }
+  // One subgraph that takes the model's inputs and gives its outputs, in the model's order:
+  // it runs as the device alone would, without the flow's hand-overs in front and behind.
+  if (parts.size() == 1) {
+    bool direct = parts[0].inputs.size() == input_names.size() && parts[0].outputs.size() == output_names.size();
+    for (std::size_t k = 0; direct && k < input_names.size(); ++k) direct = g.find_value(input_names[k]) == parts[0].inputs[k];
+    for (std::size_t o = 0; direct && o < output_names.size(); ++o)
+      direct = !spec.constant_outputs[o] && g.find_value(output_names[o]) == parts[0].outputs[o];
+    if (direct) {
+      built.run = std::move(spec.stages[0].run);
+      return built;
+    }
+  }
   built.run = std::make_unique<actors::hetero_flow>(sys, std::move(spec));
   return built;
 }
