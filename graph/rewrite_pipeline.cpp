@@ -11,8 +11,12 @@ void rewrite(Graph& g) {
   fuse_hardswish(g);
   fuse_gelu(g);
   fuse_layer_norm(g);
-  fold_batch_norm(g);
+  // A per-channel Add between a conv and its BN (a ConvTranspose's bias, exported apart) folds
+  // into the BN first, so that the BN then folds into the conv in this same pass: the other
+  // order left it to a second rewrite, which HETERO runs (once planned, once compiled) and a
+  // single device does not, so the two compiled different graphs.
   fold_shift_into_batch_norm(g);
+  fold_batch_norm(g);
   fold_conv_affine(g);
   fold_conv_input_scale(g);
   fuse_activations(g);

@@ -296,6 +296,18 @@ BOOST_AUTO_TEST_CASE(conv_transpose) {
   }
 }
 
+/// A ConvTranspose's bias (and the activation after it) runs as an Add after oneDNN's
+/// deconvolution, which adds a bias in a slow pass of its own (plan_builder.cpp).
+BOOST_AUTO_TEST_CASE(conv_transpose_bias_as_an_add) {
+  builder b;
+  auto x = b.input({1, 24, 20, 20});
+  b.output(b.op("ConvTranspose", {x, b.weights({24, 24, 3, 3}), b.weights({24})},
+                {{"strides", ints{2, 2}}, {"activation", std::string("Relu")}}));
+  bool add = false;
+  for (const auto& p : check(b.g)) add = add || (p.node_type == "Add" && p.node_name.find("/bias") != std::string::npos);
+  BOOST_TEST(add);
+}
+
 /// Kernel == stride with few output channels runs the native kernel (oneDNN collapses there).
 BOOST_AUTO_TEST_CASE(conv_transpose_unit_overlap_native) {
   for (int64_t k : {2, 3}) {
