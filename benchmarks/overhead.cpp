@@ -7,63 +7,17 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <unistd.h>
 
 #include <troupe/troupe.hpp>
 
+#include "base/thread_round_trip.hpp"
 #include "benchmarks/tiny_onnx.hpp"
-
-namespace {
-
-double median(std::vector<double>& us) {
-  std::sort(us.begin(), us.end());
-  return us[us.size() / 2];
-}
-
-/// Median of `runs` hand-overs to a sleeping thread and back (mutex + condition variable).
-double thread_round_trip_us(int runs) {
-  std::mutex m;
-  std::condition_variable cv;
-  int state = 0; // 0 idle, 1 asked, 2 answered, 3 stop
-  std::thread peer([&] {
-    std::unique_lock l(m);
-    while (true) {
-      cv.wait(l, [&] { return state == 1 || state == 3; });
-      if (state == 3) return;
-      state = 2;
-      cv.notify_all();
-    }
-  });
-  std::vector<double> us;
-  for (int i = 0; i < runs; ++i) {
-    auto t0 = std::chrono::steady_clock::now();
-    {
-      std::unique_lock l(m);
-      state = 1;
-      cv.notify_all();
-      cv.wait(l, [&] { return state == 2; });
-      state = 0;
-    }
-    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
-  }
-  {
-    std::lock_guard l(m);
-    state = 3;
-    cv.notify_all();
-  }
-  peer.join();
-  return median(us);
-}
-
-} // namespace
 
 int main(int argc, char** argv) {
   std::string device = argc > 1 ? argv[1] : "CPU";
@@ -96,7 +50,7 @@ int main(int argc, char** argv) {
     std::printf("sync infer() of Add 1x8 on %s, %d runs: median %.2f us, p90 %.2f us, min %.2f us\n",
                 device.c_str(), runs, at(0.5), at(0.9), us.front());
     std::printf("for scale, a bare hand-over to a sleeping thread and back (condition variable), %d runs: median %.2f us\n",
-                runs, thread_round_trip_us(runs));
+                runs, troupe::thread_round_trip_us(runs));
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "troupe_overhead: error: %s\n", e.what());

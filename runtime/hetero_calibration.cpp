@@ -2,17 +2,16 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
 #include <exception>
 #include <limits>
 #include <map>
-#include <mutex>
 #include <random>
 #include <thread>
 
 #include <troupe/exception.hpp>
 
+#include "base/thread_round_trip.hpp"
 #include "graph/partition.hpp"
 #include "runtime/compile_pipeline.hpp"
 #include "runtime/hetero.hpp"
@@ -27,41 +26,6 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-/// One hand-over of work to a sleeping thread (half the median round trip of `trips` through
-/// a condition variable): what passing a tensor to the next stage's actor costs beyond the
-/// devices' own work (tens of microseconds on a virtual machine, more than a small op).
-double hand_over_us(int trips) {
-  std::mutex m;
-  std::condition_variable cv;
-  int state = 0; // 0 idle, 1 asked, 2 answered, 3 stop
-  std::thread peer([&] {
-    std::unique_lock l(m);
-    while (true) {
-      cv.wait(l, [&] { return state == 1 || state == 3; });
-      if (state == 3) return;
-      state = 2;
-      cv.notify_all();
-    }
-  });
-  std::vector<double> us;
-  for (int i = 0; i < trips; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    std::unique_lock l(m);
-    state = 1;
-    cv.notify_all();
-    cv.wait(l, [&] { return state == 2; });
-    state = 0;
-    l.unlock();
-    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
-  }
-  {
-    std::lock_guard l(m);
-    state = 3;
-  }
-  cv.notify_all();
-  peer.join();
-  return median(us) / 2;
-}
 
 /// Floats in [0, 1); everything else zero (a valid index, a false mask, an empty string).
 Tensor synthetic(const graph::Value& v, std::mt19937& rng) {
@@ -216,7 +180,7 @@ graph::placement_costs calibrate_here(const graph::Graph& g, const std::vector<h
   // and enter b, each at its device's rate per byte and direction.
   constexpr int64_t small = 256, large = int64_t{1} << 20; // floats: 1 KiB and 4 MiB
   std::vector<double> latency(n), per_byte(n);
-  const double hop = hand_over_us(200);
+  const double hop = thread_round_trip_us(200) / 2; // the next stage's actor wakes up
   for (std::size_t d = 0; d < n; ++d) {
     const double a = io_us(members[d], small, runs), b = io_us(members[d], large, runs);
     latency[d] = a + hop;
