@@ -8,9 +8,11 @@
 
 namespace troupe::graph {
 
-std::string partition_to_dot(const Graph& g, const partition& p) {
+std::string partition_to_dot(const Graph& g, const partition& p, const std::map<ValueId, std::string>& notes,
+                             const std::string& title) {
   std::ostringstream out;
   out << "digraph subgraphs {\n  rankdir=TB;\n  node [fontname=\"Helvetica\", fontsize=10];\n";
+  if (!title.empty()) out << "  labelloc=t;\n  label=\"" << dot_escape(title) << "\";\n";
   std::vector<std::string> devices;
   std::map<ValueId, std::string> source; // who hands each crossing tensor on
   for (std::size_t i = 0; i < g.inputs.size(); ++i) {
@@ -36,8 +38,9 @@ std::string partition_to_dot(const Graph& g, const partition& p) {
     auto it = source.find(v);
     if (it == source.end()) return;
     const Value& val = g.value(v);
-    out << "  " << it->second << " -> " << to << " [label=\"" << dot_escape(val.name + " " + val.shape.to_string())
-        << "\"];\n";
+    const auto note = notes.find(v);
+    out << "  " << it->second << " -> " << to << " [label=\""
+        << dot_escape(val.name + " " + val.shape.to_string() + (note == notes.end() ? "" : "\n" + note->second)) << "\"];\n";
   };
   for (std::size_t s = 0; s < p.parts.size(); ++s)
     for (auto v : p.parts[s].inputs) edge(v, "sg" + std::to_string(s));

@@ -104,6 +104,10 @@ void place_by_measured_cost(hetero_plan& plan, const std::vector<hetero_member>&
   for (const auto& c : crossings) {
     moved += c.us;
     bytes += c.bytes;
+    auto& note = plan.crossing_notes[c.value];
+    note += (note.empty() ? "" : "; ") + std::to_string(static_cast<int64_t>(c.bytes)) + " bytes to " +
+            (c.to < 0 ? std::string("the host") : members[static_cast<std::size_t>(c.to)].name) + ", predicted " +
+            time_text(c.us);
   }
   plan.prediction = "one request predicted " + time_text(graph::predicted_us(g, costs, chosen)) + " (PRIORITY's placement: " +
                     time_text(graph::predicted_us(g, costs, start)) + "), of which " + std::to_string(crossings.size()) +
@@ -123,7 +127,7 @@ hetero_placement hetero_placement_of(const AnyMap& props) {
 }
 
 hetero_plan plan_hetero(const graph::Graph& src, const std::vector<hetero_member>& members, hetero_placement mode) {
-  hetero_plan plan{src, {}, {}, {}, members.front().name, true, mode, ""};
+  hetero_plan plan{src, {}, {}, {}, members.front().name, true, mode, "", {}};
   auto& g = plan.g;
   for (auto id : g.inputs) plan.is_static = plan.is_static && g.value(id).shape.is_static();
   // Affinities by canonical name ("GPU" is GPU.0), before anything compares them.
@@ -200,7 +204,9 @@ void write_hetero_dots(const hetero_plan& plan, const std::string& model_name, c
   std::filesystem::create_directories(folder, ec);
   for (const auto& [file, text] :
        {std::pair{"hetero_affinity_" + name + ".dot", graph::to_dot(plan.g, &plan.device_of, &why)},
-        std::pair{"hetero_subgraphs_" + name + ".dot", graph::partition_to_dot(plan.g, parts)}}) {
+        std::pair{"hetero_subgraphs_" + name + ".dot",
+                  graph::partition_to_dot(plan.g, parts, plan.crossing_notes,
+                                          plan.prediction.empty() ? "" : "HETERO_PLACEMENT=COST: " + plan.prediction)}}) {
     const auto path = (std::filesystem::path(folder) / file).string();
     std::ofstream out(path);
     out << text;

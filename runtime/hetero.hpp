@@ -45,6 +45,9 @@ struct hetero_plan {
   /// COST: one request's predicted time under the chosen placement and under PRIORITY's, and
   /// what crosses (empty otherwise, and for an outline).
   std::string prediction;
+  /// COST: per value that crosses devices, its bytes and predicted crossing time (the edges
+  /// of hetero_subgraphs_<model>.dot).
+  std::map<graph::ValueId, std::string> crossing_notes;
 };
 
 /// Optimizes `src` and places every op. Throws naming the op and device for an affinity that

@@ -217,6 +217,15 @@ BOOST_AUTO_TEST_CASE(the_split_is_drawn_on_request) {
   BOOST_TEST(subgraphs.find("subgraph 1 [REFERENCE]") != std::string::npos, subgraphs);
   BOOST_TEST(subgraphs.find("subgraph 2 [CPU]") != std::string::npos, subgraphs);
   BOOST_TEST(subgraphs.find("sg0 -> sg1") != std::string::npos, subgraphs);
+  // Placed by cost: the prediction as the picture's title, each crossing's bytes and time, each
+  // op's measured times as its tooltip (which device wins these 16-element ops varies).
+  core.compile_model(model, "HETERO:CPU,REFERENCE",
+                     {{"HETERO_DUMP_GRAPH_DOT", dir.string()}, {"HETERO_PLACEMENT", "COST"}});
+  affinity = slurp(dir / ("hetero_affinity_" + name + ".dot"));
+  subgraphs = slurp(dir / ("hetero_subgraphs_" + name + ".dot"));
+  BOOST_TEST(subgraphs.find("HETERO_PLACEMENT=COST: one request predicted") != std::string::npos, subgraphs);
+  BOOST_TEST(subgraphs.find("64 bytes to ") != std::string::npos, subgraphs);
+  BOOST_TEST(affinity.find("cost: CPU ") != std::string::npos, affinity);
   // TROUPE_HETERO_VISUALIZE=1: the working folder, when the property is not given.
   {
     tests::scoped_env env("TROUPE_HETERO_VISUALIZE", "1");
