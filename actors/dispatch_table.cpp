@@ -76,6 +76,12 @@ double dispatch_table::free_in(const device& d, double now_us) const {
 }
 
 std::optional<std::size_t> dispatch_table::pick(const std::vector<bool>& tried, double now_us) {
+  // Stale estimates are forgotten: the device is measured again by the next request it can
+  // take (one at a time, as a device never measured), and that run replaces the estimate.
+  if (wait_for_faster_)
+    for (auto& dev : devices_)
+      if (dev.service_us > 0 && dev.busy == 0 && now_us - dev.measured_at > std::max(stale_after_us, 10 * dev.service_us))
+        dev.service_us = 0;
   const auto cand = candidates(tried);
   const std::size_t n = order_.size();
   std::optional<std::size_t> chosen;
@@ -155,6 +161,7 @@ void dispatch_table::finished(std::size_t d, double started_us, double now_us, b
   ++dev.served;
   const double took = std::max(0.0, now_us - started_us);
   dev.service_us = dev.service_us == 0 ? took : 0.8 * dev.service_us + 0.2 * took;
+  dev.measured_at = now_us;
 }
 
 std::vector<std::string> dispatch_table::serving() const {

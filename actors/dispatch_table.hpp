@@ -25,6 +25,7 @@ public:
     std::size_t busy = 0;
     uint64_t served = 0;           ///< requests it completed (with outputs or the input's error)
     double service_us = 0;         ///< moving average of its service time; 0: not measured yet
+    double measured_at = 0;        ///< when it last served a request
     std::vector<double> started;   ///< when each of its running requests started
     int failures_in_a_row = 0;
     bool failed_out = false;       ///< left the list after failing too often
@@ -78,6 +79,11 @@ public:
   std::vector<std::string> serving() const;
   /// After this many device errors in a row, a device leaves the list.
   static constexpr int max_failures_in_a_row = 3;
+  /// An idle device whose estimate is this old (or 10 of its service times, whichever is
+  /// longer: a slow device's probe then costs at most a tenth of one slot) is measured again: an estimate judged slower gets no request that would correct
+  /// it (a worker stopped for 3 s once kept an estimate of seconds, and served 547 requests
+  /// where its twin served 12 335).
+  static constexpr double stale_after_us = 2e6;
 
 private:
   bool open(std::size_t d, const std::vector<bool>& tried) const;

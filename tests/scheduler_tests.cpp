@@ -96,6 +96,34 @@ BOOST_AUTO_TEST_CASE(a_request_waits_for_a_faster_busy_device_rather_than_run_sl
   BOOST_TEST(*u.pick(none_tried(), 200) == 0u);
 }
 
+BOOST_AUTO_TEST_CASE(a_stale_estimate_is_measured_again) {
+  // B's one run took 3 s (its node stalled), A's 100 us: B gets nothing while A is busy, the
+  // request waits for A. Once B's estimate is older than max(2 s, 10 x 3 s), both are measured
+  // again (A first, then B, one request each), and B, now as fast as A, serves again.
+  dispatch_table t({"A", "B"}, {1, 1}, schedule_policy::device_priority);
+  t.started(1, 0);
+  t.finished(1, 0, 3e6, false);
+  t.started(0, 3e6);
+  t.finished(0, 3e6, 3e6 + 100, false);
+  t.started(0, 3e6 + 200);
+  BOOST_TEST(!t.pick(none_tried(), 3e6 + 250)); // A frees in 50 us: better than B's 3 s
+  t.finished(0, 3e6 + 200, 3e6 + 300, false);
+  const double later = 3e6 + 1e7; // 10 s on: B's estimate is not stale yet (30 s)
+  t.started(0, later);
+  BOOST_TEST(!t.pick(none_tried(), later + 10));
+  t.finished(0, later, later + 100, false);
+  const double stale = 3e6 + 3.1e7;
+  BOOST_TEST(*t.pick(none_tried(), stale) == 0u);
+  t.started(0, stale);
+  BOOST_TEST(*t.pick(none_tried(), stale) == 1u); // B's probe
+  t.started(1, stale);
+  t.finished(1, stale, stale + 100, false);
+  t.finished(0, stale, stale + 100, false);
+  BOOST_TEST(t.devices()[1].service_us == 100.0); // the probe replaced the 3 s
+  t.started(0, stale + 200);
+  BOOST_TEST(*t.pick(none_tried(), stale + 200) == 1u); // A busy: B takes it
+}
+
 BOOST_AUTO_TEST_CASE(a_device_not_measured_yet_takes_one_request_at_a_time) {
   dispatch_table t({"GPU.0", "CPU"}, {2, 2}, schedule_policy::device_priority);
   BOOST_TEST(*t.pick(none_tried(), 0) == 0u);
