@@ -154,14 +154,34 @@ double predicted_us(const Graph& g, const placement_costs& c, const std::vector<
   return total;
 }
 
-std::vector<crossing> crossings_of(const Graph& g, const placement_costs& c, const std::vector<int>& device_of) {
+namespace {
+
+std::vector<crossing> crossings_with(const std::vector<value_uses>& uses, const placement_costs& c,
+                                     const std::vector<int>& device_of) {
   std::vector<crossing> r;
-  for (const auto& u : uses_of(g)) {
+  for (const auto& u : uses) {
     const int from = u.producer == host ? host : device_of[static_cast<std::size_t>(u.producer)];
     for (int to : reader_devices(u, device_of))
       if (to != from) r.push_back({u.value, from, to, u.bytes, transfer_us(c, from, to, u.bytes)});
   }
   return r;
+}
+
+std::vector<double> loads_with(const Graph& g, const std::vector<value_uses>& uses, const placement_costs& c,
+                               const std::vector<int>& device_of, const std::vector<int>& resource) {
+  std::vector<double> load(1 + static_cast<std::size_t>(*std::max_element(resource.begin(), resource.end())), 0.0);
+  auto of = [&](int d) -> double& { return load[static_cast<std::size_t>(resource[static_cast<std::size_t>(d)])]; };
+  for (std::size_t i = 0; i < g.ops.size(); ++i) of(device_of[i]) += c.op_us[i][static_cast<std::size_t>(device_of[i])];
+  for (const auto& x : crossings_with(uses, c, device_of)) of(x.to >= 0 ? x.to : x.from) += x.us; // to the host: the sender's
+  return load;
+}
+
+double max_of(const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); }
+
+} // namespace
+
+std::vector<crossing> crossings_of(const Graph& g, const placement_costs& c, const std::vector<int>& device_of) {
+  return crossings_with(uses_of(g), c, device_of);
 }
 
 std::vector<int> place_by_cost(const Graph& g, const placement_costs& c, std::vector<int> start) {
@@ -186,6 +206,68 @@ std::vector<int> place_by_cost(const Graph& g, const placement_costs& c, std::ve
         }
       }
     if (!improved || n == 2) break;
+  }
+  return start;
+}
+
+std::vector<double> resource_loads(const Graph& g, const placement_costs& c, const std::vector<int>& device_of,
+                                   const std::vector<int>& resource) {
+  return loads_with(g, uses_of(g), c, device_of, resource);
+}
+
+double bottleneck_us(const Graph& g, const placement_costs& c, const std::vector<int>& device_of,
+                     const std::vector<int>& resource) {
+  return max_of(resource_loads(g, c, device_of, resource));
+}
+
+std::vector<int> place_for_throughput(const Graph& g, const placement_costs& c, std::vector<int> start,
+                                      const std::vector<int>& resource) {
+  check_costs(g, c);
+  if (resource.size() != c.devices.size()) throw Exception("placement by cost: one resource per device is needed");
+  const auto uses = uses_of(g);
+  double best = max_of(loads_with(g, uses, c, start, resource));
+  auto consider = [&](std::vector<int> p) {
+    for (std::size_t i = 0; i < p.size(); ++i)
+      if (!std::isfinite(c.op_us[i][static_cast<std::size_t>(p[i])])) return;
+    const double b = max_of(loads_with(g, uses, c, p, resource));
+    if (b < best - 1e-9 * std::max(1.0, best)) {
+      best = b;
+      start = std::move(p);
+    }
+  };
+  if (c.devices.size() != 2) {
+    consider(place_by_cost(g, c, start));
+    return start;
+  }
+  const std::vector<int> from = start;
+  // Pipelines: the ops before a point of the topological order on one device, those after on
+  // the other (each op that cannot run where its side is stays where `start` has it).
+  for (int first = 0; first < 2; ++first)
+    for (std::size_t cut = 0; cut <= g.ops.size(); ++cut) {
+      std::vector<int> p(g.ops.size());
+      for (std::size_t i = 0; i < p.size(); ++i) {
+        const int want = i < cut ? first : 1 - first;
+        p[i] = std::isfinite(c.op_us[i][static_cast<std::size_t>(want)]) ? want : from[i];
+      }
+      consider(std::move(p));
+    }
+  // The cut of the weighted sums: device d's work, and what crosses into it, weighted w_d.
+  for (int k = 1; k < 20; ++k) {
+    const double w[2] = {k / 20.0, 1 - k / 20.0};
+    placement_costs weighted = c;
+    for (auto& row : weighted.op_us)
+      for (std::size_t d = 0; d < 2; ++d) row[d] *= w[d];
+    for (std::size_t a = 0; a < 2; ++a) {
+      for (std::size_t b = 0; b < 2; ++b) {
+        weighted.transfer[a][b].latency_us *= w[b];
+        weighted.transfer[a][b].us_per_byte *= w[b];
+      }
+      for (auto* t : {&weighted.from_host[a], &weighted.to_host[a]}) {
+        t->latency_us *= w[a];
+        t->us_per_byte *= w[a];
+      }
+    }
+    consider(place_by_cost(g, weighted, from));
   }
   return start;
 }

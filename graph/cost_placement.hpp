@@ -57,4 +57,24 @@ std::vector<crossing> crossings_of(const Graph& g, const placement_costs& costs,
 /// is returned as it is.
 std::vector<int> place_by_cost(const Graph& g, const placement_costs& costs, std::vector<int> start);
 
+/// With requests in flight the devices work as a pipeline, each on another request: what
+/// bounds the rate is the busiest piece of hardware. `resource[d]`: devices with the same
+/// number share hardware (the CPU, REFERENCE and a Vulkan driver on the CPU's cores), and
+/// their work adds up. A resource's load: the times of the ops on its devices and the
+/// crossings into them (the receiver starts a run and takes the bytes in).
+std::vector<double> resource_loads(const Graph& g, const placement_costs& costs, const std::vector<int>& device_of,
+                                   const std::vector<int>& resource);
+/// The largest of resource_loads: the predicted time between two requests leaving.
+double bottleneck_us(const Graph& g, const placement_costs& costs, const std::vector<int>& device_of,
+                     const std::vector<int>& resource);
+
+/// A placement with a smaller bottleneck_us than `start`, or `start`. Two devices: the best
+/// of the pipelines (the ops before a point of the topological order on one device, the rest
+/// on the other) and of place_by_cost's cuts over each device's times weighted w and 1 - w (w
+/// in steps of 1/20; a weighted sum alone finds only the corners of the trade-off, never a
+/// balanced split where the sums tie). More devices: place_by_cost's placement where it is
+/// better. A heuristic, not an optimum.
+std::vector<int> place_for_throughput(const Graph& g, const placement_costs& costs, std::vector<int> start,
+                                      const std::vector<int>& resource);
+
 } // namespace troupe::graph

@@ -530,6 +530,23 @@ BOOST_AUTO_TEST_CASE(cost_placement_of_dynamic_inputs_per_shape, *tests::needs_m
   BOOST_TEST(cm.get_property("RUNTIME_COMPILES").as<int>() == 2);
 }
 
+BOOST_AUTO_TEST_CASE(cost_placement_under_throughput_predicts_the_pipeline) {
+  // THROUGHPUT: the placement minimizes the busiest hardware's load; the CPU and REFERENCE
+  // share the cores, so they count as one, and the prediction gives the rate.
+  Core core;
+  auto model = core.read_model(chain_model());
+  const fs::path dir = temp_file("dots_tput");
+  fs::remove_all(dir);
+  auto cm = core.compile_model(model, "HETERO:CPU,REFERENCE",
+                               {{"HETERO_PLACEMENT", "COST"}, {"PERFORMANCE_HINT", "THROUGHPUT"},
+                                {"HETERO_DUMP_GRAPH_DOT", dir.string()}});
+  BOOST_TEST(run_chain(cm) == chain_expected(), boost::test_tools::per_element());
+  std::ifstream in(dir / ("hetero_subgraphs_" + fs::path(chain_model()).stem().string() + ".dot"));
+  const std::string dot((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  BOOST_TEST(dot.find("with requests in flight one every") != std::string::npos, dot);
+  fs::remove_all(dir);
+}
+
 BOOST_AUTO_TEST_CASE(a_bad_hetero_placement_is_named) {
   Core core;
   auto model = core.read_model(chain_model());

@@ -572,6 +572,29 @@ BOOST_AUTO_TEST_CASE(inputs_and_outputs_cross_from_and_to_the_host) {
   BOOST_TEST(place_by_cost(g, c, {0}) == (std::vector<int>{1})); // 9.8 < 10
 }
 
+BOOST_AUTO_TEST_CASE(throughput_splits_work_between_independent_devices_only) {
+  // A chain of 4 ops, 10 us each on either device, free crossings: one request is 40 us
+  // wherever it runs, but two independent devices taking two ops each leave a request every
+  // 20 us. Devices that share the cores (one resource) gain nothing from a split.
+  Graph g;
+  auto v = g.add_input("in", element_type::f32, PartialShape({2, 3}));
+  for (const char* name : {"a", "b", "c", "d"}) v = add_op(g, "Relu", name, {v});
+  g.outputs = {v};
+  auto c = costs_of({{10, 10}, {10, 10}, {10, 10}, {10, 10}}, 0, 0);
+  const std::vector<int> all_first{0, 0, 0, 0};
+  BOOST_TEST(bottleneck_us(g, c, all_first, {0, 1}) == 40.0);
+  const auto split = place_for_throughput(g, c, all_first, {0, 1});
+  BOOST_TEST(bottleneck_us(g, c, split, {0, 1}) == 20.0);
+  BOOST_TEST(predicted_us(g, c, split) == 40.0);
+  BOOST_TEST(place_for_throughput(g, c, all_first, {0, 0}) == all_first);
+  // A crossing costs its receiver: at 15 us, two ops each way is 20 / 35, three on the first
+  // device and one on the other 30 / 25; at 35 us no split beats 40.
+  c.transfer[0][1] = c.transfer[1][0] = {15, 0};
+  BOOST_TEST(place_for_throughput(g, c, all_first, {0, 1}) == (std::vector<int>{0, 0, 0, 1}));
+  c.transfer[0][1] = c.transfer[1][0] = {35, 0};
+  BOOST_TEST(place_for_throughput(g, c, all_first, {0, 1}) == all_first);
+}
+
 BOOST_AUTO_TEST_CASE(cost_tables_that_do_not_fit_the_graph_are_named) {
   Graph g = chain3();
   auto c = costs_of({{1, 1}, {1, 1}}, 0, 0);
@@ -607,6 +630,11 @@ BOOST_AUTO_TEST_CASE(random_dags_against_brute_force) {
       BOOST_TEST(got <= predicted_us(rc.g, c, start) + 1e-9);
       if (k == 2) BOOST_TEST(got == best, boost::test_tools::tolerance(1e-9));
       BOOST_TEST(got >= best - 1e-9);
+      // Under requests in flight: never a larger bottleneck than the start's.
+      const std::vector<int> independent = k == 2 ? std::vector<int>{0, 1} : std::vector<int>{0, 1, 1};
+      const auto piped = place_for_throughput(rc.g, c, start, independent);
+      BOOST_TEST(bottleneck_us(rc.g, c, piped, independent) <= bottleneck_us(rc.g, c, start, independent) + 1e-9);
+      BOOST_TEST(std::isfinite(bottleneck_us(rc.g, c, piped, independent)));
       (k == 2 ? two : three) += 1;
       moved += placed != start;
     }
