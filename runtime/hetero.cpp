@@ -26,12 +26,6 @@ namespace troupe {
 
 namespace {
 
-const hetero_member& member(const std::vector<hetero_member>& members, const std::string& name) {
-  for (const auto& m : members)
-    if (m.name == name) return m;
-  throw Exception("HETERO: device '" + name + "' is not in the priority list");
-}
-
 /// "312.4 us", "2.05 ms".
 std::string time_text(double us) {
   char b[32];
@@ -135,6 +129,12 @@ void place_by_measured_cost(hetero_plan& plan, const std::vector<hetero_member>&
 
 } // namespace
 
+const hetero_member& member_named(const std::vector<hetero_member>& members, const std::string& name) {
+  for (const auto& m : members)
+    if (m.name == name) return m;
+  throw Exception("HETERO: device '" + name + "' is not in the priority list");
+}
+
 hetero_placement hetero_placement_of(const AnyMap& props) {
   auto it = props.find("HETERO_PLACEMENT");
   if (it == props.end()) return hetero_placement::priority;
@@ -165,7 +165,7 @@ hetero_plan plan_hetero(const graph::Graph& src, const std::vector<hetero_member
   graph::support_query query = [&](const std::string& device, const graph::Graph& q, const graph::Op& op) {
     if (!plan.is_static)
       if (auto it = op.rt_info.find("affinity"); it != op.rt_info.end() && it->second == device) return graph::op_support{true, ""};
-    auto s = member(members, device).dev->query(q, op);
+    auto s = member_named(members, device).dev->query(q, op);
     return graph::op_support{s.supported, s.reason};
   };
   auto placed = graph::place_ops(g, names, query);
@@ -179,7 +179,7 @@ hetero_plan plan_hetero(const graph::Graph& src, const std::vector<hetero_member
   if (plan.is_static) fuse_ops(g);
   for (const auto& op : g.ops) {
     if (plan.is_static) {
-      auto s = member(members, op.rt_info.at("affinity")).dev->query(g, op);
+      auto s = member_named(members, op.rt_info.at("affinity")).dev->query(g, op);
       if (!s.supported)
         throw Exception("HETERO: " + op.rt_info.at("affinity") + " cannot run " + graph::describe(op) +
                         " as the passes fused it: " + s.reason);
@@ -308,7 +308,7 @@ built_flow build_flow(const hetero_plan& plan, const std::vector<hetero_member>&
 
   for (std::size_t s = 0; s < parts.size(); ++s) {
     const auto& part = parts[s];
-    const auto& m = member(members, part.device);
+    const auto& m = member_named(members, part.device);
     actors::stage_spec st;
     st.label = "subgraph " + std::to_string(s) + " (" + part.device + ")";
     st.profile_prefix = "subgraph" + std::to_string(s) + ": ";

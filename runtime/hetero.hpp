@@ -33,6 +33,9 @@ enum class hetero_placement { priority, cost };
 /// value and the values it takes.
 hetero_placement hetero_placement_of(const AnyMap& props);
 
+/// The member named `name` (canonical); throws naming it when the list has none.
+const hetero_member& member_named(const std::vector<hetero_member>& members, const std::string& name);
+
 /// Where HETERO runs each op, and why.
 struct hetero_plan {
   graph::Graph g;                            ///< optimized (fused) graph; unfolded for dynamic inputs

@@ -26,7 +26,6 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-
 /// Floats in [0, 1); everything else zero (a valid index, a false mask, an empty string).
 Tensor synthetic(const graph::Value& v, std::mt19937& rng) {
   Tensor t(v.type, v.shape.to_shape());
@@ -44,12 +43,6 @@ std::map<std::string, double> row_times(const kernels::executable& exe) {
   for (const auto& row : exe.profile())
     if (row.state == kernels::op_profile::status::executed) r[row.node_name] += row.real_time_us;
   return r;
-}
-
-const hetero_member& member_named(const std::vector<hetero_member>& members, const std::string& name) {
-  for (const auto& m : members)
-    if (m.name == name) return m;
-  throw Exception("HETERO calibration: no member '" + name + "'");
 }
 
 /// One device's share of the calibration: its placement compiled, the parts on the device
