@@ -59,6 +59,8 @@ Any CompiledModel::get_property(const std::string& name) const {
     if (name == "OPTIMAL_NUMBER_OF_INFER_REQUESTS") return Any(split->optimal_requests);
     if (name == "EXECUTION_DEVICES") return Any(split->devices);
     if (name == "HETERO_NUMBER_OF_SUBMODELS" && !impl_->multi) return Any(split->submodels);
+    if (name == "HETERO_PREDICTION" && !impl_->multi) return Any(split->prediction);
+    if (name == "HETERO_PREDICTED_TIMES" && !impl_->multi) return Any(split->predicted_times);
   }
   if (auto* multi = impl_->multi.get()) {
     if (name == "DEVICE_PRIORITIES") {

@@ -43,6 +43,7 @@ struct CompiledModel::Impl {
     std::vector<std::string> devices;
     int submodels = 0;
     int optimal_requests = 0;
+    std::string prediction, predicted_times; ///< HETERO_PLACEMENT=COST's (HETERO_PREDICTION)
   };
   std::shared_ptr<split_report> split;
   /// MULTI (and AUTO with CUMULATIVE_THROUGHPUT): the scheduler that `runner` is, for new

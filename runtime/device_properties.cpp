@@ -214,6 +214,14 @@ const std::vector<compiled_property_spec>& compiled_model_property_table() {
        "device (troupe's own). With REQUESTS_SERVED on the same models."},
       {"HETERO_NUMBER_OF_SUBMODELS", "HETERO",
        "How many subgraphs HETERO split the model into (each compiled on its own device)."},
+      {"HETERO_PREDICTION", "HETERO",
+       "With HETERO_PLACEMENT=COST or COST_NOMINAL: where the costs came from, one request's predicted time "
+       "under the chosen placement and under PRIORITY's, and its crossings (troupe's own; empty otherwise). "
+       "With dynamic inputs, the latest split's."},
+      {"HETERO_PREDICTED_TIMES", "HETERO",
+       "With HETERO_PLACEMENT=COST or COST_NOMINAL: one line per op, \"<microseconds> <op name>\", its predicted "
+       "time on the device it was placed on; the names are those of the profiling rows, so that "
+       "get_profiling_info's times sit beside them (troupe bench -pc prints both; troupe's own)."},
       {"RUNTIME_COMPILES", "all",
        "How many programs it compiled while serving: a model with dynamic inputs compiles one for each "
        "new set of input shapes (and again for one that RUNTIME_CACHE_CAPACITY dropped); 0 for static "

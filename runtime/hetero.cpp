@@ -20,7 +20,9 @@
 #include "runtime/compile_pipeline.hpp"
 #include "runtime/device_string.hpp"
 #include "runtime/hetero_calibration.hpp"
+#include "runtime/hetero_cost_cache.hpp"
 #include "runtime/model_cache.hpp"
+#include "runtime/nominal_rates.hpp"
 
 namespace troupe {
 
@@ -34,10 +36,51 @@ std::string time_text(double us) {
   return b;
 }
 
-/// HETERO_PLACEMENT=COST on a static plan: moves the ops of `placed` (PRIORITY's) where the
-/// measured times predict one request faster, and writes each op's times into its `why`.
-void place_by_measured_cost(hetero_plan& plan, const std::vector<hetero_member>& members,
-                            std::vector<graph::placement>& placed, const graph::support_query& query) {
+/// Each op's time on each member and each crossing's: for COST, the calibration kept in a
+/// member's CACHE_DIR, else a calibration run (kept there), else, when calibration fails, the
+/// nominal rates after a warning; for COST_NOMINAL the nominal rates. `source` says which.
+graph::placement_costs costs_for(const graph::Graph& g, const std::vector<hetero_member>& members,
+                                 const std::vector<int>& start, const std::vector<std::vector<bool>>& can_run,
+                                 hetero_placement mode, std::string& source) {
+  auto nominal = [&] {
+    std::vector<std::string> names;
+    std::vector<graph::device_rates> rates;
+    for (const auto& m : members) {
+      names.push_back(m.name);
+      rates.push_back(nominal_rates(m.name, *m.dev));
+    }
+    return graph::roofline_costs(g, names, rates, can_run);
+  };
+  if (mode == hetero_placement::cost_nominal) {
+    source = "the devices' nominal rates";
+    return nominal();
+  }
+  std::string dir;
+  for (const auto& m : members)
+    if (dir.empty()) dir = m.config.compile.cache_dir;
+  const auto key = hetero_costs_key(g, members, can_run);
+  if (!dir.empty())
+    if (auto kept = load_hetero_costs(dir, key, g)) {
+      source = "the calibration kept in CACHE_DIR";
+      return *kept;
+    }
+  try {
+    auto costs = calibrate_hetero(g, members, start, can_run);
+    if (!dir.empty()) store_hetero_costs(dir, key, g, costs);
+    source = "calibration";
+    return costs;
+  } catch (const std::exception& e) {
+    library_warning(std::string("HETERO_PLACEMENT=COST: ") + e.what() + "; placing by the devices' nominal rates instead");
+    source = std::string("the devices' nominal rates (calibration failed: ") + e.what() + ")";
+    return nominal();
+  }
+}
+
+/// HETERO_PLACEMENT=COST or COST_NOMINAL on a static plan: moves the ops of `placed`
+/// (PRIORITY's) where the costs predict one request faster (or, pipelined, a higher rate), and
+/// writes each op's times into its `why`.
+void place_by_cost(hetero_plan& plan, const std::vector<hetero_member>& members, std::vector<graph::placement>& placed,
+                   const graph::support_query& query) {
   const auto& g = plan.g;
   const std::size_t n = members.size();
   std::vector<std::vector<bool>> can_run(g.ops.size(), std::vector<bool>(n, false));
@@ -57,14 +100,8 @@ void place_by_measured_cost(hetero_plan& plan, const std::vector<hetero_member>&
       refusal[i][d] = s.reason.empty() ? "not supported" : s.reason;
     }
   }
-  graph::placement_costs costs;
-  try {
-    costs = calibrate_hetero(g, members, start, can_run);
-  } catch (const std::exception& e) {
-    library_warning(std::string("HETERO_PLACEMENT=COST: ") + e.what() + "; the ops stay where PRIORITY places them");
-    plan.prediction = std::string("calibration failed (") + e.what() + "): PRIORITY's placement";
-    return;
-  }
+  std::string source;
+  const auto costs = costs_for(g, members, start, can_run, plan.mode, source);
   // THROUGHPUT and CUMULATIVE_THROUGHPUT: requests in flight pipeline through the devices, so
   // the busiest piece of hardware sets the rate; the CPU, REFERENCE and a Vulkan driver on the
   // CPU's cores (lavapipe) are one. LATENCY and NONE: one request's time.
@@ -98,6 +135,7 @@ void place_by_measured_cost(hetero_plan& plan, const std::vector<hetero_member>&
   for (std::size_t i = 0; i < g.ops.size(); ++i) {
     const auto d = static_cast<std::size_t>(chosen[i]);
     placed[i].device = members[d].name;
+    plan.predicted_us[g.ops[i].name] = costs.op_us[i][d];
     if (placed[i].why.rfind("affinity ", 0) == 0) continue;
     std::string times;
     std::size_t fastest = d;
@@ -119,7 +157,7 @@ void place_by_measured_cost(hetero_plan& plan, const std::vector<hetero_member>&
             (c.to < 0 ? std::string("the host") : members[static_cast<std::size_t>(c.to)].name) + ", predicted " +
             time_text(c.us);
   }
-  plan.prediction = "one request predicted " + time_text(graph::predicted_us(g, costs, chosen)) + " (PRIORITY's placement: " +
+  plan.prediction = "from " + source + ": one request predicted " + time_text(graph::predicted_us(g, costs, chosen)) + " (PRIORITY's placement: " +
                     time_text(graph::predicted_us(g, costs, start)) + "), of which " + std::to_string(crossings.size()) +
                     " crossings " + time_text(moved) + " for " + std::to_string(static_cast<int64_t>(bytes)) + " bytes";
   if (pipelined)
@@ -141,12 +179,14 @@ hetero_placement hetero_placement_of(const AnyMap& props) {
   const auto v = it->second.as_string();
   if (v == "PRIORITY") return hetero_placement::priority;
   if (v == "COST") return hetero_placement::cost;
+  if (v == "COST_NOMINAL") return hetero_placement::cost_nominal;
   throw Exception("HETERO_PLACEMENT: '" + v + "' is not one of PRIORITY (each op to the first listed device that runs "
-                  "it), COST (each op where measured times make one request fastest)");
+                  "it), COST (each op where measured times make one request fastest), COST_NOMINAL (the same from "
+                  "the devices' nominal rates, nothing measured)");
 }
 
 hetero_plan plan_hetero(const graph::Graph& src, const std::vector<hetero_member>& members, hetero_placement mode) {
-  hetero_plan plan{src, {}, {}, {}, members.front().name, true, mode, "", {}};
+  hetero_plan plan{src, {}, {}, {}, members.front().name, true, mode, "", {}, {}};
   auto& g = plan.g;
   for (auto id : g.inputs) plan.is_static = plan.is_static && g.value(id).shape.is_static();
   // Affinities by canonical name ("GPU" is GPU.0), before anything compares them.
@@ -169,8 +209,8 @@ hetero_plan plan_hetero(const graph::Graph& src, const std::vector<hetero_member
     return graph::op_support{s.supported, s.reason};
   };
   auto placed = graph::place_ops(g, names, query);
-  if (mode == hetero_placement::cost && plan.is_static && members.size() > 1 && !g.ops.empty())
-    place_by_measured_cost(plan, members, placed, query);
+  if (mode != hetero_placement::priority && plan.is_static && members.size() > 1 && !g.ops.empty())
+    place_by_cost(plan, members, placed, query);
   for (std::size_t i = 0; i < g.ops.size(); ++i) {
     g.ops[i].rt_info["affinity"] = placed[i].device;
     plan.placed[g.ops[i].name] = placed[i].device;
@@ -225,7 +265,10 @@ void write_hetero_dots(const hetero_plan& plan, const std::string& model_name, c
        {std::pair{"hetero_affinity_" + name + ".dot", graph::to_dot(plan.g, &plan.device_of, &why)},
         std::pair{"hetero_subgraphs_" + name + ".dot",
                   graph::partition_to_dot(plan.g, parts, plan.crossing_notes,
-                                          plan.prediction.empty() ? "" : "HETERO_PLACEMENT=COST: " + plan.prediction)}}) {
+                                          plan.prediction.empty() ? ""
+                                          : std::string("HETERO_PLACEMENT=") +
+                                                (plan.mode == hetero_placement::cost_nominal ? "COST_NOMINAL" : "COST") +
+                                                ": " + plan.prediction)}}) {
     const auto path = (std::filesystem::path(folder) / file).string();
     std::ofstream out(path);
     out << text;
@@ -241,6 +284,7 @@ struct built_flow {
   std::vector<std::string> devices; ///< used, in priority order
   int submodels = 0;
   int optimal_requests = 1;
+  std::string prediction, predicted_times; ///< COST's, as the compiled model reports them
 };
 
 /// What the compiled model reports of a split: the devices it uses (in priority order, as
@@ -269,6 +313,8 @@ void tell(CompiledModel::Impl::split_report& r, const built_flow& b) {
   r.devices = b.devices;
   r.submodels = b.submodels;
   r.optimal_requests = b.optimal_requests;
+  r.prediction = b.prediction;
+  r.predicted_times = b.predicted_times;
 }
 
 /// Compiles each part of a static plan on its device and chains them in a hetero_flow.
@@ -278,6 +324,13 @@ built_flow build_flow(const hetero_plan& plan, const std::vector<hetero_member>&
   const graph::Graph& g = plan.g;
   auto parts = graph::partition_graph(g, plan.device_of).parts;
   auto built = describe_split(parts, members);
+  built.prediction = plan.prediction;
+  for (const auto& op : g.ops) // the fused graph's ops: one line per profiling row
+    if (auto it = plan.predicted_us.find(op.name); it != plan.predicted_us.end()) {
+      char us[32];
+      std::snprintf(us, sizeof us, "%.3f", it->second);
+      built.predicted_times += std::string(us) + " " + op.name + "\n";
+    }
 
   // Who reads each value: (stage, input slot).
   std::map<graph::ValueId, std::vector<actors::tensor_route>> readers;

@@ -26,8 +26,9 @@ struct hetero_member {
 };
 
 /// HETERO_PLACEMENT: OpenVINO's rule (each op to the first listed device that runs it, the
-/// default) or troupe's (each op where the measured times make one request fastest).
-enum class hetero_placement { priority, cost };
+/// default) or troupe's (each op where the measured times make one request fastest; with
+/// cost_nominal, where a roofline of the devices' nominal rates predicts it, nothing timed).
+enum class hetero_placement { priority, cost, cost_nominal };
 
 /// The HETERO_PLACEMENT of `props`, PRIORITY when absent; throws naming the property, the
 /// value and the values it takes.
@@ -51,6 +52,9 @@ struct hetero_plan {
   /// COST: per value that crosses devices, its bytes and predicted crossing time (the edges
   /// of hetero_subgraphs_<model>.dot).
   std::map<graph::ValueId, std::string> crossing_notes;
+  /// COST: each op's predicted time on its device, by name (a fused op has the name of the op
+  /// whose profiling row it reports under); what HETERO_PREDICTED_TIMES reports.
+  std::map<std::string, double> predicted_us;
 };
 
 /// Optimizes `src` and places every op. Throws naming the op and device for an affinity that
@@ -58,9 +62,10 @@ struct hetero_plan {
 /// nothing is folded or fused, and an affinity to a listed device is not checked against the
 /// device (it may refuse an op only for want of shapes); compile_hetero plans each set of
 /// concrete shapes again. With COST (static shapes, two devices or more) the ops start where
-/// PRIORITY puts them and move where runs on the devices (runtime/hetero_calibration) predict
-/// one request faster (graph::place_by_cost); affinities always hold. Calibration failing on a
-/// device leaves PRIORITY's placement, with a warning that names the device and the error.
+/// PRIORITY puts them and move where runs on the devices (runtime/hetero_calibration, kept in
+/// CACHE_DIR when a member has one) predict one request faster (graph::place_by_cost);
+/// affinities always hold. Calibration failing on a device places by the nominal rates
+/// (runtime/nominal_rates), as COST_NOMINAL does, with a warning naming the device and error.
 hetero_plan plan_hetero(const graph::Graph& src, const std::vector<hetero_member>& members,
                         hetero_placement mode = hetero_placement::priority);
 

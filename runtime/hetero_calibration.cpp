@@ -163,6 +163,11 @@ graph::placement_costs calibrate_here(const graph::Graph& g, const std::vector<h
   // of them alike; an op's time is its fastest run (the slower ones measure the others' load).
   for (int r = 0; r < runs; ++r)
     for (std::size_t d = 0; d < n; ++d) time_once(splits[d], members[d].name);
+  for (std::size_t d = 0; d < n; ++d) {
+    // A node's device reports no rows: its ops would look free.
+    if (splits[d].samples.empty() && !splits[d].parts.empty())
+      throw Exception("HETERO calibration on " + members[d].name + ": the device reports no time per op");
+  }
   for (std::size_t d = 0; d < n; ++d)
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
       if (!can_run[i][d]) continue;

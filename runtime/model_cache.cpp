@@ -35,10 +35,33 @@ std::string hex(const std::array<uint64_t, 2>& k) {
 }
 
 std::filesystem::path entry_path(const std::string& dir, const std::array<uint64_t, 2>& key) {
-  return std::filesystem::path(dir) / (hex(key) + ".troupe");
+  return cache_entry_path(dir, key, ".troupe");
 }
 
 } // namespace
+
+std::filesystem::path cache_entry_path(const std::string& dir, const std::array<uint64_t, 2>& key, std::string_view suffix) {
+  return std::filesystem::path(dir) / (hex(key) + std::string(suffix));
+}
+
+void write_file_atomically(const std::filesystem::path& path, std::string_view bytes) {
+  // A name of its own per writer, then one rename: readers see the old file or the new one.
+  std::random_device rd;
+  const auto tmp = path.string() + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(rd());
+  try {
+    {
+      std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+      f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+      f.close();
+      if (!f) throw Exception("cannot write " + tmp + ": " + std::strerror(errno));
+    }
+    std::filesystem::rename(tmp, path);
+  } catch (...) {
+    std::error_code ec;
+    std::filesystem::remove(tmp, ec);
+    throw;
+  }
+}
 
 std::array<uint64_t, 2> hash128(std::string_view bytes) {
   uint64_t h1 = 0x9e3779b97f4a7c15ull, h2 = 0x6a09e667f3bcc909ull;
@@ -92,22 +115,9 @@ std::optional<compiled_blob> cache_load(const std::string& dir, const compiled_b
 }
 
 void cache_store(const std::string& dir, const compiled_blob& b) {
-  const auto path = entry_path(dir, b.key);
-  // A name of its own per writer, then one rename: readers see the old entry or the new one.
-  std::random_device rd;
-  const auto tmp = path.string() + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(rd());
   try {
-    const std::string bytes = encode_blob(b);
-    {
-      std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-      f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-      f.close();
-      if (!f) throw Exception("cannot write " + tmp + ": " + std::strerror(errno));
-    }
-    std::filesystem::rename(tmp, path);
+    write_file_atomically(entry_path(dir, b.key), encode_blob(b));
   } catch (const std::exception& e) {
-    std::error_code ec;
-    std::filesystem::remove(tmp, ec);
     library_warning("CACHE_DIR " + dir + ": the compiled model was not kept (" + e.what() + ")");
   }
 }

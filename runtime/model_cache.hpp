@@ -5,6 +5,7 @@
 /// troupe version, device or settings) is ignored with a warning on stderr and written anew.
 #include <array>
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,6 +30,12 @@ std::array<uint64_t, 2> cache_key(std::string_view model_bytes, const compiled_b
 std::optional<compiled_blob> cache_load(const std::string& dir, const compiled_blob& target);
 /// Writes the entry; a failure (full disk, read-only folder) is a warning, not an error.
 void cache_store(const std::string& dir, const compiled_blob& b);
+
+/// "<dir>/<32 hex digits of key><suffix>": where an entry of that key lies.
+std::filesystem::path cache_entry_path(const std::string& dir, const std::array<uint64_t, 2>& key, std::string_view suffix);
+/// Writes `bytes` to a temporary file beside `path` and renames it there, so that readers see
+/// the old file or the new one, never half; throws naming the file it cannot write.
+void write_file_atomically(const std::filesystem::path& path, std::string_view bytes);
 
 /// "troupe: warning: ..." on stderr: what the library corrected by itself.
 void library_warning(const std::string& text);

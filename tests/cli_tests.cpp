@@ -711,8 +711,11 @@ BOOST_AUTO_TEST_CASE(bench_config_sections_for_hetero) {
   auto m = two_output_model();
   const auto t = temp_dir();
   spit(t + "/cost.json", "{\"HETERO\": {\"HETERO_PLACEMENT\": \"COST\"}}");
-  auto r = run("bench -m " + m + " -d HETERO:CPU,REFERENCE -shape a[1,8],b[1,8] -niter 2 -load_config " + t + "/cost.json");
+  auto r = run("bench -m " + m + " -d HETERO:CPU,REFERENCE -shape a[1,8],b[1,8] -niter 2 -pc -load_config " + t + "/cost.json");
   BOOST_TEST(r.code == 0, r.out << r.err);
+  // -pc: the measured rows beside the prediction.
+  BOOST_TEST(has(r.out, "predicted (ms): "), r.out);
+  BOOST_TEST(has(r.out, "Predicted (HETERO_PLACEMENT): from calibration: one request predicted"), r.out);
   spit(t + "/bad.json", "{\"HETERO\": {\"HETERO_PLACEMENT\": \"FASTEST\"}}");
   r = run("bench -m " + m + " -d HETERO:CPU,REFERENCE -shape a[1,8],b[1,8] -niter 1 -load_config " + t + "/bad.json");
   BOOST_TEST(r.code == 1, r.out);

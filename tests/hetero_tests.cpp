@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <iostream>
@@ -223,7 +224,7 @@ BOOST_AUTO_TEST_CASE(the_split_is_drawn_on_request) {
                      {{"HETERO_DUMP_GRAPH_DOT", dir.string()}, {"HETERO_PLACEMENT", "COST"}});
   affinity = slurp(dir / ("hetero_affinity_" + name + ".dot"));
   subgraphs = slurp(dir / ("hetero_subgraphs_" + name + ".dot"));
-  BOOST_TEST(subgraphs.find("HETERO_PLACEMENT=COST: one request predicted") != std::string::npos, subgraphs);
+  BOOST_TEST(subgraphs.find("HETERO_PLACEMENT=COST: from calibration: one request predicted") != std::string::npos, subgraphs);
   BOOST_TEST(subgraphs.find("64 bytes to ") != std::string::npos, subgraphs);
   BOOST_TEST(affinity.find("cost: CPU ") != std::string::npos, affinity);
   // TROUPE_HETERO_VISUALIZE=1: the working folder, when the property is not given.
@@ -547,6 +548,89 @@ BOOST_AUTO_TEST_CASE(cost_placement_under_throughput_predicts_the_pipeline) {
   fs::remove_all(dir);
 }
 
+BOOST_AUTO_TEST_CASE(nominal_cost_placement_times_nothing_and_moves_work_to_the_faster_device,
+                     *tests::needs_case(tests::ppocr_cls)) {
+  // COST_NOMINAL: a roofline of each device's nominal rates, nothing run. REFERENCE's plain
+  // loops are rated far below oneDNN on any machine, so the CPU gets the convolutions.
+  Core core;
+  const auto cpu = tests::run_on_device(core, tests::ppocr_cls, "CPU");
+  Model model = tests::read_case_model(core, tests::ppocr_cls);
+  const AnyMap nominal{{"HETERO_PLACEMENT", "COST_NOMINAL"}};
+  std::map<std::string, std::string> type_of;
+  for (auto& op : model.get_ops()) type_of[op.get_friendly_name()] = op.get_type_name();
+  int convs = 0, convs_on_cpu = 0;
+  for (const auto& [op, p] : core.query_placement(model, "HETERO:REFERENCE,CPU", nominal)) {
+    if (type_of[op] != "Conv") continue;
+    BOOST_TEST(p.why.rfind("cost: ", 0) == 0, op << ": " << p.why);
+    ++convs;
+    convs_on_cpu += p.device == "CPU";
+  }
+  BOOST_TEST(convs > 10);
+  BOOST_TEST(convs_on_cpu == convs);
+  auto cm = core.compile_model(model, "HETERO:REFERENCE,CPU", nominal);
+  BOOST_TEST(cm.get_property("EXECUTION_DEVICES").as_string().find("CPU") != std::string::npos);
+  auto cmp = tests::compare_scaled(tests::run_compiled(tests::ppocr_cls, cm), cpu, 1e-4, 1e-5);
+  BOOST_TEST(cmp.ok, cmp.message);
+}
+
+BOOST_AUTO_TEST_CASE(the_calibration_is_kept_in_cache_dir_and_a_damaged_one_is_made_again) {
+  Core core;
+  auto model = core.read_model(chain_model());
+  const fs::path cache = temp_file("hetero_cost_cache"), dir = temp_file("dots_cache");
+  fs::remove_all(cache);
+  fs::remove_all(dir);
+  const AnyMap props{{"HETERO_PLACEMENT", "COST"}, {"CACHE_DIR", cache.string()}, {"HETERO_DUMP_GRAPH_DOT", dir.string()}};
+  const auto title = [&] {
+    std::ifstream in(dir / ("hetero_subgraphs_" + fs::path(chain_model()).stem().string() + ".dot"));
+    const std::string dot((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto at = dot.find("HETERO_PLACEMENT=COST: from ");
+    return at == std::string::npos ? dot : dot.substr(at + 28, 40);
+  };
+  const auto kept = [&] {
+    std::vector<fs::path> r;
+    for (const auto& e : fs::directory_iterator(cache))
+      if (e.path().extension() == ".hetero_costs") r.push_back(e.path());
+    return r;
+  };
+  auto first = core.compile_model(model, "HETERO:CPU,REFERENCE", props);
+  BOOST_TEST(title().rfind("calibration:", 0) == 0, title());
+  BOOST_REQUIRE(kept().size() == 1);
+  auto second = core.compile_model(model, "HETERO:CPU,REFERENCE", props);
+  BOOST_TEST(title().rfind("the calibration kept in CACHE_DIR", 0) == 0, title());
+  BOOST_TEST(run_chain(second) == chain_expected(), boost::test_tools::per_element());
+  // The compiled model says what it predicted, per op by the names of its profiling rows.
+  BOOST_TEST(second.get_property("HETERO_PREDICTION").as_string().rfind("from the calibration kept in CACHE_DIR: one request predicted", 0) == 0);
+  std::istringstream lines(second.get_property("HETERO_PREDICTED_TIMES").as_string());
+  int rows = 0;
+  for (std::string line; std::getline(lines, line); ++rows) {
+    const auto space = line.find(' ');
+    BOOST_TEST((space != std::string::npos && std::atof(line.c_str()) > 0), line);
+    const auto op = line.substr(space + 1);
+    BOOST_TEST((op == "add" || op == "relu" || op == "mul" || op == "sub"), line);
+  }
+  BOOST_TEST(rows >= 1);
+  auto priority = core.compile_model(model, "HETERO:CPU,REFERENCE");
+  BOOST_TEST(priority.get_property("HETERO_PREDICTION").as_string().empty());
+  BOOST_TEST(priority.get_property("HETERO_PREDICTED_TIMES").as_string().empty());
+  // Another device order is another calibration.
+  core.compile_model(model, "HETERO:REFERENCE,CPU", props);
+  BOOST_TEST(title().rfind("calibration:", 0) == 0, title());
+  BOOST_TEST(kept().size() == 2);
+  // A damaged entry: ignored (a warning), measured again and written anew.
+  for (const auto& p : kept()) {
+    const auto size = static_cast<std::streamoff>(fs::file_size(p));
+    std::fstream f(p, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(size - 12); // a crossing's rate: only the checksum tells
+    f.put('\x7f');
+  }
+  core.compile_model(model, "HETERO:CPU,REFERENCE", props);
+  BOOST_TEST(title().rfind("calibration:", 0) == 0, title());
+  core.compile_model(model, "HETERO:CPU,REFERENCE", props);
+  BOOST_TEST(title().rfind("the calibration kept in CACHE_DIR", 0) == 0, title());
+  fs::remove_all(cache);
+  fs::remove_all(dir);
+}
+
 BOOST_AUTO_TEST_CASE(a_bad_hetero_placement_is_named) {
   Core core;
   auto model = core.read_model(chain_model());
@@ -556,7 +640,7 @@ BOOST_AUTO_TEST_CASE(a_bad_hetero_placement_is_named) {
                  {"HETERO_PLACEMENT", "'FASTEST'", "PRIORITY", "COST"});
   }
   expect_error([&] { core.compile_model(model, "HETERO:CPU,REFERENCE", {{"HETERO_PLACEMENT", "cost"}}); },
-               {"HETERO_PLACEMENT", "'cost'", "PRIORITY", "COST"});
+               {"HETERO_PLACEMENT", "'cost'", "PRIORITY", "COST", "COST_NOMINAL"});
   expect_error([&] { core.query_model(model, "HETERO:CPU,REFERENCE", {{"HETERO_PLACEMENT", ""}}); },
                {"HETERO_PLACEMENT", "''"});
   core.set_property("HETERO", {{"HETERO_PLACEMENT", "COST"}});

@@ -18,6 +18,7 @@
 #include "graph/cost_placement.hpp"
 #include "graph/partition.hpp"
 #include "graph/placement.hpp"
+#include "graph/roofline_costs.hpp"
 #include "graph/shape_inference.hpp"
 #include "kernels/reference/interpreter.hpp"
 #include "tests/support/expect_error.hpp"
@@ -642,6 +643,74 @@ BOOST_AUTO_TEST_CASE(random_dags_against_brute_force) {
   BOOST_TEST(two >= 600);
   BOOST_TEST(three >= 200);
   BOOST_TEST(moved > 300); // the cut changes the start often: the comparison is not vacuous
+}
+
+// ---- the roofline cost model (HETERO_PLACEMENT=COST_NOMINAL) ---------------------------------
+
+namespace {
+
+/// x[64,256] . w[256,256] -> Relu: 8.4 MFLOP over 384 KiB, then 16 K operations over 128 KiB.
+Graph matmul_relu() {
+  Graph g;
+  auto x = g.add_input("x", element_type::f32, PartialShape({64, 256}));
+  auto w = g.add_input("w", element_type::f32, PartialShape({256, 256}));
+  Op mm;
+  mm.type = "MatMul";
+  mm.name = "mm";
+  mm.inputs = {x, w};
+  mm.outputs = {g.add_value({"mm_out", element_type::f32, PartialShape({64, 256}), std::nullopt})};
+  g.ops.push_back(mm);
+  Op relu;
+  relu.type = "Relu";
+  relu.name = "relu";
+  relu.inputs = {mm.outputs[0]};
+  relu.outputs = {g.add_value({"y", element_type::f32, PartialShape({64, 256}), std::nullopt})};
+  g.ops.push_back(relu);
+  g.outputs = {relu.outputs[0]};
+  return g;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(the_roofline_times_an_op_by_its_flops_or_its_bytes_whichever_binds) {
+  const Graph g = matmul_relu();
+  // "gpu": 1000 GFLOP/s, 100 GB/s, 10 us an op; "cpu": 100 GFLOP/s, 20 GB/s, 1 us an op.
+  const std::vector<device_rates> rates{{1000, 100, 10, {20, 1e-4}}, {100, 20, 1, {2, 5e-5}}};
+  const std::vector<std::vector<bool>> both(2, std::vector<bool>{true, true});
+  const auto c = roofline_costs(g, {"gpu", "cpu"}, rates, both);
+  const double tol = 1e-9;
+  // MatMul: 2 x 64 x 256 x 256 = 8388608 operations, (16384 + 65536 + 16384) x 4 bytes.
+  BOOST_TEST(c.op_us[0][0] == 10 + 8388608 / 1e6, boost::test_tools::tolerance(tol)); // compute-bound
+  BOOST_TEST(c.op_us[0][1] == 1 + 8388608 / 1e5, boost::test_tools::tolerance(tol));
+  // Relu: 16384 operations, 2 x 16384 x 4 bytes: memory-bound on both.
+  BOOST_TEST(c.op_us[1][0] == 10 + 131072 / 1e5, boost::test_tools::tolerance(tol));
+  BOOST_TEST(c.op_us[1][1] == 1 + 131072 / 2e4, boost::test_tools::tolerance(tol));
+  // Into the gpu: its latency; bytes leave one side and enter the other, each at its rate.
+  BOOST_TEST(c.transfer[1][0].latency_us == 20);
+  BOOST_TEST(c.transfer[1][0].us_per_byte == 1.5e-4, boost::test_tools::tolerance(tol));
+  BOOST_TEST(c.from_host[0].us_per_byte == 1e-4);
+  BOOST_TEST(c.to_host[1].latency_us == 0);
+  // The MatMul pays on the gpu, the Relu stays with it (a crossing costs more than it saves).
+  BOOST_TEST(place_by_cost(g, c, {1, 1}) == (std::vector<int>{0, 0}));
+  // Behind a slow link nothing moves.
+  auto far = rates;
+  far[0].io = {1000, 1e-3};
+  BOOST_TEST(place_by_cost(g, roofline_costs(g, {"gpu", "cpu"}, far, both), {1, 1}) == (std::vector<int>{1, 1}));
+  // Where an op cannot run: never.
+  const auto no_mm = roofline_costs(g, {"gpu", "cpu"}, rates, {{false, true}, {true, true}});
+  BOOST_TEST(std::isinf(no_mm.op_us[0][0]));
+  BOOST_TEST(no_mm.op_us[0][1] == c.op_us[0][1]);
+}
+
+BOOST_AUTO_TEST_CASE(bad_roofline_tables_are_named) {
+  const Graph g = matmul_relu();
+  const std::vector<std::vector<bool>> both(2, std::vector<bool>{true, true});
+  expect_error([&] { roofline_costs(g, {"gpu", "cpu"}, {{1000, 100, 10, {}}, {0, 20, 1, {}}}, both); },
+               {"device cpu", "positive"});
+  expect_error([&] { roofline_costs(g, {"gpu", "cpu"}, {{1000, 100, 10, {}}}, both); }, {"1 rates", "2 devices"});
+  expect_error([&] { roofline_costs(g, {"gpu", "cpu"}, {{1, 1, 0, {}}, {1, 1, 0, {}}}, {{true, true}}); }, {"1 rows", "2 ops"});
+  expect_error([&] { roofline_costs(g, {"gpu", "cpu"}, {{1, 1, 0, {}}, {1, 1, 0, {}}}, {{true, true}, {true}}); },
+               {"op 'relu'", "1 entries"});
 }
 
 BOOST_AUTO_TEST_SUITE_END()

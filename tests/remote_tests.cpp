@@ -93,6 +93,30 @@ BOOST_AUTO_TEST_CASE(control_flow_travels_to_a_node_and_runs_there) {
   BOOST_TEST(*req.get_output_tensor(0).data<float>() == 20.0f);
 }
 
+BOOST_AUTO_TEST_CASE(hetero_cost_over_a_node_falls_back_to_nominal_rates_and_says_so) {
+  // A node's device reports no time per op, so calibration cannot cost its ops: COST places
+  // by the nominal rates instead, which price a crossing to a node at a network round trip.
+  worker_process w;
+  Core client;
+  client.add_node(w.address);
+  const std::string device = "HETERO:CPU@" + w.address + ",CPU";
+  const auto dir = fs::temp_directory_path() / ("troupe_remote_dots_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  auto cm = client.compile_model(add_relu_model(), device,
+                                 {{"HETERO_PLACEMENT", "COST"}, {"HETERO_DUMP_GRAPH_DOT", dir.string()}});
+  std::ifstream in(dir / ("hetero_subgraphs_troupe_remote_" + std::to_string(::getpid()) + ".dot"));
+  const std::string dot((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const std::string& part : {"from the devices' nominal rates (calibration failed: HETERO calibration on CPU@" + w.address,
+                                 std::string("reports no time per op")})
+    BOOST_TEST(dot.find(part) != std::string::npos, dot);
+  // PRIORITY would send both ops to the node; for 64-byte tensors the round trip never pays.
+  BOOST_TEST(cm.get_property("EXECUTION_DEVICES").as_string() == "CPU");
+  const auto o = run_many(cm, 8);
+  BOOST_TEST(o.wrong == 0);
+  BOOST_TEST(o.errors.empty());
+  fs::remove_all(dir);
+}
+
 namespace {
 
 /// The PP-OCR case on the node's CPU equals the local CPU's (the same code on the same

@@ -358,14 +358,15 @@ int bench(const bench_options& o_in, std::optional<statistics_report>& stats) {
   std::vector<std::vector<ProfilingInfo>> counters;
   if (dev.perf_counts) {
     const std::string full_name = core.get_property(o.device, "FULL_DEVICE_NAME").as_string();
+    const auto predicted = predicted_times_of(cm);
     for (std::size_t i = 0; i < reqs.size(); ++i) {
       counters.push_back(reqs[i].get_profiling_info());
       if (!o.pcsort.empty()) {
         info("Sort performance counts for %zu-th infer request:", i);
-        print_counters(counters.back(), full_name, o.pcsort);
+        print_counters(counters.back(), full_name, o.pcsort, predicted);
       } else if (o.pc) {
         info("Performance counts for %zu-th infer request:", i);
-        print_counters(counters.back(), full_name, "");
+        print_counters(counters.back(), full_name, "", predicted);
       }
     }
   }

@@ -38,7 +38,7 @@ int cmd_query(int argc, char** argv) {
                        {"-d", "a device: CPU, GPU, GPU.<n> or HETERO:<devices>"},
                        {"-shape", "shapes: NAME[1,3,48,192],NAME2[...] or [1,3,48,192]"},
                        {"-dot", "a folder for HETERO's .dot pictures (and .svg/.png with Graphviz)"},
-                       {"-placement", "HETERO_PLACEMENT: PRIORITY (the default) or COST (measured on the devices)"}});
+                       {"-placement", "HETERO_PLACEMENT: PRIORITY (the default), COST (measured on the devices) or COST_NOMINAL (the devices' nominal rates)"}});
   if (!a.has("-m")) throw usage_error("-m is required: the model file (.onnx)");
   if (!a.has("-d")) throw usage_error("-d is required: the device to ask (CPU, GPU or GPU.<n>)");
   auto path = a.get("-m");

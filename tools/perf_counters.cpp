@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <sstream>
 
 namespace troupe::cli {
 
@@ -16,8 +18,21 @@ const char* status_name(ProfilingInfo::Status s) {
 
 double ms(std::chrono::microseconds us) { return static_cast<double>(us.count()) / 1000.0; }
 
+predicted_times predicted_times_of(const CompiledModel& cm) {
+  predicted_times p;
+  try {
+    p.summary = cm.get_property("HETERO_PREDICTION").as_string();
+    std::istringstream lines(cm.get_property("HETERO_PREDICTED_TIMES").as_string());
+    for (std::string line; std::getline(lines, line);)
+      if (auto space = line.find(' '); space != std::string::npos) p.us[line.substr(space + 1)] = std::atof(line.c_str());
+  } catch (const Exception&) {
+    return {}; // not HETERO
+  }
+  return p;
+}
+
 void print_counters(const std::vector<ProfilingInfo>& pc, const std::string& full_device_name,
-                    const std::string& sort) {
+                    const std::string& sort, const predicted_times& predicted) {
   std::chrono::microseconds total{0}, total_cpu{0};
   for (const auto& p : pc) {
     if (p.real_time.count() > 0) total += p.real_time;
@@ -39,10 +54,17 @@ void print_counters(const std::vector<ProfilingInfo>& pc, const std::string& ful
       if (share >= 0.005) std::printf(" proportion: %.2f%%", share);
       else std::printf(" proportion: N/A");
     }
+    if (!predicted.us.empty()) {
+      std::string op = p.node_name;
+      if (op.rfind("subgraph", 0) == 0)
+        if (auto colon = op.find(": "); colon != std::string::npos) op = op.substr(colon + 2);
+      if (auto it = predicted.us.find(op); it != predicted.us.end()) std::printf(" predicted (ms): %.3f", it->second / 1000);
+    }
     std::printf("\n");
   }
   std::printf("Total time: %.3f milliseconds\n", ms(total));
   if (sort.empty()) std::printf("Total CPU time: %.3f milliseconds\n", ms(total_cpu));
+  if (!predicted.summary.empty()) std::printf("Predicted (HETERO_PLACEMENT): %s\n", predicted.summary.c_str());
   std::printf("\nFull device name: %s\n\n", full_device_name.c_str());
   std::fflush(stdout);
 }
