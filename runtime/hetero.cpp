@@ -1,7 +1,10 @@
 #include "runtime/hetero.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstdio>
+#include <limits>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -36,12 +39,20 @@ std::string time_text(double us) {
   return b;
 }
 
+/// Where COST's numbers came from.
+struct cost_source {
+  std::string text;     ///< "calibration", ...
+  bool measured = false; ///< timed on the devices (now or kept), not the nominal rates
+  bool kept = false;     ///< read from CACHE_DIR
+  std::string dir;       ///< CACHE_DIR of the first member that has one; empty: none
+  std::array<uint64_t, 2> key{};
+};
+
 /// Each op's time on each member and each crossing's: for COST, the calibration kept in a
-/// member's CACHE_DIR, else a calibration run (kept there), else, when calibration fails, the
-/// nominal rates after a warning; for COST_NOMINAL the nominal rates. `source` says which.
-graph::placement_costs costs_for(const graph::Graph& g, const std::vector<hetero_member>& members,
-                                 const std::vector<int>& start, const std::vector<std::vector<bool>>& can_run,
-                                 hetero_placement mode, std::string& source) {
+/// member's CACHE_DIR, else a calibration run, else, when calibration fails, the nominal
+/// rates after a warning; for COST_NOMINAL the nominal rates.
+kept_costs costs_for(const graph::Graph& g, const std::vector<hetero_member>& members, const std::vector<int>& start,
+                     const std::vector<std::vector<bool>>& can_run, hetero_placement mode, cost_source& source) {
   auto nominal = [&] {
     std::vector<std::string> names;
     std::vector<graph::device_rates> rates;
@@ -49,29 +60,29 @@ graph::placement_costs costs_for(const graph::Graph& g, const std::vector<hetero
       names.push_back(m.name);
       rates.push_back(nominal_rates(m.name, *m.dev));
     }
-    return graph::roofline_costs(g, names, rates, can_run);
+    return kept_costs{graph::roofline_costs(g, names, rates, can_run)};
   };
   if (mode == hetero_placement::cost_nominal) {
-    source = "the devices' nominal rates";
+    source.text = "the devices' nominal rates";
     return nominal();
   }
-  std::string dir;
   for (const auto& m : members)
-    if (dir.empty()) dir = m.config.compile.cache_dir;
-  const auto key = hetero_costs_key(g, members, can_run);
-  if (!dir.empty())
-    if (auto kept = load_hetero_costs(dir, key, g)) {
-      source = "the calibration kept in CACHE_DIR";
+    if (source.dir.empty()) source.dir = m.config.compile.cache_dir;
+  source.key = hetero_costs_key(g, members, can_run);
+  if (!source.dir.empty())
+    if (auto kept = load_hetero_costs(source.dir, source.key, g)) {
+      source.text = "the calibration kept in CACHE_DIR";
+      source.measured = source.kept = true;
       return *kept;
     }
   try {
-    auto costs = calibrate_hetero(g, members, start, can_run);
-    if (!dir.empty()) store_hetero_costs(dir, key, g, costs);
-    source = "calibration";
-    return costs;
+    kept_costs k{calibrate_hetero(g, members, start, can_run)};
+    source.text = "calibration";
+    source.measured = true;
+    return k;
   } catch (const std::exception& e) {
     library_warning(std::string("HETERO_PLACEMENT=COST: ") + e.what() + "; placing by the devices' nominal rates instead");
-    source = std::string("the devices' nominal rates (calibration failed: ") + e.what() + ")";
+    source.text = std::string("the devices' nominal rates (calibration failed: ") + e.what() + ")";
     return nominal();
   }
 }
@@ -100,8 +111,9 @@ void place_by_cost(hetero_plan& plan, const std::vector<hetero_member>& members,
       refusal[i][d] = s.reason.empty() ? "not supported" : s.reason;
     }
   }
-  std::string source;
-  const auto costs = costs_for(g, members, start, can_run, plan.mode, source);
+  cost_source source;
+  auto kept = costs_for(g, members, start, can_run, plan.mode, source);
+  const auto& costs = kept.costs;
   // THROUGHPUT and CUMULATIVE_THROUGHPUT: requests in flight pipeline through the devices, so
   // the busiest piece of hardware sets the rate; the CPU, REFERENCE and a Vulkan driver on the
   // CPU's cores (lavapipe) are one. LATENCY and NONE: one request's time.
@@ -132,6 +144,29 @@ void place_by_cost(hetero_plan& plan, const std::vector<hetero_member>& members,
   }
   auto chosen = pipelined ? graph::place_for_throughput(g, costs, start, resource) : graph::place_by_cost(g, costs, start);
   if (objective(chosen) > (1 - min_gain) * simple_us) chosen = simple;
+  // A measured split is run end to end against the best placement without one before it is
+  // taken: the op times were measured part by part, and what a chain of crossings does to the
+  // devices (caches gone cold, two drivers' threads on the same cores) shows only when it
+  // runs. With requests in flight on devices of their own, one request's time is not what
+  // counts: that check is left to the prediction.
+  const bool shared_hardware = std::all_of(resource.begin(), resource.end(), [&](int r) { return r == resource[0]; });
+  std::string check;
+  if (source.measured && chosen != simple && (!pipelined || shared_hardware)) {
+    if (std::isnan(kept.split_us)) try {
+        const auto t = time_placements(g, members, {chosen, simple});
+        kept.split_us = t[0];
+        kept.simple_us = t[1];
+      } catch (const std::exception& e) {
+        library_warning(std::string("HETERO_PLACEMENT=COST: running the split: ") + e.what() + "; it is not taken");
+        kept.split_us = std::numeric_limits<double>::infinity();
+        kept.simple_us = 0;
+      }
+    const bool taken = kept.split_us <= (1 - min_gain) * kept.simple_us;
+    check = "; the split measured " + time_text(kept.split_us) + " against " + time_text(kept.simple_us) +
+            " without one: " + (taken ? "taken" : "not taken");
+    if (!taken) chosen = simple;
+  }
+  if (source.measured && !source.kept && !source.dir.empty()) store_hetero_costs(source.dir, source.key, g, kept);
   for (std::size_t i = 0; i < g.ops.size(); ++i) {
     const auto d = static_cast<std::size_t>(chosen[i]);
     placed[i].device = members[d].name;
@@ -157,12 +192,13 @@ void place_by_cost(hetero_plan& plan, const std::vector<hetero_member>& members,
             (c.to < 0 ? std::string("the host") : members[static_cast<std::size_t>(c.to)].name) + ", predicted " +
             time_text(c.us);
   }
-  plan.prediction = "from " + source + ": one request predicted " + time_text(graph::predicted_us(g, costs, chosen)) + " (PRIORITY's placement: " +
+  plan.prediction = "from " + source.text + ": one request predicted " + time_text(graph::predicted_us(g, costs, chosen)) + " (PRIORITY's placement: " +
                     time_text(graph::predicted_us(g, costs, start)) + "), of which " + std::to_string(crossings.size()) +
                     " crossings " + time_text(moved) + " for " + std::to_string(static_cast<int64_t>(bytes)) + " bytes";
   if (pipelined)
     plan.prediction += "; with requests in flight one every " + time_text(objective(chosen)) + " (PRIORITY's placement: " +
                        time_text(objective(start)) + ")";
+  plan.prediction += check;
 }
 
 } // namespace

@@ -50,11 +50,16 @@ std::map<std::string, double> row_times(const kernels::executable& exe) {
 struct timed_split {
   std::vector<std::unique_ptr<kernels::executable>> parts;
   std::vector<std::vector<Tensor>> inputs;
+  std::vector<bool> timed;                            ///< per part: on the device being measured
   std::map<std::string, std::vector<double>> samples; ///< per op name, one sum per run
+  std::size_t crossings = 0;                          ///< values read by a part on another device
 };
 
+constexpr std::size_t no_target = static_cast<std::size_t>(-1);
+
 /// Compiles `g` placed as `device_of` says and runs it once (values pass from part to part);
-/// keeps the parts on members[target], compiled with profiling.
+/// keeps every part with its inputs, those on members[target] compiled with profiling
+/// (no_target: none).
 timed_split prepare_split(const graph::Graph& g, const std::vector<hetero_member>& members,
                           const std::vector<int>& device_of, std::size_t target) {
   graph::Graph fused = g;
@@ -66,13 +71,18 @@ timed_split prepare_split(const graph::Graph& g, const std::vector<hetero_member
   const auto parts = graph::partition_graph(fused, part_device).parts;
 
   timed_split split;
+  std::map<graph::ValueId, std::string> made_on;
+  for (const auto& part : parts)
+    for (auto id : part.outputs) made_on[id] = part.device;
+  for (const auto& part : parts)
+    for (auto id : part.inputs) split.crossings += made_on.count(id) && made_on[id] != part.device;
   std::map<graph::ValueId, Tensor> values;
   std::mt19937 rng(20261128);
   for (auto id : fused.inputs) values[id] = synthetic(fused.value(id), rng);
   for (std::size_t p = 0; p < parts.size(); ++p) {
     const auto& part = parts[p];
     const auto& m = member_named(members, part.device);
-    const bool timed = part.device == members[target].name;
+    const bool timed = target != no_target && part.device == members[target].name;
     auto cfg = m.config.compile;
     cfg.profiling = timed;
     std::vector<Tensor> in, out;
@@ -80,10 +90,9 @@ timed_split prepare_split(const graph::Graph& g, const std::vector<hetero_member
     try {
       auto exe = compile_graph(graph::extract_part(fused, part), *m.dev, cfg);
       exe->run(in, out); // the first run allocates and uploads: not timed
-      if (timed) {
-        split.parts.push_back(std::move(exe));
-        split.inputs.push_back(in);
-      }
+      split.parts.push_back(std::move(exe));
+      split.inputs.push_back(in);
+      split.timed.push_back(timed);
     } catch (const std::exception& e) {
       throw Exception("HETERO calibration on " + part.device + " (subgraph " + std::to_string(p) + " of " +
                       std::to_string(parts.size()) + "): " + e.what());
@@ -93,31 +102,61 @@ timed_split prepare_split(const graph::Graph& g, const std::vector<hetero_member
   return split;
 }
 
-/// One timed run of every part of `split`.
-void time_once(timed_split& split, const std::string& device) {
+/// One run of every part of `split`, in order, as a request runs them (so that an op is timed
+/// right after the other device's work, as it will run); the timed parts' rows go into
+/// `samples`. Returns the run's wall time.
+double run_once(timed_split& split, const std::string& device) {
   std::vector<Tensor> out;
+  const auto t0 = std::chrono::steady_clock::now();
   for (std::size_t p = 0; p < split.parts.size(); ++p) {
     try {
       split.parts[p]->run(split.inputs[p], out);
     } catch (const std::exception& e) {
       throw Exception("HETERO calibration on " + device + ": " + e.what());
     }
-    for (const auto& [name, us] : row_times(*split.parts[p])) split.samples[name].push_back(us);
   }
+  const double wall = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  for (std::size_t p = 0; p < split.parts.size(); ++p)
+    if (split.timed[p])
+      for (const auto& [name, us] : row_times(*split.parts[p])) split.samples[name].push_back(us);
+  return wall;
+}
+
+/// One op from an f32 input of `floats` elements to an output as large: a Relu, or where the
+/// device refuses it (EXCLUDED_OPS) an Identity, or a 1x1 Conv; which op does not matter, its
+/// own time is taken out. Throws when the device runs none of them.
+graph::Graph io_probe(const hetero_member& m, int64_t floats) {
+  std::string refusals;
+  for (const char* type : {"Relu", "Identity", "Conv"}) {
+    const bool conv = std::string(type) == "Conv";
+    const PartialShape shape = conv ? PartialShape({1, 1, 1, floats}) : PartialShape({floats});
+    graph::Graph g;
+    auto x = g.add_input("x", element_type::f32, shape);
+    graph::Op op;
+    op.type = type;
+    op.name = std::string("calibration_") + type;
+    op.inputs = {x};
+    if (conv) {
+      Tensor w(element_type::f32, Shape{1, 1, 1, 1});
+      *w.data<float>() = 1;
+      op.inputs.push_back(g.add_constant("w", w));
+    }
+    op.outputs = {g.add_value({"y", element_type::f32, shape, std::nullopt})};
+    g.ops.push_back(op);
+    g.outputs = {op.outputs[0]};
+    const auto s = m.dev->query(g, g.ops[0]);
+    if (s.supported) return g;
+    refusals += (refusals.empty() ? "" : "; ") + s.reason;
+  }
+  throw Exception("HETERO calibration on " + m.name + ": no op to time a crossing with (" + refusals + ")");
 }
 
 /// What a run on `m` takes beyond its op, for one f32 input and output of `floats` elements:
 /// starting the run and moving its tensors in and out.
 double io_us(const hetero_member& m, int64_t floats, int runs) {
-  graph::Graph g;
-  auto x = g.add_input("x", element_type::f32, PartialShape({floats}));
-  graph::Op op;
-  op.type = "Relu";
-  op.name = "calibration_relu";
-  op.inputs = {x};
-  op.outputs = {g.add_value({"y", element_type::f32, PartialShape({floats}), std::nullopt})};
-  g.ops.push_back(op);
-  g.outputs = {op.outputs[0]};
+  graph::Graph g = io_probe(m, floats);
+  const graph::Op op = g.ops[0];
+  const auto x = g.inputs[0];
   auto cfg = m.config.compile;
   cfg.profiling = true;
   std::mt19937 rng(1);
@@ -135,15 +174,11 @@ double io_us(const hetero_member& m, int64_t floats, int runs) {
       beyond.push_back(std::max(0.0, wall - (it == rows.end() ? 0.0 : it->second)));
     }
   } catch (const std::exception& e) {
-    throw Exception("HETERO calibration on " + m.name + " (a Relu of " + std::to_string(floats) + " floats, to time a crossing): " +
-                    e.what());
+    throw Exception("HETERO calibration on " + m.name + " (a " + op.type + " of " + std::to_string(floats) +
+                    " floats, to time a crossing): " + e.what());
   }
   return median(beyond);
 }
-
-} // namespace
-
-namespace {
 
 graph::placement_costs calibrate_here(const graph::Graph& g, const std::vector<hetero_member>& members,
                                       const std::vector<int>& start, const std::vector<std::vector<bool>>& can_run,
@@ -162,10 +197,10 @@ graph::placement_costs calibrate_here(const graph::Graph& g, const std::vector<h
   // The devices take turns, run by run, so that a change in the machine's load weighs on all
   // of them alike; an op's time is its fastest run (the slower ones measure the others' load).
   for (int r = 0; r < runs; ++r)
-    for (std::size_t d = 0; d < n; ++d) time_once(splits[d], members[d].name);
+    for (std::size_t d = 0; d < n; ++d) run_once(splits[d], members[d].name);
   for (std::size_t d = 0; d < n; ++d) {
     // A node's device reports no rows: its ops would look free.
-    if (splits[d].samples.empty() && !splits[d].parts.empty())
+    if (splits[d].samples.empty() && std::find(splits[d].timed.begin(), splits[d].timed.end(), true) != splits[d].timed.end())
       throw Exception("HETERO calibration on " + members[d].name + ": the device reports no time per op");
   }
   for (std::size_t d = 0; d < n; ++d)
@@ -195,27 +230,49 @@ graph::placement_costs calibrate_here(const graph::Graph& g, const std::vector<h
   return c;
 }
 
-} // namespace
-
-graph::placement_costs calibrate_hetero(const graph::Graph& g, const std::vector<hetero_member>& members,
-                                        const std::vector<int>& start, const std::vector<std::vector<bool>>& can_run,
-                                        int runs) {
-  // On a thread of its own, which ends with it: a CPU run on the caller's thread would leave
-  // the caller an OpenMP team for the rest of the process, and libgomp, managing more threads
-  // than there are cores, then spins less before sleeping in every team: every later CPU
-  // inference of the process measured ~30 % slower (cls, 0.69 -> 0.90 ms).
-  graph::placement_costs costs;
+/// Runs `work` on a thread of its own, which ends with it, and returns what it returns (or
+/// throws what it throws). A CPU run on the caller's thread would leave the caller an OpenMP
+/// team for the rest of the process, and libgomp, managing more threads than there are cores,
+/// then spins less before sleeping in every team: every later CPU inference of the process
+/// measured ~30 % slower (cls, 0.69 -> 0.90 ms).
+template <class F> auto on_own_thread(F work) {
+  decltype(work()) result;
   std::exception_ptr failed;
   std::thread worker([&] {
     try {
-      costs = calibrate_here(g, members, start, can_run, runs);
+      result = work();
     } catch (...) {
       failed = std::current_exception();
     }
   });
   worker.join();
   if (failed) std::rethrow_exception(failed);
-  return costs;
+  return result;
+}
+
+} // namespace
+
+graph::placement_costs calibrate_hetero(const graph::Graph& g, const std::vector<hetero_member>& members,
+                                        const std::vector<int>& start, const std::vector<std::vector<bool>>& can_run,
+                                        int runs) {
+  return on_own_thread([&] { return calibrate_here(g, members, start, can_run, runs); });
+}
+
+std::vector<double> time_placements(const graph::Graph& g, const std::vector<hetero_member>& members,
+                                    const std::vector<std::vector<int>>& placements, int runs) {
+  return on_own_thread([&] {
+    std::vector<timed_split> splits;
+    for (const auto& p : placements) splits.push_back(prepare_split(g, members, p, no_target));
+    std::vector<double> best(placements.size(), std::numeric_limits<double>::infinity());
+    // Taking turns, run by run, as the calibration does; each placement's fastest run.
+    for (int r = 0; r < runs; ++r)
+      for (std::size_t k = 0; k < splits.size(); ++k)
+        best[k] = std::min(best[k], run_once(splits[k], "HETERO"));
+    // The actors' hand-over per crossing, which one thread running the parts in turn skips.
+    const double hop = thread_round_trip_us(200) / 2;
+    for (std::size_t k = 0; k < splits.size(); ++k) best[k] += hop * static_cast<double>(splits[k].crossings);
+    return best;
+  });
 }
 
 } // namespace troupe

@@ -27,4 +27,12 @@ graph::placement_costs calibrate_hetero(const graph::Graph& g, const std::vector
                                         const std::vector<int>& start, const std::vector<std::vector<bool>>& can_run,
                                         int runs = 5);
 
+/// The wall time of one request under each of `placements` (indices into members, one per op
+/// of `g`): every part compiled and run in order on synthetic inputs, once to warm up and
+/// `runs` times timed, the placements taking turns; each one's fastest run, plus a thread
+/// hand-over per crossing (the stages' actors). What COST checks a split against before it
+/// takes it. Throws as calibrate_hetero does.
+std::vector<double> time_placements(const graph::Graph& g, const std::vector<hetero_member>& members,
+                                    const std::vector<std::vector<int>>& placements, int runs = 3);
+
 } // namespace troupe

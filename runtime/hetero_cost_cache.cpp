@@ -16,7 +16,7 @@ namespace troupe {
 namespace {
 
 constexpr std::string_view magic = "troupe-hetero-costs\n";
-constexpr uint32_t format_version = 1;
+constexpr uint32_t format_version = 2;
 constexpr std::string_view suffix = ".hetero_costs";
 
 void put(graph::byte_writer& w, const graph::transfer_cost& t) {
@@ -30,7 +30,8 @@ graph::transfer_cost get_transfer(graph::byte_reader& r) {
   return t;
 }
 
-std::string encode(const std::array<uint64_t, 2>& key, const graph::Graph& g, const graph::placement_costs& c) {
+std::string encode(const std::array<uint64_t, 2>& key, const graph::Graph& g, const kept_costs& kept) {
+  const auto& c = kept.costs;
   graph::byte_writer w;
   w.out.append(magic);
   w.u32(format_version);
@@ -48,12 +49,14 @@ std::string encode(const std::array<uint64_t, 2>& key, const graph::Graph& g, co
     for (const auto& t : row) put(w, t);
   for (const auto& t : c.from_host) put(w, t);
   for (const auto& t : c.to_host) put(w, t);
+  w.put(kept.split_us);
+  w.put(kept.simple_us);
   w.u64(hash128(w.out)[0]);
   return std::move(w.out);
 }
 
-graph::placement_costs decode(std::string_view bytes, const std::string& what, const std::array<uint64_t, 2>& key,
-                              const graph::Graph& g) {
+kept_costs decode(std::string_view bytes, const std::string& what, const std::array<uint64_t, 2>& key,
+                  const graph::Graph& g) {
   graph::byte_reader r(bytes, what);
   if (bytes.substr(0, magic.size()) != magic) r.fail("not a troupe HETERO calibration (no 'troupe-hetero-costs' header)");
   r.take(magic.size());
@@ -61,7 +64,8 @@ graph::placement_costs decode(std::string_view bytes, const std::string& what, c
     r.fail("format version " + std::to_string(v) + ", this troupe reads version " + std::to_string(format_version));
   if (auto v = r.str(); v != version()) r.fail("written by troupe " + v + ", this is " + version());
   if (r.u64() != key[0] || r.u64() != key[1]) r.fail("holds another model or devices");
-  graph::placement_costs c;
+  kept_costs kept;
+  auto& c = kept.costs;
   const std::size_t n = r.count(4, "devices");
   for (std::size_t d = 0; d < n; ++d) c.devices.push_back(r.str());
   const std::size_t ops = r.count(4, "ops");
@@ -77,6 +81,8 @@ graph::placement_costs decode(std::string_view bytes, const std::string& what, c
     for (auto& t : row) t = get_transfer(r);
   for (std::size_t d = 0; d < n; ++d) c.from_host.push_back(get_transfer(r));
   for (std::size_t d = 0; d < n; ++d) c.to_host.push_back(get_transfer(r));
+  kept.split_us = r.get<double>();
+  kept.simple_us = r.get<double>();
   const std::size_t covered = r.offset();
   {
     graph::byte_part p(r, "checksum");
@@ -84,7 +90,7 @@ graph::placement_costs decode(std::string_view bytes, const std::string& what, c
   }
   r.end("calibration");
   graph::check_costs(g, c);
-  return c;
+  return kept;
 }
 
 } // namespace
@@ -108,8 +114,8 @@ std::array<uint64_t, 2> hetero_costs_key(const graph::Graph& g, const std::vecto
   return hash128(what);
 }
 
-std::optional<graph::placement_costs> load_hetero_costs(const std::string& dir, const std::array<uint64_t, 2>& key,
-                                                        const graph::Graph& g) {
+std::optional<kept_costs> load_hetero_costs(const std::string& dir, const std::array<uint64_t, 2>& key,
+                                            const graph::Graph& g) {
   const auto path = cache_entry_path(dir, key, suffix);
   std::ifstream f(path, std::ios::binary);
   if (!f) return std::nullopt; // not kept yet
@@ -123,9 +129,9 @@ std::optional<graph::placement_costs> load_hetero_costs(const std::string& dir, 
 }
 
 void store_hetero_costs(const std::string& dir, const std::array<uint64_t, 2>& key, const graph::Graph& g,
-                        const graph::placement_costs& costs) {
+                        const kept_costs& kept) {
   try {
-    write_file_atomically(cache_entry_path(dir, key, suffix), encode(key, g, costs));
+    write_file_atomically(cache_entry_path(dir, key, suffix), encode(key, g, kept));
   } catch (const std::exception& e) {
     library_warning("CACHE_DIR " + dir + ": the HETERO calibration was not kept (" + e.what() + ")");
   }

@@ -5,6 +5,7 @@
 /// settings it compiles with. Damaged or stale entries are ignored with a warning.
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,12 +22,20 @@ struct hetero_member;
 std::array<uint64_t, 2> hetero_costs_key(const graph::Graph& g, const std::vector<hetero_member>& members,
                                          const std::vector<std::vector<bool>>& can_run);
 
-/// The costs kept under `key` in `dir`, or nullopt: none, or damaged, or not for these ops
+/// What a calibration found: the costs, and where the placement they chose was a split, what
+/// that split and the best placement without one measured end to end (NaN: not measured).
+struct kept_costs {
+  graph::placement_costs costs;
+  double split_us = std::numeric_limits<double>::quiet_NaN();
+  double simple_us = std::numeric_limits<double>::quiet_NaN();
+};
+
+/// What is kept under `key` in `dir`, or nullopt: none, or damaged, or not for these ops
 /// and devices (then after a warning naming the file and what was wrong).
-std::optional<graph::placement_costs> load_hetero_costs(const std::string& dir, const std::array<uint64_t, 2>& key,
-                                                        const graph::Graph& g);
-/// Keeps `costs` under `key`; failing to write is a warning, not an error.
+std::optional<kept_costs> load_hetero_costs(const std::string& dir, const std::array<uint64_t, 2>& key,
+                                            const graph::Graph& g);
+/// Keeps `kept` under `key`; failing to write is a warning, not an error.
 void store_hetero_costs(const std::string& dir, const std::array<uint64_t, 2>& key, const graph::Graph& g,
-                        const graph::placement_costs& costs);
+                        const kept_costs& kept);
 
 } // namespace troupe

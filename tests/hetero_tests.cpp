@@ -573,6 +573,50 @@ BOOST_AUTO_TEST_CASE(nominal_cost_placement_times_nothing_and_moves_work_to_the_
   BOOST_TEST(cmp.ok, cmp.message);
 }
 
+BOOST_AUTO_TEST_CASE(complementary_devices_are_split_after_the_split_is_measured, *tests::needs_case(tests::ppocr_cls)) {
+  // A device fast at convolutions that runs nothing else (the CPU with every other op type
+  // excluded) beside one that runs everything slowly (REFERENCE): COST sends the convolutions
+  // to the first, runs the split end to end against REFERENCE alone before taking it, and
+  // keeps that verdict with the calibration in CACHE_DIR.
+  Core core;
+  const auto cpu = tests::run_on_device(core, tests::ppocr_cls, "CPU");
+  Model model = tests::read_case_model(core, tests::ppocr_cls);
+  std::set<std::string> others;
+  std::map<std::string, std::string> type_of;
+  for (auto& op : model.get_ops()) {
+    type_of[op.get_friendly_name()] = op.get_type_name();
+    if (op.get_type_name() != "Conv") others.insert(op.get_type_name());
+  }
+  std::string excluded;
+  for (const auto& t : others) excluded += (excluded.empty() ? "" : ",") + t;
+  const fs::path cache = temp_file("hetero_split_cache");
+  fs::remove_all(cache);
+  const AnyMap props{{"HETERO_PLACEMENT", "COST"},
+                     {"CACHE_DIR", cache.string()},
+                     device_properties("CPU", {{"EXCLUDED_OPS", excluded}})};
+  auto cm = core.compile_model(model, "HETERO:REFERENCE,CPU", props);
+  BOOST_TEST(cm.get_property("EXECUTION_DEVICES").as_string() == "REFERENCE,CPU");
+  const auto prediction = cm.get_property("HETERO_PREDICTION").as_string();
+  const auto at = prediction.find("; the split measured ");
+  BOOST_REQUIRE_MESSAGE(at != std::string::npos, prediction);
+  BOOST_TEST(prediction.substr(prediction.size() - 7) == ": taken", prediction);
+  auto cmp = tests::compare_scaled(tests::run_compiled(tests::ppocr_cls, cm), cpu, 1e-4, 1e-5);
+  BOOST_TEST(cmp.ok, cmp.message);
+  int convs = 0, on_cpu = 0;
+  for (const auto& [op, p] : core.query_placement(model, "HETERO:REFERENCE,CPU", props)) {
+    if (type_of[op] != "Conv") continue;
+    ++convs;
+    on_cpu += p.device == "CPU";
+  }
+  BOOST_TEST(on_cpu > convs / 2, on_cpu << " of " << convs << " convolutions on the CPU");
+  // Compiled again: the costs and the verdict come from CACHE_DIR, the same figures.
+  auto again = core.compile_model(model, "HETERO:REFERENCE,CPU", props);
+  const auto kept = again.get_property("HETERO_PREDICTION").as_string();
+  BOOST_TEST(kept.rfind("from the calibration kept in CACHE_DIR", 0) == 0, kept);
+  BOOST_TEST(kept.substr(kept.find("; the split measured ")) == prediction.substr(at));
+  fs::remove_all(cache);
+}
+
 BOOST_AUTO_TEST_CASE(the_calibration_is_kept_in_cache_dir_and_a_damaged_one_is_made_again) {
   Core core;
   auto model = core.read_model(chain_model());
