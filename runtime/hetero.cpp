@@ -132,28 +132,33 @@ void place_by_cost(hetero_plan& plan, const std::vector<hetero_member>& members,
   // The cut's placement against the simple ones (PRIORITY's, each device alone where it runs
   // every op): a split must predict min_gain faster, or timing noise could buy a slower one.
   constexpr double min_gain = 0.05;
-  std::vector<int> simple = start;
-  double simple_us = objective(start);
+  std::vector<int> alone_best; // the fastest device alone, where one runs every op
+  double alone_us = std::numeric_limits<double>::infinity();
   for (std::size_t d = 0; d < n; ++d) {
     std::vector<int> alone(g.ops.size(), static_cast<int>(d));
     const double us = objective(alone);
-    if (us < simple_us) {
-      simple = std::move(alone);
-      simple_us = us;
+    if (us < alone_us) {
+      alone_best = std::move(alone);
+      alone_us = us;
     }
   }
+  const bool some_alone = std::isfinite(alone_us);
+  const std::vector<int> simple = some_alone && alone_us < objective(start) ? alone_best : start;
   auto chosen = pipelined ? graph::place_for_throughput(g, costs, start, resource) : graph::place_by_cost(g, costs, start);
-  if (objective(chosen) > (1 - min_gain) * simple_us) chosen = simple;
-  // A measured split is run end to end against the best placement without one before it is
-  // taken: the op times were measured part by part, and what a chain of crossings does to the
-  // devices (caches gone cold, two drivers' threads on the same cores) shows only when it
-  // runs. With requests in flight on devices of their own, one request's time is not what
-  // counts: that check is left to the prediction.
+  if (objective(chosen) > (1 - min_gain) * objective(simple)) chosen = simple;
+  // A measured split is run end to end before it is taken, against the fastest device alone
+  // (or, where no device runs every op, PRIORITY's placement): the op times were measured
+  // part by part, and what a chain of crossings does to the devices (caches gone cold, two
+  // drivers' threads on the same cores) shows only when it runs. With requests in flight on
+  // devices of their own, one request's time is not what counts: that check is left to the
+  // prediction.
   const bool shared_hardware = std::all_of(resource.begin(), resource.end(), [&](int r) { return r == resource[0]; });
+  const bool split = std::any_of(chosen.begin(), chosen.end(), [&](int d) { return d != chosen[0]; });
+  const std::vector<int>& against = some_alone ? alone_best : start;
   std::string check;
-  if (source.measured && chosen != simple && (!pipelined || shared_hardware)) {
+  if (source.measured && split && chosen != against && (!pipelined || shared_hardware)) {
     if (std::isnan(kept.split_us)) try {
-        const auto t = time_placements(g, members, {chosen, simple});
+        const auto t = time_placements(g, members, {chosen, against});
         kept.split_us = t[0];
         kept.simple_us = t[1];
       } catch (const std::exception& e) {
@@ -162,9 +167,10 @@ void place_by_cost(hetero_plan& plan, const std::vector<hetero_member>& members,
         kept.simple_us = 0;
       }
     const bool taken = kept.split_us <= (1 - min_gain) * kept.simple_us;
-    check = "; the split measured " + time_text(kept.split_us) + " against " + time_text(kept.simple_us) +
-            " without one: " + (taken ? "taken" : "not taken");
-    if (!taken) chosen = simple;
+    check = "; the split measured " + time_text(kept.split_us) + " against " + time_text(kept.simple_us) + " for " +
+            (some_alone ? members[static_cast<std::size_t>(against[0])].name + " alone" : std::string("PRIORITY's")) +
+            ": " + (taken ? "taken" : "not taken");
+    if (!taken) chosen = against;
   }
   if (source.measured && !source.kept && !source.dir.empty()) store_hetero_costs(source.dir, source.key, g, kept);
   for (std::size_t i = 0; i < g.ops.size(); ++i) {

@@ -12,6 +12,12 @@
 # COST's compile (calibration included) is printed too. GPU is GPU.0 (lavapipe where there is
 # no GPU: CI's two ICD copies, scripts/test.sh).
 #
+# COMPLEMENTARY=1: the devices made complementary, as a real GPU beside a CPU would be: the CPU
+# runs only Conv (TROUPE_EXCLUDED_OPS excludes every other op type of the model), GPU.0 runs
+# everything; the CPU column is then "-" (it cannot run the model alone), HETERO's list is
+# CPU,GPU.0 (PRIORITY: each Conv to the CPU, the rest to the GPU, OpenVINO's ping-pong) and
+# COST_NOMINAL is added.
+#
 # Usage: scripts/bench_hetero.sh [MODEL:SHAPE ...]
 #   default: PP-OCR cls [1,3,48,192], rec [1,3,48,320], det [1,3,320,320], bert_tiny and
 #   lm_tiny at 32 tokens (SHAPE as troupe bench's -shape)
@@ -27,6 +33,9 @@ out=$root/build/bench_hetero
 mkdir -p "$out"
 echo '{"HETERO": {"HETERO_PLACEMENT": "COST"}}' > "$out/cost.json"
 echo '{"HETERO": {"HETERO_PLACEMENT": "PRIORITY"}}' > "$out/priority.json"
+echo '{"HETERO": {"HETERO_PLACEMENT": "COST_NOMINAL"}}' > "$out/cost_nominal.json"
+complementary=${COMPLEMENTARY:-0}
+list=GPU.0,CPU
 cases=("$@")
 [ ${#cases[@]} -gt 0 ] || cases=(
   "ch_ppocr_mobile_v2.0_cls_infer:[1,3,48,192]"
@@ -35,10 +44,14 @@ cases=("$@")
   "bert_tiny:input_ids[1,32],attention_mask[1,32]"
   "lm_tiny:input_ids[1,32]")
 configs=(CPU GPU.0 PRIORITY COST)
+if [ "$complementary" = 1 ]; then
+  configs=(GPU.0 PRIORITY COST COST_NOMINAL)
+  list=CPU,GPU.0
+fi
 
 figures() { # model shape config round: prints "latency throughput compile"
   local m=$1 shape=$2 c=$3 r=$4 dev=$3 extra=() log lat tput comp
-  case $c in PRIORITY|COST) dev=HETERO:GPU.0,CPU extra=(-load_config "$out/$(echo "$c" | tr A-Z a-z).json") ;; esac
+  case $c in PRIORITY|COST|COST_NOMINAL) dev=HETERO:$list extra=(-load_config "$out/$(echo "$c" | tr A-Z a-z).json") ;; esac
   log=$out/${m}_${c}_${r}
   lat=$("$troupe" bench -m "$models_dir/$m.onnx" -d "$dev" -shape "$shape" -hint latency -api sync -t "$seconds" \
     "${extra[@]}" 2>&1 | tee "$log.latency.log" | sed -n 's/.*Median: *\([0-9.]*\) ms.*/\1/p' | head -1)
@@ -53,6 +66,11 @@ lines=$out/lines.tsv
 for case in "${cases[@]}"; do
   m=${case%%:*} shape=${case#*:}
   [ -f "$models_dir/$m.onnx" ] || { echo "bench_hetero: no model $models_dir/$m.onnx" >&2; exit 2; }
+  unset TROUPE_EXCLUDED_OPS
+  if [ "$complementary" = 1 ]; then
+    others=$("$troupe" query -m "$models_dir/$m.onnx" -d CPU -shape "$shape" | awk '$3 == "supported" && $2 != "Conv" {print $2}' | sort -u | paste -sd,)
+    export TROUPE_EXCLUDED_OPS="CPU:$others"
+  fi
   for r in $(seq "$rounds"); do
     for c in "${configs[@]}"; do
       read -r lat tput comp < <(figures "$m" "$shape" "$c" "$r")
@@ -73,11 +91,12 @@ for line in open(sys.argv[1]):
     if comp != "-" and (b[2] is None or float(comp) < b[2]): b[2] = float(comp)
 models = list(dict.fromkeys(m for m, _ in best))
 fmt = lambda v, f: "-" if v is None else f % v
-print("| model | CPU ms / FPS | GPU.0 ms / FPS | PRIORITY ms / FPS | COST ms / FPS | COST compile ms | cost/best latency | cost/best throughput |")
-print("|---|---|---|---|---|---|---|---|")
+columns = list(dict.fromkeys(c for _, c in best))
+print("| model | " + " | ".join(c + " ms / FPS" for c in columns) + " | COST compile ms | cost/best latency | cost/best throughput |")
+print("|---" * (len(columns) + 4) + "|")
 for m in models:
     cells, singles_lat, singles_tput = [], [], []
-    for c in ("CPU", "GPU.0", "PRIORITY", "COST"):
+    for c in columns:
         lat, tput, comp = best.get((m, c), [None, None, None])
         cells.append(fmt(lat, "%.2f") + " / " + fmt(tput, "%.1f"))
         if c in ("CPU", "GPU.0"):

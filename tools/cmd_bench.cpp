@@ -193,6 +193,7 @@ int bench(const bench_options& o_in, std::optional<statistics_report>& stats) {
     double ms = ms_since(t0);
     info("Compile model took %s ms", ms2(ms).c_str());
     if (stats) stats->add(section::execution_results, "compile model time (ms)", "load_model_time", ms);
+    if (const auto p = predicted_times_of(cm); !p.summary.empty()) info("HETERO placement by cost: %s", p.summary.c_str());
   }
 
   if (compile_only) {
