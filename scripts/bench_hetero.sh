@@ -13,10 +13,10 @@
 # no GPU: CI's two ICD copies, scripts/test.sh).
 #
 # COMPLEMENTARY=1: the devices made complementary, as a real GPU beside a CPU would be: the CPU
-# runs only Conv (TROUPE_EXCLUDED_OPS excludes every other op type of the model), GPU.0 runs
-# everything; the CPU column is then "-" (it cannot run the model alone), HETERO's list is
-# CPU,GPU.0 (PRIORITY: each Conv to the CPU, the rest to the GPU, OpenVINO's ping-pong) and
-# COST_NOMINAL is added.
+# runs only Conv (TROUPE_EXCLUDED_OPS excludes every other op type of the model), WHOLE
+# (GPU.0, or REFERENCE) runs everything; there is no CPU column (it cannot run the model
+# alone), HETERO's list is CPU,WHOLE (PRIORITY: each Conv to the CPU, the rest to WHOLE,
+# OpenVINO's ping-pong) and COST_NOMINAL is added.
 #
 # Usage: scripts/bench_hetero.sh [MODEL:SHAPE ...]
 #   default: PP-OCR cls [1,3,48,192], rec [1,3,48,320], det [1,3,320,320], bert_tiny and
@@ -45,8 +45,9 @@ cases=("$@")
   "lm_tiny:input_ids[1,32]")
 configs=(CPU GPU.0 PRIORITY COST)
 if [ "$complementary" = 1 ]; then
-  configs=(GPU.0 PRIORITY COST COST_NOMINAL)
-  list=CPU,GPU.0
+  whole=${WHOLE:-GPU.0}
+  configs=("$whole" PRIORITY COST COST_NOMINAL)
+  list=CPU,$whole
 fi
 
 figures() { # model shape config round: prints "latency throughput compile"
@@ -99,7 +100,7 @@ for m in models:
     for c in columns:
         lat, tput, comp = best.get((m, c), [None, None, None])
         cells.append(fmt(lat, "%.2f") + " / " + fmt(tput, "%.1f"))
-        if c in ("CPU", "GPU.0"):
+        if c in ("CPU", "GPU.0", "REFERENCE"):
             if lat is not None: singles_lat.append(lat)
             if tput is not None: singles_tput.append(tput)
     lat, tput, comp = best.get((m, "COST"), [None, None, None])
