@@ -8,7 +8,7 @@
 
 namespace troupe::graph {
 
-std::string partition_to_dot(const Graph& g, const partition& p, const std::map<ValueId, std::string>& notes,
+std::string partition_to_dot(const Graph& g, const partition& p, const std::map<std::string, std::string>& notes,
                              const std::string& title) {
   std::ostringstream out;
   out << "digraph subgraphs {\n  rankdir=TB;\n  node [fontname=\"Helvetica\", fontsize=10];\n";
@@ -38,7 +38,7 @@ std::string partition_to_dot(const Graph& g, const partition& p, const std::map<
     auto it = source.find(v);
     if (it == source.end()) return;
     const Value& val = g.value(v);
-    const auto note = notes.find(v);
+    const auto note = notes.find(val.name);
     out << "  " << it->second << " -> " << to << " [label=\""
         << dot_escape(val.name + " " + val.shape.to_string() + (note == notes.end() ? "" : "\n" + note->second)) << "\"];\n";
   };

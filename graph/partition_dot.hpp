@@ -9,9 +9,10 @@
 
 namespace troupe::graph {
 
-/// `notes`: text added to the label of each edge carrying that value (HETERO_PLACEMENT=COST:
-/// its bytes and predicted crossing time); `title`: the picture's label (the prediction).
-std::string partition_to_dot(const Graph& g, const partition& p, const std::map<ValueId, std::string>& notes = {},
+/// `notes`: by value name (the fusion passes renumber values, and keep names), text added to
+/// the label of each edge carrying that value (HETERO_PLACEMENT=COST: its bytes and predicted
+/// crossing time); `title`: the picture's label (the prediction).
+std::string partition_to_dot(const Graph& g, const partition& p, const std::map<std::string, std::string>& notes = {},
                              const std::string& title = "");
 
 } // namespace troupe::graph

@@ -193,7 +193,7 @@ void place_by_cost(hetero_plan& plan, const std::vector<hetero_member>& members,
   for (const auto& c : crossings) {
     moved += c.us;
     bytes += c.bytes;
-    auto& note = plan.crossing_notes[c.value];
+    auto& note = plan.crossing_notes[g.value(c.value).name];
     note += (note.empty() ? "" : "; ") + std::to_string(static_cast<int64_t>(c.bytes)) + " bytes to " +
             (c.to < 0 ? std::string("the host") : members[static_cast<std::size_t>(c.to)].name) + ", predicted " +
             time_text(c.us);

@@ -49,9 +49,9 @@ struct hetero_plan {
   /// COST: one request's predicted time under the chosen placement and under PRIORITY's, and
   /// what crosses (empty otherwise, and for an outline).
   std::string prediction;
-  /// COST: per value that crosses devices, its bytes and predicted crossing time (the edges
-  /// of hetero_subgraphs_<model>.dot).
-  std::map<graph::ValueId, std::string> crossing_notes;
+  /// COST: per value that crosses devices (by name: fusing renumbers values), its bytes and
+  /// predicted crossing time (the edges of hetero_subgraphs_<model>.dot).
+  std::map<std::string, std::string> crossing_notes;
   /// COST: each op's predicted time on its device, by name (a fused op has the name of the op
   /// whose profiling row it reports under); what HETERO_PREDICTED_TIMES reports.
   std::map<std::string, double> predicted_us;

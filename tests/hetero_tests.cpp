@@ -589,12 +589,38 @@ BOOST_AUTO_TEST_CASE(complementary_devices_are_split_after_the_split_is_measured
   }
   std::string excluded;
   for (const auto& t : others) excluded += (excluded.empty() ? "" : ",") + t;
-  const fs::path cache = temp_file("hetero_split_cache");
+  const fs::path cache = temp_file("hetero_split_cache"), dir = temp_file("hetero_split_dots");
   fs::remove_all(cache);
+  fs::remove_all(dir);
   const AnyMap props{{"HETERO_PLACEMENT", "COST"},
                      {"CACHE_DIR", cache.string()},
                      device_properties("CPU", {{"EXCLUDED_OPS", excluded}})};
-  auto cm = core.compile_model(model, "HETERO:REFERENCE,CPU", props);
+  auto drawn = props;
+  drawn["HETERO_DUMP_GRAPH_DOT"] = dir.string();
+  auto cm = core.compile_model(model, "HETERO:REFERENCE,CPU", drawn);
+  // Every tensor between subgraphs on two devices is labelled with its bytes and predicted time.
+  fs::path picture;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().filename().string().rfind("hetero_subgraphs_", 0) == 0) picture = e.path();
+  BOOST_REQUIRE(!picture.empty());
+  std::ifstream in(picture);
+  int edges = 0;
+  std::map<std::string, std::string> device_of; // "sg3" -> "CPU"
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("  sg", 0) != 0) continue;
+    const std::string from = line.substr(2, line.find(' ', 2) - 2);
+    if (const auto at = line.find("label=\"subgraph "); at != std::string::npos) {
+      const auto open = line.find('[', at), close = line.find(']', at);
+      device_of[from] = line.substr(open + 1, close - open - 1);
+    } else if (const auto arrow = line.find(" -> sg"); arrow != std::string::npos) {
+      const std::string to = line.substr(arrow + 4, line.find(' ', arrow + 4) - arrow - 4);
+      BOOST_REQUIRE((device_of.count(from) && device_of.count(to)));
+      if (device_of[from] == device_of[to]) continue;
+      ++edges;
+      BOOST_TEST(line.find(" bytes to ") != std::string::npos, line);
+    }
+  }
+  BOOST_TEST(edges > 20);
   BOOST_TEST(cm.get_property("EXECUTION_DEVICES").as_string() == "REFERENCE,CPU");
   const auto prediction = cm.get_property("HETERO_PREDICTION").as_string();
   const auto at = prediction.find("; the split measured ");
@@ -615,6 +641,7 @@ BOOST_AUTO_TEST_CASE(complementary_devices_are_split_after_the_split_is_measured
   BOOST_TEST(kept.rfind("from the calibration kept in CACHE_DIR", 0) == 0, kept);
   BOOST_TEST(kept.substr(kept.find("; the split measured ")) == prediction.substr(at));
   fs::remove_all(cache);
+  fs::remove_all(dir);
 }
 
 BOOST_AUTO_TEST_CASE(the_calibration_is_kept_in_cache_dir_and_a_damaged_one_is_made_again) {
