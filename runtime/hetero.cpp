@@ -156,23 +156,28 @@ void place_by_cost(hetero_plan& plan, const std::vector<hetero_member>& members,
   const bool split = std::any_of(chosen.begin(), chosen.end(), [&](int d) { return d != chosen[0]; });
   const std::vector<int>& against = some_alone ? alone_best : start;
   std::string check;
+  bool checked_now = false; // a verdict to keep beside costs that were already kept
   if (source.measured && split && chosen != against && (!pipelined || shared_hardware)) {
+    std::string failed;
     if (std::isnan(kept.split_us)) try {
         const auto t = time_placements(g, members, {chosen, against});
         kept.split_us = t[0];
         kept.simple_us = t[1];
+        checked_now = true;
       } catch (const std::exception& e) {
-        library_warning(std::string("HETERO_PLACEMENT=COST: running the split: ") + e.what() + "; it is not taken");
-        kept.split_us = std::numeric_limits<double>::infinity();
-        kept.simple_us = 0;
+        failed = e.what(); // not kept: the next compile tries again
+        library_warning("HETERO_PLACEMENT=COST: running the split: " + failed + "; it is not taken");
       }
-    const bool taken = kept.split_us <= (1 - min_gain) * kept.simple_us;
-    check = "; the split measured " + time_text(kept.split_us) + " against " + time_text(kept.simple_us) + " for " +
-            (some_alone ? members[static_cast<std::size_t>(against[0])].name + " alone" : std::string("PRIORITY's")) +
-            ": " + (taken ? "taken" : "not taken");
+    const bool taken = failed.empty() && kept.split_us <= (1 - min_gain) * kept.simple_us;
+    const std::string alone =
+        some_alone ? members[static_cast<std::size_t>(against[0])].name + " alone" : std::string("PRIORITY's");
+    check = !failed.empty() ? "; the split failed to run (" + failed + "): " + alone + " instead"
+                            : "; the split measured " + time_text(kept.split_us) + " against " +
+                                  time_text(kept.simple_us) + " for " + alone + ": " + (taken ? "taken" : "not taken");
     if (!taken) chosen = against;
   }
-  if (source.measured && !source.kept && !source.dir.empty()) store_hetero_costs(source.dir, source.key, g, kept);
+  if (source.measured && (!source.kept || checked_now) && !source.dir.empty())
+    store_hetero_costs(source.dir, source.key, g, kept);
   for (std::size_t i = 0; i < g.ops.size(); ++i) {
     const auto d = static_cast<std::size_t>(chosen[i]);
     placed[i].device = members[d].name;
