@@ -645,6 +645,50 @@ BOOST_AUTO_TEST_CASE(random_dags_against_brute_force) {
   BOOST_TEST(moved > 300); // the cut changes the start often: the comparison is not vacuous
 }
 
+BOOST_AUTO_TEST_CASE(the_throughput_heuristic_against_brute_force) {
+  // place_for_throughput is a heuristic: on random DAGs over two devices with hardware of
+  // their own, how far is its bottleneck from the best one (every placement tried)? The
+  // thresholds are what it reached when written (seed 34), with room for float ties.
+  std::mt19937 rng(34);
+  std::uniform_real_distribution<double> u(0, 1);
+  const std::vector<int> independent{0, 1};
+  int cases = 0, optimal = 0;
+  double ratio_sum = 0, worst = 1;
+  for (int n = 0; n < 4000 && cases < 400; ++n) {
+    random_case rc = random_dag(rng, false);
+    const std::size_t ops = rc.g.ops.size();
+    if (ops > 10u) continue;
+    std::vector<std::vector<double>> times(ops, std::vector<double>(2));
+    for (auto& row : times) {
+      for (auto& t : row) t = u(rng) < 0.15 ? never : 1 + 99 * u(rng);
+      row[std::uniform_int_distribution<std::size_t>(0, 1)(rng)] = 1 + 99 * u(rng);
+    }
+    auto c = costs_of(times, 10 * u(rng), 0.1 * u(rng));
+    const auto piped = place_for_throughput(rc.g, c, by_priority(c), independent);
+    const double got = bottleneck_us(rc.g, c, piped, independent);
+    std::vector<int> d(ops, 0);
+    double best = never;
+    while (true) {
+      best = std::min(best, bottleneck_us(rc.g, c, d, independent));
+      std::size_t i = 0;
+      while (i < ops && ++d[i] == 2) d[i++] = 0;
+      if (i == ops) break;
+    }
+    BOOST_TEST_CONTEXT("case " << n << ", " << ops << " ops") {
+      BOOST_TEST(got >= best - 1e-9);
+    }
+    ++cases;
+    optimal += got <= best + 1e-9;
+    ratio_sum += got / best;
+    worst = std::max(worst, got / best);
+  }
+  BOOST_TEST_MESSAGE("throughput heuristic: " << optimal << " of " << cases << " optimal, mean ratio "
+                                              << ratio_sum / cases << ", worst " << worst);
+  BOOST_TEST(cases == 400);
+  BOOST_TEST(optimal >= cases * 60 / 100); // 265 of 400
+  BOOST_TEST(ratio_sum / cases <= 1.05); // 1.035; the worst case 1.37
+}
+
 // ---- the roofline cost model (HETERO_PLACEMENT=COST_NOMINAL) ---------------------------------
 
 namespace {
