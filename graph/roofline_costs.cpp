@@ -38,8 +38,8 @@ placement_costs roofline_costs(const Graph& g, const std::vector<std::string>& d
   for (std::size_t a = 0; a < n; ++a) {
     for (std::size_t b = 0; b < n; ++b)
       c.transfer[a][b] = {rates[b].io.latency_us, rates[a].io.us_per_byte + rates[b].io.us_per_byte};
-    c.from_host[a] = {0, rates[a].io.us_per_byte};
-    c.to_host[a] = {0, rates[a].io.us_per_byte};
+    c.from_host[a] = rates[a].io; // a node's device: the network round trip for inputs and outputs too
+    c.to_host[a] = rates[a].io;
   }
   return c;
 }

@@ -25,8 +25,10 @@ struct device_rates {
 
 /// placement_costs for `g` from each device's rates: op_us[i][d] is the roofline time where
 /// can_run[i][d], +infinity elsewhere. Crossings as the calibration models them: into b costs
-/// b's latency, and the bytes leave a at a's rate and enter b at b's; the host's memory costs
-/// nothing of its own. Throws when the tables' sizes disagree or a rate is not positive.
+/// b's latency, and the bytes leave a at a's rate and enter b at b's; the model's inputs and
+/// outputs cost the device's latency and rate (the host's memory adds nothing of its own; a
+/// node's device pays its network round trip). Throws when the tables' sizes disagree or a
+/// rate is not positive.
 placement_costs roofline_costs(const Graph& g, const std::vector<std::string>& devices,
                                const std::vector<device_rates>& rates, const std::vector<std::vector<bool>>& can_run);
 

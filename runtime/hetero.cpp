@@ -33,6 +33,7 @@ namespace {
 
 /// "312.4 us", "2.05 ms".
 std::string time_text(double us) {
+  if (!std::isfinite(us)) return "nothing (failed)";
   char b[32];
   if (us < 1000) std::snprintf(b, sizeof b, "%.1f us", us);
   else std::snprintf(b, sizeof b, "%.2f ms", us / 1000);
@@ -70,7 +71,11 @@ kept_costs costs_for(const graph::Graph& g, const std::vector<hetero_member>& me
     if (source.dir.empty()) source.dir = m.config.compile.cache_dir;
   source.key = hetero_costs_key(g, members, can_run);
   if (!source.dir.empty())
-    if (auto kept = load_hetero_costs(source.dir, source.key, g)) {
+    if (auto kept = load_hetero_costs(source.dir, source.key, g, [&] {
+          std::vector<std::string> names;
+          for (const auto& m : members) names.push_back(m.name);
+          return names;
+        }())) {
       source.text = "the calibration kept in CACHE_DIR";
       source.measured = source.kept = true;
       return *kept;
@@ -158,23 +163,36 @@ void place_by_cost(hetero_plan& plan, const std::vector<hetero_member>& members,
   std::string check;
   bool checked_now = false; // a verdict to keep beside costs that were already kept
   if (source.measured && split && chosen != against && (!pipelined || shared_hardware)) {
+    const std::string alone =
+        some_alone ? members[static_cast<std::size_t>(against[0])].name + " alone" : std::string("PRIORITY's placement");
     std::string failed;
-    if (std::isnan(kept.split_us)) try {
-        const auto t = time_placements(g, members, {chosen, against});
+    if (std::isnan(kept.split_us)) {
+      std::vector<std::string> failures;
+      const auto t = time_placements(g, members, {chosen, against}, {"the split", alone}, failures);
+      for (const auto& f : failures)
+        if (!f.empty()) {
+          failed += (failed.empty() ? "" : "; ") + f;
+          library_warning("HETERO_PLACEMENT=COST: checking the split: " + f);
+        }
+      // A failure is not kept: the next compile tries again.
+      if (failed.empty()) {
         kept.split_us = t[0];
         kept.simple_us = t[1];
         checked_now = true;
-      } catch (const std::exception& e) {
-        failed = e.what(); // not kept: the next compile tries again
-        library_warning("HETERO_PLACEMENT=COST: running the split: " + failed + "; it is not taken");
+      } else {
+        kept.split_us = failures[0].empty() ? t[0] : std::numeric_limits<double>::infinity();
+        kept.simple_us = failures[1].empty() ? t[1] : std::numeric_limits<double>::infinity();
       }
-    const bool taken = failed.empty() && kept.split_us <= (1 - min_gain) * kept.simple_us;
-    const std::string alone =
-        some_alone ? members[static_cast<std::size_t>(against[0])].name + " alone" : std::string("PRIORITY's");
-    check = !failed.empty() ? "; the split failed to run (" + failed + "): " + alone + " instead"
-                            : "; the split measured " + time_text(kept.split_us) + " against " +
-                                  time_text(kept.simple_us) + " for " + alone + ": " + (taken ? "taken" : "not taken");
+    }
+    // Where the split failed, the other; where only the other failed, the split.
+    const bool taken = std::isfinite(kept.split_us) &&
+                       (!std::isfinite(kept.simple_us) || kept.split_us <= (1 - min_gain) * kept.simple_us);
+    check = "; the split measured " + time_text(kept.split_us) + " against " + time_text(kept.simple_us) + " for " +
+            alone + (failed.empty() ? "" : " (" + failed + ")") + ": " + (taken ? "taken" : "not taken");
     if (!taken) chosen = against;
+    if (!failed.empty()) { // not kept: the next compile measures again
+      kept.split_us = kept.simple_us = std::numeric_limits<double>::quiet_NaN();
+    }
   }
   if (source.measured && (!source.kept || checked_now) && !source.dir.empty())
     store_hetero_costs(source.dir, source.key, g, kept);

@@ -267,16 +267,31 @@ graph::placement_costs calibrate_hetero(const graph::Graph& g, const std::vector
 }
 
 std::vector<double> time_placements(const graph::Graph& g, const std::vector<hetero_member>& members,
-                                    const std::vector<std::vector<int>>& placements, int runs) {
+                                    const std::vector<std::vector<int>>& placements, const std::vector<std::string>& labels,
+                                    std::vector<std::string>& failures, int runs) {
+  failures.assign(placements.size(), "");
   return on_own_thread([&] {
-    std::vector<timed_split> splits;
-    for (const auto& p : placements) splits.push_back(prepare_split(g, members, p, no_target));
+    std::vector<timed_split> splits(placements.size());
     std::vector<double> best(placements.size(), std::numeric_limits<double>::infinity());
+    auto fail = [&](std::size_t k, const std::exception& e) {
+      failures[k] = labels[k] + ": " + e.what();
+      best[k] = std::numeric_limits<double>::infinity();
+    };
+    for (std::size_t k = 0; k < placements.size(); ++k) try {
+        splits[k] = prepare_split(g, members, placements[k], no_target);
+      } catch (const std::exception& e) {
+        fail(k, e);
+      }
     // Taking turns, run by run, as the calibration does; each placement's fastest run.
     for (int r = 0; r < runs; ++r)
       for (std::size_t k = 0; k < splits.size(); ++k) {
+        if (!failures[k].empty()) continue;
         settle();
-        best[k] = std::min(best[k], run_once(splits[k], "HETERO"));
+        try {
+          best[k] = std::min(best[k], run_once(splits[k], labels[k]));
+        } catch (const std::exception& e) {
+          fail(k, e);
+        }
       }
     // The actors' hand-over per crossing, which one thread running the parts in turn skips.
     const double hop = thread_round_trip_us(200) / 2;

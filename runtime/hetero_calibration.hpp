@@ -31,8 +31,10 @@ graph::placement_costs calibrate_hetero(const graph::Graph& g, const std::vector
 /// of `g`): every part compiled and run in order on synthetic inputs, once to warm up and
 /// `runs` times timed, the placements taking turns; each one's fastest run, plus a thread
 /// hand-over per crossing (the stages' actors). What COST checks a split against before it
-/// takes it. Throws as calibrate_hetero does.
+/// takes it. A placement that cannot compile or run measures +infinity, and
+/// failures[k] says why, after its label ("the split", "GPU.0 alone"); empty where it ran.
 std::vector<double> time_placements(const graph::Graph& g, const std::vector<hetero_member>& members,
-                                    const std::vector<std::vector<int>>& placements, int runs = 3);
+                                    const std::vector<std::vector<int>>& placements, const std::vector<std::string>& labels,
+                                    std::vector<std::string>& failures, int runs = 3);
 
 } // namespace troupe

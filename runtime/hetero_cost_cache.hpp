@@ -30,10 +30,11 @@ struct kept_costs {
   double simple_us = std::numeric_limits<double>::quiet_NaN();
 };
 
-/// What is kept under `key` in `dir`, or nullopt: none, or damaged, or not for these ops
-/// and devices (then after a warning naming the file and what was wrong).
+/// What is kept under `key` in `dir`, or nullopt: none, or damaged (checked by its checksum
+/// before anything else is read), or not for these ops and `devices`, or holding times no
+/// measurement gives (then after a warning naming the file and what was wrong).
 std::optional<kept_costs> load_hetero_costs(const std::string& dir, const std::array<uint64_t, 2>& key,
-                                            const graph::Graph& g);
+                                            const graph::Graph& g, const std::vector<std::string>& devices);
 /// Keeps `kept` under `key`; failing to write is a warning, not an error.
 void store_hetero_costs(const std::string& dir, const std::array<uint64_t, 2>& key, const graph::Graph& g,
                         const kept_costs& kept);
