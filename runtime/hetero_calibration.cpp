@@ -103,8 +103,10 @@ timed_split prepare_split(const graph::Graph& g, const std::vector<hetero_member
 }
 
 /// A pause before a timed run, so that it does not start while the previous one's threads
-/// (OpenMP's team, a Vulkan driver's) still spin on the cores: a run of the GPU alone timed
-/// right after a split's CPU part measured up to 40 % slower than on its own.
+/// (OpenMP's team, a Vulkan driver's) may still spin on the cores. Why: in the check, GPU.0
+/// alone (rec, lavapipe) measured 145 ms right after a split's CPU part, while troupe bench
+/// alternated with it measured 98-111 ms; spinning threads are the suspected cause, not an
+/// isolated one.
 void settle() { std::this_thread::sleep_for(std::chrono::milliseconds(20)); }
 
 /// One run of every part of `split`, in order, as a request runs them (so that an op is timed
