@@ -29,6 +29,7 @@ layout(constant_id = 7) const bool A_ZP_ROWS = false; // MATMUL_INT: a_zp one pe
 layout(constant_id = 8) const bool W_ZP_COLS = false; // MATMUL_INT: w_zp one per column
 layout(constant_id = 9) const bool HAS_WZP = false;
 layout(constant_id = 10) const uint W_BATCH = 0; // MATMUL_INT: elements between B's batches (0: one B for all)
+layout(constant_id = 11) const bool A_BATCHED = true; // MATMUL_INT4: false: one A for every batch of B (1x1 ConvInteger)
 
 #if defined(DQL_RANGE) || defined(DQL_APPLY)
 layout(set = 0, binding = 0) readonly buffer X { SFLOAT x[]; };
@@ -194,7 +195,7 @@ void main() {
   ivec4 az = ivec4(0);
   for (uint i = 0u; i < 4u; ++i) {
     uint m = min(mb * 4u + i, M - 1u);
-    arow[i] = int((b * M + m) * KW);
+    arow[i] = int(((A_BATCHED ? b * M : 0u) + m) * KW);
     if (HAS_ZP) az[i] = LOAD_INT(azp, XKIND, A_ZP_ROWS ? m : 0u);
   }
   ivec4 wz0 = ivec4(0), wz1 = ivec4(0);

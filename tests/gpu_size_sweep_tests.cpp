@@ -600,13 +600,13 @@ BOOST_AUTO_TEST_SUITE(dynamic_quantization, *boost::unit_test::precondition(test
 namespace {
 
 /// Runs `g` on the GPU with `inputs` and compares every output with the reference byte for byte.
-void exact(const std::string& what, const graph::Graph& g, const std::vector<Tensor>& inputs) {
+void exact(const std::string& what, const graph::Graph& g, const std::vector<Tensor>& inputs, const kernels::compile_config& cfg = {}) {
   BOOST_TEST_CONTEXT(what) {
     for (const auto& o : g.ops) {
       auto s = gpu().query(g, o);
       BOOST_TEST_REQUIRE(s.supported, s.reason);
     }
-    auto exe = gpu().compile(g, {});
+    auto exe = gpu().compile(g, cfg);
     auto want = tests::run_reference(g, inputs);
     auto got = tests::run_like(*exe, inputs, want);
     for (std::size_t o = 0; o < got.size(); ++o)
@@ -760,6 +760,54 @@ BOOST_AUTO_TEST_CASE(matmul_integer_as_quantize_dynamic_writes_it) {
     b.output(b.op("MatMulInteger", {a, w, azp}));
     exact("MatMulInteger N 65540", b.g, {typed_random(element_type::u8, {1, 5, 128}, 39, 0, 256), typed_random(element_type::u8, {}, 40, 0, 256)});
   }
+}
+
+/// ConvInteger as quantize_dynamic writes it for a CNN (DynamicQuantizeLinear's u8 and run-time zero
+/// point, constant weights and their zero points), and the shapes that take each of its shaders:
+/// 4 channels per texel (conv_integer_oc4), depthwise and odd groups (oc1), 1x1 as a MatMulInteger
+/// per image (matmul_integer_w4 with one A for every image), then rows and slices past 65535.
+BOOST_AUTO_TEST_CASE(conv_integer_as_quantize_dynamic_writes_it) {
+  using ints = std::vector<int64_t>;
+  for (element_type wt : {element_type::u8, element_type::i8}) {
+    for (bool per_channel : {false, true}) {
+      builder b;
+      auto x = b.input({1, 3, 17, 19});
+      b.op("DynamicQuantizeLinear", {x}, {}, 3);
+      const auto q = b.g.ops.back().outputs;
+      auto w = b.constant(typed_random(wt, {10, 3, 3, 3}, 51, wt == element_type::u8 ? 0 : -128, wt == element_type::u8 ? 256 : 128));
+      auto wzp = b.constant(typed_random(wt, per_channel ? Shape{10} : Shape{}, 52, 0, 100));
+      b.output(b.op("ConvInteger", {q[0], w, q[2], wzp}, {{"pads", ints{1, 1, 1, 1}}, {"strides", ints{2, 1}}}));
+      exact(std::string("DQL -> ConvInteger 3x3, W ") + to_string(wt) + (per_channel ? ", zero point per channel" : ""), b.g,
+            {typed_random(element_type::f32, {1, 3, 17, 19}, 53, -2, 3)});
+    }
+  }
+  auto conv = [](const Shape& xs, element_type xt, const Shape& ws, element_type wt, bool xzp, bool wzp,
+                 std::map<std::string, graph::AttributeValue> attrs, const std::string& what) {
+    builder b;
+    std::vector<ValueId> in{b.input(xs, xt), b.constant(typed_random(wt, ws, 61, wt == element_type::u8 ? 0 : -128,
+                                                                      wt == element_type::u8 ? 256 : 128))};
+    std::vector<Tensor> data{typed_random(xt, xs, 62, xt == element_type::u8 ? 0 : -128, xt == element_type::u8 ? 256 : 128)};
+    if (xzp || wzp) {
+      in.push_back(xzp ? b.input({}, xt) : graph::no_value);
+      if (xzp) data.push_back(typed_random(xt, {}, 63, -5, 120));
+    }
+    if (wzp) in.push_back(b.constant(typed_random(wt, {ws[0]}, 64, -5, 120)));
+    b.output(b.op("ConvInteger", in, std::move(attrs)));
+    exact(what, b.g, data);
+    // With float16 storage (INFERENCE_PRECISION_HINT=f16) the shifted weights stay exact.
+    kernels::compile_config f16;
+    f16.inference_precision = element_type::f16;
+    exact(what + " (f16 storage)", b.g, data, f16);
+  };
+  const auto u8 = element_type::u8, i8 = element_type::i8;
+  conv({2, 6, 9, 10}, u8, {6, 1, 3, 3}, i8, true, true, {{"group", int64_t(6)}, {"dilations", ints{2, 2}}, {"pads", ints{2, 2, 2, 2}}},
+       "ConvInteger depthwise, dilated");
+  conv({1, 4, 5, 5}, i8, {4, 2, 3, 3}, i8, false, false, {{"group", int64_t(2)}}, "ConvInteger 2 groups of 2, no zero points");
+  conv({2, 8, 3, 4}, u8, {5, 8, 1, 1}, u8, true, true, {}, "ConvInteger 1x1, 2 images, 5 channels");
+  conv({1, 8, 3, 3}, u8, {6, 8, 1, 1}, i8, true, false, {}, "ConvInteger 1x1 over 9 pixels");
+  conv({1, 2, 65537}, u8, {3, 2, 3}, u8, true, true, {{"pads", ints{1, 1}}}, "ConvInteger 1-D L 65537");
+  conv({65537, 1, 1, 4}, u8, {2, 1, 1, 1}, i8, true, false, {}, "ConvInteger batch 65537");
+  conv({1, 4, 1, 1}, u8, {65537, 4, 1, 1}, i8, true, true, {}, "ConvInteger C_out 65537");
 }
 
 /// What onnxruntime's quantize_dynamic writes for an embedding and one linear layer: a u8

@@ -21,6 +21,8 @@
 ///                   CPU 0.117 / 1.0e-5 (2026-11-28: its ConvIntegers on oneDNN int8, exact, where
 ///                   the reference kernel ran them; the float ops after them in another layout)
 ///   det_dynint8     REFERENCE 7.2e-3 / 2.3e-4 CPU 0.040 / 4.7e-3   (int8 vs f32: 0.33 / 0.066)
+///   on the GPU (2026-11-28, lavapipe, its ConvIntegers on shaders/conv_integer.comp): rec 0.085 /
+///   1.0e-5, det 7.2e-3 / 2.3e-4, wholly on the GPU, also under HETERO:GPU,CPU.
 /// HETERO:GPU,CPU as the CPU or REFERENCE (rec: 0.096 / 1.0e-5). The bounds (bound_of): just
 /// above REFERENCE for bert; for lm, rec and det just above the CPU, whose flipped steps
 /// REFERENCE happens not to hit; every mean bound stays below the int8-vs-f32 distance, so
@@ -61,15 +63,16 @@ const std::vector<std::string> lengths{"1x32", "1x128"};
 /// What the GPU refuses today at a fixed length, per model (op types; empty: it runs the whole
 /// model). Measured with lavapipe on 2026-11-27 (`troupe query -d GPU -shape ...`), after the
 /// GPU learnt Gather of any element type, DequantizeLinear, DynamicQuantizeLinear and
-/// MatMulInteger, and constants of every width (lm's causal mask folds into a bool constant):
-///   ConvInteger      no Vulkan shader
+/// MatMulInteger, and constants of every width (lm's causal mask folds into a bool constant);
+/// since 2026-11-28 ConvInteger too (shaders/conv_integer.comp): every test model runs wholly on
+/// the GPU.
 const std::map<std::string, std::set<std::string>> gpu_gaps_today = {
     {"bert_tiny", {}},
     {"lm_tiny", {}},
     {"bert_tiny_int8", {}},
     {"lm_tiny_int8", {}},
-    {"ch_PP-OCRv4_rec_dynint8", {"ConvInteger"}},
-    {"ch_PP-OCRv4_det_presigmoid_dynint8", {"ConvInteger"}},
+    {"ch_PP-OCRv4_rec_dynint8", {}},
+    {"ch_PP-OCRv4_det_presigmoid_dynint8", {}},
 };
 
 /// What a model's outputs may differ from onnxruntime's, relative to max |ref|: the largest

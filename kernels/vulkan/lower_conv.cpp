@@ -2,6 +2,7 @@
 /// conv_row.comp, conv_dw.comp (depthwise) and conv_transpose.comp; 1x1 convolutions on the GEMM shader.
 /// 3-D (NCDHW) ones go to lower_conv3d.cpp after the common checks.
 #include "kernels/vulkan/conv3d.hpp"
+#include "kernels/vulkan/conv_geometry.hpp"
 #include "kernels/vulkan/lowering.hpp"
 #include "kernels/vulkan/window_1d.hpp"
 
@@ -14,45 +15,8 @@ std::string check_common(const graph::Graph& g, const graph::Op& op) {
   for (std::size_t i = 0; i < op.inputs.size(); ++i)
     if (op.inputs[i] != graph::no_value && g.value(op.inputs[i]).type != element_type::f32)
       return "input " + std::to_string(i) + " is " + to_string(g.value(op.inputs[i]).type) + "; the shader is float32 only";
-  const auto rank = shape_of(g, op.inputs[0]).size();
-  if (rank < 3 || rank > 5 || shape_of(g, op.inputs[1]).size() != rank)
-    return "only 1-D, 2-D and 3-D convolution (3-D NCL, 4-D NCHW or 5-D NCDHW input and weights) have a Vulkan shader";
-  const auto spatial = static_cast<std::size_t>(rank - 2);
-  for (const char* a : {"kernel_shape", "strides", "dilations", "output_padding"})
-    if (op.has_attr(a) && op.attr_ints(a).size() != spatial)
-      return std::string(a) + " must have " + std::to_string(spatial) + " values";
-  if (op.has_attr("pads") && op.attr_ints("pads").size() != 2 * spatial)
-    return "pads must have " + std::to_string(2 * spatial) + " values";
-  auto ap = op.attr_string("auto_pad", "NOTSET");
-  if (ap != "NOTSET" && ap != "VALID" && ap != "SAME_UPPER" && ap != "SAME_LOWER") return "unknown auto_pad '" + ap + "'";
+  if (auto why = check_window_attrs(g, op, 5); !why.empty()) return why;
   return check_activation(op);
-}
-
-struct conv_geom {
-  Shape x, w, y;
-  std::vector<int64_t> k, s, d;
-  std::vector<int64_t> pads; ///< begin h, begin w, end h, end w
-  int64_t groups;
-};
-
-/// Shapes, kernel, strides, dilations and groups; pads differ between Conv and ConvTranspose.
-conv_geom geometry_without_pads(const graph::Graph& g, const graph::Op& op) {
-  conv_geom c;
-  c.x = as_2d(shape_of(g, op.inputs[0]));
-  c.w = as_2d(shape_of(g, op.inputs[1]));
-  c.y = as_2d(shape_of(g, op.outputs[0]));
-  c.k = {c.w[2], c.w[3]};
-  const graph::Op op2 = op_as_2d(op, shape_of(g, op.inputs[0]).size());
-  c.s = op2.attr_ints("strides", {1, 1});
-  c.d = op2.attr_ints("dilations", {1, 1});
-  c.groups = op.attr_int("group", 1);
-  return c;
-}
-
-conv_geom geometry(const graph::Graph& g, const graph::Op& op) {
-  conv_geom c = geometry_without_pads(g, op);
-  c.pads = window_pads(op_as_2d(op, shape_of(g, op.inputs[0]).size()), c.x, c.y, c.k, c.s, c.d);
-  return c;
 }
 
 /// A GEMM per image: A [m][k] (rgba texels) x the image's X [k][hw] (hw % 4 == 0) into Y, whose
@@ -166,11 +130,7 @@ void add_conv_rules(rule_table& t) {
                  auto w = check_common(g, op);
                  if (!w.empty()) return w;
                  if (shape_of(g, op.inputs[0]).size() == 5) return check_conv3d(g, op, false);
-                 auto c = geometry(g, op);
-                 if (c.groups < 1 || c.x[1] % c.groups != 0 || c.y[1] % c.groups != 0 || c.w[1] * c.groups != c.x[1])
-                   return std::string("channels do not match group=") + std::to_string(c.groups);
-                 if (c.s.size() != 2 || c.d.size() != 2) return std::string("strides/dilations must have 2 values");
-                 return std::string();
+                 return check_groups(geometry(g, op));
                },
                [](op_builder& b) {
                  const auto& g = b.graph();

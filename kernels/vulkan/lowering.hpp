@@ -170,6 +170,8 @@ bool needs_shader_float64(const graph::Graph& g, const graph::Op& op);
 void add_cast_rules(rule_table& t);
 /// DequantizeLinear, DynamicQuantizeLinear and MatMulInteger (lower_quantize.cpp).
 void add_quantize_rules(rule_table& t);
+/// ConvInteger (lower_conv_integer.cpp).
+void add_conv_integer_rules(rule_table& t);
 /// MatMul -> [scale] -> Softmax(last axis) -> MatMul as one dispatch (lower_attention.cpp): wraps
 /// the MatMul, Softmax, Mul, Div and Transpose rules already in `t`, so it is added last.
 void add_attention_rules(rule_table& t);

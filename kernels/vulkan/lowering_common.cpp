@@ -23,6 +23,7 @@ const std::map<std::string, op_rule>& op_rules() {
     add_einsum_rules(r);
     add_cast_rules(r);
     add_quantize_rules(r);
+    add_conv_integer_rules(r);
     add_attention_rules(r);
     add_post_affine_rules(r);
     return r;
