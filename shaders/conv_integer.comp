@@ -41,7 +41,26 @@ layout(set = 0, binding = 1, FMT4) readonly uniform imageBuffer W;
 layout(set = 0, binding = 1, FMT1) readonly uniform imageBuffer W;
 #endif
 layout(set = 0, binding = 2) readonly buffer XZ { uint xzp[]; };
+#ifdef FLOAT_OUT
+// The Cast -> Mul(scale) [-> Add(bias)] that quantize_dynamic writes after it (lower_int8_epilogue.cpp):
+// y = float(acc) * scale + bias, scale and bias each a scalar or one per output channel.
+layout(constant_id = 18) const bool SCALE_PER_CHANNEL = false;
+layout(constant_id = 19) const bool HAS_BIAS = false;
+layout(constant_id = 20) const bool BIAS_PER_CHANNEL = false;
+layout(set = 0, binding = 3) readonly buffer SC { SFLOAT scale[]; };
+layout(set = 0, binding = 4) readonly buffer BI { SFLOAT bias[]; };
+layout(set = 0, binding = 5, FMT1) writeonly uniform imageBuffer Y;
+
+void store(int at, int acc, uint oc) {
+  precise float y = float(acc) * float(scale[SCALE_PER_CHANNEL ? oc : 0u]);
+  if (HAS_BIAS) y = y + float(bias[BIAS_PER_CHANNEL ? oc : 0u]);
+  imageStore(Y, at, vec4(y));
+}
+#else
 layout(set = 0, binding = 3, r32ui) writeonly uniform uimageBuffer Y;
+
+void store(int at, int acc, uint oc) { imageStore(Y, at, uvec4(uint(acc))); }
+#endif
 
 const uint ICG = IC / GROUPS;
 const uint OCG = OC / GROUPS;
@@ -113,9 +132,9 @@ void main() {
     for (int j = 0; j < OWB; ++j) {
       uint ow = uint(ow0 + j);
 #if OCB == 4
-      if (ow < OW) imageStore(Y, int(obase + ow), uvec4(uint(acc[j][q])));
+      if (ow < OW) store(int(obase + ow), acc[j][q], oc);
 #else
-      if (ow < OW) imageStore(Y, int(obase + ow), uvec4(uint(acc[j])));
+      if (ow < OW) store(int(obase + ow), acc[j], oc);
 #endif
     }
   }

@@ -30,6 +30,12 @@ layout(constant_id = 8) const bool W_ZP_COLS = false; // MATMUL_INT: w_zp one pe
 layout(constant_id = 9) const bool HAS_WZP = false;
 layout(constant_id = 10) const uint W_BATCH = 0; // MATMUL_INT: elements between B's batches (0: one B for all)
 layout(constant_id = 11) const bool A_BATCHED = true; // MATMUL_INT4: false: one A for every batch of B (1x1 ConvInteger)
+// MATMUL_INT4 with FLOAT_OUT (the Cast -> Mul(scale) [-> Add(bias)] that quantize_dynamic writes
+// after it, lower_int8_epilogue.cpp): y = float(acc) * scale + bias, scale and bias each a
+// scalar (0), one per column (1) or one per row (2).
+layout(constant_id = 12) const uint SCALE_MODE = 0;
+layout(constant_id = 13) const bool HAS_BIAS = false;
+layout(constant_id = 14) const uint BIAS_MODE = 0;
 
 #if defined(DQL_RANGE) || defined(DQL_APPLY)
 layout(set = 0, binding = 0) readonly buffer X { SFLOAT x[]; };
@@ -167,7 +173,34 @@ void main() {
 layout(set = 0, binding = 1, r32ui) readonly uniform uimageBuffer WB;
 layout(set = 0, binding = 2) readonly buffer AZ { uint azp[]; };
 layout(set = 0, binding = 3) readonly buffer WZ { uint wzp[]; };
+#ifdef FLOAT_OUT
+layout(set = 0, binding = 4) readonly buffer SC { SFLOAT scale[]; };
+layout(set = 0, binding = 5) readonly buffer BI { SFLOAT bias[]; };
+layout(set = 0, binding = 6, FMT4) writeonly uniform imageBuffer Y;
+
+/// Element (m, 4 w .. 4 w + 3) of a scale or bias in `mode`.
+vec4 per(uint mode, bool is_scale, uint m, uint w) {
+  if (mode == 2u) return vec4(float(is_scale ? scale[m] : bias[m]));
+  if (mode == 1u) {
+    uint c = 4u * w;
+    return is_scale ? vec4(float(scale[c]), float(scale[c + 1u]), float(scale[c + 2u]), float(scale[c + 3u]))
+                    : vec4(float(bias[c]), float(bias[c + 1u]), float(bias[c + 2u]), float(bias[c + 3u]));
+  }
+  return vec4(float(is_scale ? scale[0] : bias[0]));
+}
+
+/// What the op stores for row m's sums of word w: its int32 sums, or the float epilogue's result
+/// (float(acc) * scale, then + bias, each rounded as the separate ops round).
+void store(int at, ivec4 acc, uint m, uint w) {
+  precise vec4 y = vec4(acc) * per(SCALE_MODE, true, m, w);
+  if (HAS_BIAS) y = y + per(BIAS_MODE, false, m, w);
+  imageStore(Y, at, y);
+}
+#else
 layout(set = 0, binding = 4, rgba32ui) writeonly uniform uimageBuffer Y;
+
+void store(int at, ivec4 acc, uint m, uint w) { imageStore(Y, at, uvec4(acc)); }
+#endif
 
 const uint NW = C / 4u;             // words in a row of B (texels in a row of Y)
 const uint NBLK = (NW + 1u) / 2u;   // 8 columns (2 words) per invocation
@@ -228,8 +261,8 @@ void main() {
     uint m = mb * 4u + i;
     if (m >= M) break;
     int yrow = int((b * M + m) * NW);
-    imageStore(Y, yrow + int(nb * 2u), uvec4(acc0[i]));
-    if (nb * 2u + 1u < NW) imageStore(Y, yrow + int(nb * 2u + 1u), uvec4(acc1[i]));
+    store(yrow + int(nb * 2u), acc0[i], m, nb * 2u);
+    if (nb * 2u + 1u < NW) store(yrow + int(nb * 2u + 1u), acc1[i], m, nb * 2u + 1u);
   }
 }
 #endif

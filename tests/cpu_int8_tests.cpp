@@ -568,15 +568,20 @@ BOOST_AUTO_TEST_CASE(dynamic_int8_convs_run_on_int8_primitives_and_match_the_ref
   }
   auto r = check(b.g, 1e-5, 1.0);
   // Without VNNI: two convolutions each and the epilogue; the s32 result alone stays on the reference.
+  // With VNNI: one convolution each, the chain in oneDNN's output scales and bias post-op where
+  // oneDNN 2.6 has a kernel for them, else (AVX-512 VNNI with a run-time zero point: only its
+  // reference one) in the native epilogue; never the reference kernel.
   const bool exact = kernels::cpu::int8_exact_here();
   BOOST_TEST(r.int8_steps == (exact ? 4 : 6), listing(r));
   BOOST_TEST(count_kernels(r, "ConvInteger ref") == (exact ? 0 : 1), listing(r));
-  BOOST_TEST(count_kernels(r, "native:integer_conv_epilogue") == (exact ? 0 : 3), listing(r));
+  if (exact) BOOST_TEST(count_kernels(r, "native:integer_conv_epilogue") <= 3, listing(r));
+  else BOOST_TEST(count_kernels(r, "native:integer_conv_epilogue") == 3, listing(r));
 }
 
 BOOST_AUTO_TEST_CASE(seven_bit_conv_weights_take_one_int8_convolution) {
   // s8 weights in [-64, 64] (reduce_range) need no split even without VNNI: one oneDNN int8
-  // convolution each (the chain fused into it with VNNI, run by the native epilogue without),
+  // convolution each (the chain fused into it where oneDNN has such a kernel, else run by the
+  // native epilogue),
   // the s32 result too; exact.
   builder b;
   ValueId x = b.input({1, 5, 10, 7});
@@ -595,7 +600,8 @@ BOOST_AUTO_TEST_CASE(seven_bit_conv_weights_take_one_int8_convolution) {
   auto r = check(b.g, 1e-5, 1.0);
   BOOST_TEST(r.int8_steps == 2, listing(r));
   BOOST_TEST(count_kernels(r, "ConvInteger ref") == 0, listing(r));
-  BOOST_TEST(count_kernels(r, "native:integer_conv_epilogue") == (kernels::cpu::int8_exact_here() ? 0 : 1), listing(r));
+  // (With VNNI the chain may go either way, as in the case above.)
+  if (!kernels::cpu::int8_exact_here()) BOOST_TEST(count_kernels(r, "native:integer_conv_epilogue") == 1, listing(r));
 }
 
 BOOST_AUTO_TEST_CASE(conv_weight_zero_points_of_any_value_run_on_int8_convolutions) {

@@ -600,7 +600,12 @@ BOOST_AUTO_TEST_SUITE(dynamic_quantization, *boost::unit_test::precondition(test
 namespace {
 
 /// Runs `g` on the GPU with `inputs` and compares every output with the reference byte for byte.
-void exact(const std::string& what, const graph::Graph& g, const std::vector<Tensor>& inputs, const kernels::compile_config& cfg = {}) {
+/// Returns what each op ran as ("Cast optimized out", "Add vulkan:matmul_integer_w4_f", ...), one
+/// per line.
+std::string exact(const std::string& what, const graph::Graph& g, const std::vector<Tensor>& inputs,
+                  kernels::compile_config cfg = {}) {
+  std::string ran;
+  cfg.profiling = true;
   BOOST_TEST_CONTEXT(what) {
     for (const auto& o : g.ops) {
       auto s = gpu().query(g, o);
@@ -612,7 +617,10 @@ void exact(const std::string& what, const graph::Graph& g, const std::vector<Ten
     for (std::size_t o = 0; o < got.size(); ++o)
       BOOST_TEST(std::memcmp(got[o].data(), want[o].data(), got[o].get_byte_size()) == 0,
                  what << ": output " << o << " differs from the reference");
+    for (const auto& p : exe->profile())
+      ran += p.node_type + " " + (p.state == kernels::op_profile::status::optimized_out ? std::string("optimized out") : p.exec_type) + "\n";
   }
+  return ran;
 }
 
 Tensor ids(element_type t, const Shape& s, std::vector<int64_t> v) {
@@ -808,6 +816,82 @@ BOOST_AUTO_TEST_CASE(conv_integer_as_quantize_dynamic_writes_it) {
   conv({1, 2, 65537}, u8, {3, 2, 3}, u8, true, true, {{"pads", ints{1, 1}}}, "ConvInteger 1-D L 65537");
   conv({65537, 1, 1, 4}, u8, {2, 1, 1, 1}, i8, true, false, {}, "ConvInteger batch 65537");
   conv({1, 4, 1, 1}, u8, {65537, 4, 1, 1}, i8, true, true, {}, "ConvInteger C_out 65537");
+}
+
+/// quantize_dynamic's float epilogue (Cast -> Mul by the scale product -> Add bias) runs in the
+/// integer op's store, as the separate ops would round it (byte for byte against the reference):
+/// MatMulInteger with scales and biases per column, ConvInteger direct (per channel) and 1x1 (as
+/// a product whose rows are the channels); where the chain cannot join (its cast value is also
+/// an output, or K is not a multiple of 4) the ops run apart.
+BOOST_AUTO_TEST_CASE(int8_epilogues_run_in_the_integer_ops_store) {
+  using ints = std::vector<int64_t>;
+  // x f32 -> DQL -> op(x_q, w, x_zp, w_zp) -> Cast -> Mul(x_scale * w_scale) [-> Add bias].
+  auto chain = [](const std::string& type, const Shape& xs, const Shape& ws, const Shape& wscale, const Shape& bias,
+                  std::map<std::string, graph::AttributeValue> attrs, bool cast_is_output) {
+    builder b;
+    auto x = b.input(xs);
+    b.op("DynamicQuantizeLinear", {x}, {}, 3);
+    const auto q = b.g.ops.back().outputs;
+    auto w = b.constant(typed_random(element_type::i8, ws, 71, -128, 128));
+    auto wzp = b.constant(typed_random(element_type::i8, {}, 72, -3, 3));
+    auto acc = b.op(type, {q[0], w, q[2], wzp}, std::move(attrs));
+    auto accf = b.op("Cast", {acc}, {{"to", int64_t(1)}});
+    auto scale = b.op("Mul", {q[1], b.constant(tests::random_tensor(wscale, 73, 0.001f, 0.02f))});
+    auto y = b.op("Mul", {accf, scale});
+    if (!bias.empty()) y = b.op("Add", {y, b.constant(tests::random_tensor(bias, 74, -1.0f, 1.0f))});
+    b.output(y);
+    if (cast_is_output) b.output(accf);
+    return b.g;
+  };
+  auto input = [](const Shape& s) { return std::vector<Tensor>{typed_random(element_type::f32, s, 75, -2, 3)}; };
+  auto fused = [](const std::string& ran, const std::string& shader) {
+    BOOST_TEST(ran.find("Cast optimized out") != std::string::npos, ran);
+    BOOST_TEST(ran.find(shader + "_f") != std::string::npos, ran);
+  };
+  fused(exact("MatMulInteger, scale and bias per column", chain("MatMulInteger", {2, 5, 64}, {64, 48}, {48}, {48}, {}, false),
+              input({2, 5, 64})),
+        "matmul_integer_w4");
+  fused(exact("MatMulInteger, scalar scale, no bias", chain("MatMulInteger", {1, 7, 32}, {32, 8}, {}, {}, {}, false),
+              input({1, 7, 32})),
+        "matmul_integer_w4");
+  fused(exact("ConvInteger 3x3, per channel", chain("ConvInteger", {1, 3, 11, 9}, {8, 3, 3, 3}, {1, 8, 1, 1}, {8, 1, 1},
+                                                   {{"pads", ints{1, 1, 1, 1}}}, false),
+              input({1, 3, 11, 9})),
+        "conv_integer_oc4");
+  fused(exact("ConvInteger depthwise, scalar scale", chain("ConvInteger", {1, 6, 7, 7}, {6, 1, 3, 3}, {}, {1, 6, 1, 1},
+                                                           {{"group", int64_t(6)}}, false),
+              input({1, 6, 7, 7})),
+        "conv_integer_oc1");
+  fused(exact("ConvInteger 1x1, bias per channel", chain("ConvInteger", {2, 8, 4, 4}, {12, 8, 1, 1}, {}, {1, 12, 1, 1}, {}, false),
+              input({2, 8, 4, 4})),
+        "matmul_integer_w4");
+  fused(exact("ConvInteger 1x1, scale per channel", chain("ConvInteger", {1, 8, 2, 6}, {5, 8, 1, 1}, {5, 1, 1}, {5, 1, 1}, {}, false),
+              input({1, 8, 2, 6})),
+        "matmul_integer_w4");
+  { // float16 storage: the scale, bias and result in f16, within f16's rounding of the result
+    const auto g = chain("ConvInteger", {1, 3, 11, 9}, {8, 3, 3, 3}, {1, 8, 1, 1}, {8, 1, 1}, {{"pads", ints{1, 1, 1, 1}}}, false);
+    kernels::compile_config f16;
+    f16.inference_precision = element_type::f16;
+    auto exe = gpu().compile(g, f16);
+    // The f16 run quantizes an f16-rounded input: compare with the reference on that same input.
+    Tensor x = input({1, 3, 11, 9})[0];
+    for (int64_t i = 0; i < x.get_size(); ++i) x.data<float>()[i] = static_cast<float>(static_cast<_Float16>(x.data<float>()[i]));
+    auto want = tests::run_reference(g, {x});
+    auto got = tests::run_like(*exe, {x}, want);
+    double worst = 0, top = 0;
+    for (int64_t i = 0; i < want[0].get_size(); ++i) {
+      worst = std::max(worst, std::abs(double(got[0].data<float>()[i]) - want[0].data<float>()[i]));
+      top = std::max(top, std::abs(double(want[0].data<float>()[i])));
+    }
+    BOOST_TEST(worst <= 2e-3 * top, "ConvInteger epilogue in f16 storage: max error " << worst << " of max " << top);
+  }
+  for (const auto& [what, ran] :
+       {std::pair{"the cast value also an output",
+                  exact("cast value also an output", chain("MatMulInteger", {1, 4, 16}, {16, 8}, {8}, {8}, {}, true), input({1, 4, 16}))},
+        std::pair{"K 6", exact("MatMulInteger K 6", chain("MatMulInteger", {1, 4, 6}, {6, 8}, {8}, {8}, {}, false), input({1, 4, 6}))}}) {
+    BOOST_TEST(ran.find("Cast optimized out") == std::string::npos, what << ":\n" << ran);
+    BOOST_TEST(ran.find("_f\n") == std::string::npos, what << ":\n" << ran);
+  }
 }
 
 /// What onnxruntime's quantize_dynamic writes for an embedding and one linear layer: a u8

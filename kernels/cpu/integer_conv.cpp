@@ -156,8 +156,7 @@ std::optional<integer_conv_site> find_integer_conv(const plan_builder& b, std::s
   // one): s32 channels-last, then the native epilogue runs the chain.
   // Weight zero points: the epilogue takes them off (with VNNI too).
   s.epilogue = (!exact || !s.weight_zp.empty()) && !s.chain.ops.empty();
-  const bool epilogue = s.epilogue;
-  if (!s.weight_zp.empty() && !epilogue) return std::nullopt; // an s32 result: the reference kernel
+  if (!s.weight_zp.empty() && !s.epilogue) return std::nullopt; // an s32 result: the reference kernel
   if (split) {
     if (s.chain.ops.empty()) return std::nullopt; // an s32 result stays on the reference kernel
     s.weights_high = Tensor(element_type::i8, ws);
@@ -170,27 +169,38 @@ std::optional<integer_conv_site> find_integer_conv(const plan_builder& b, std::s
     }
   }
 
-  dnnl::primitive_attr attr = plan_builder::base_attr();
-  if (XZ != no_value) attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
-  if (s.chain.scale != no_value && !epilogue)
-    attr.set_output_scales(shape_size(b.shape(s.chain.scale)) > 1 ? 1 << 1 : 0, {DNNL_RUNTIME_F32_VAL});
-  if (s.chain.bias != no_value && !epilogue) {
-    dnnl::post_ops po;
-    po.append_binary(dnnl::algorithm::binary_add, bias_md(ys[1], ys.size()));
-    attr.set_post_ops(po);
+  // The chain in oneDNN's own output scales and bias post-op (with VNNI); where oneDNN 2.6 has
+  // no kernel for that (AVX-512 VNNI with a run-time zero point: only its reference one), the
+  // native epilogue runs it after an s32 convolution, as without VNNI.
+  auto primitive_for = [&](bool epilogue) {
+    dnnl::primitive_attr attr = plan_builder::base_attr();
+    if (XZ != no_value) attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+    if (s.chain.scale != no_value && !epilogue)
+      attr.set_output_scales(shape_size(b.shape(s.chain.scale)) > 1 ? 1 << 1 : 0, {DNNL_RUNTIME_F32_VAL});
+    if (s.chain.bias != no_value && !epilogue) {
+      dnnl::post_ops po;
+      po.append_binary(dnnl::algorithm::binary_add, bias_md(ys[1], ys.size()));
+      attr.set_post_ops(po);
+    }
+    const dt out_t = s.chain.ops.empty() || epilogue ? dt::s32 : dt::f32;
+    memory::desc src(memory::dims(xs.begin(), xs.end()), dt::u8, tag::any),
+        dst = epilogue ? channels_last(ys, dt::s32) : memory::desc(memory::dims(ys.begin(), ys.end()), out_t, tag::any),
+        wei(weight_dims(ws, op.attr_int("group", 1)), dt::s8, tag::any);
+    try {
+      dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, wei,
+                                        memory::desc(), dst, w.strides, w.dil, w.pad_l, w.pad_r);
+      s.pd = dnnl::convolution_forward::primitive_desc(d, attr, b.p.eng);
+    } catch (const dnnl::error&) {
+      return false; // no int8 kernel with these zero points or scales
+    }
+    // A reference implementation is no faster than the reference kernel and no better tested.
+    return std::string(s.pd.impl_info_str()).rfind("ref", 0) != 0;
+  };
+  if (!primitive_for(s.epilogue)) {
+    if (s.epilogue || s.chain.ops.empty()) return std::nullopt; // the reference kernel runs it
+    s.epilogue = true;
+    if (!primitive_for(true)) return std::nullopt;
   }
-  const dt out_t = s.chain.ops.empty() || epilogue ? dt::s32 : dt::f32;
-  memory::desc src(memory::dims(xs.begin(), xs.end()), dt::u8, tag::any),
-      dst = epilogue ? channels_last(ys, dt::s32) : memory::desc(memory::dims(ys.begin(), ys.end()), out_t, tag::any), wei(weight_dims(ws, op.attr_int("group", 1)), dt::s8, tag::any);
-  try {
-    dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, wei,
-                                      memory::desc(), dst, w.strides, w.dil, w.pad_l, w.pad_r);
-    s.pd = dnnl::convolution_forward::primitive_desc(d, attr, b.p.eng);
-  } catch (const dnnl::error&) {
-    return std::nullopt; // no int8 kernel with these zero points or scales: the reference runs it
-  }
-  // A reference implementation is no faster than the reference kernel and no better tested.
-  if (std::string(s.pd.impl_info_str()).rfind("ref", 0) == 0) return std::nullopt;
   if (!s.weight_zp.empty()) {
     // The window sums of x - x_zp, per group: a convolution with weights of ones, one output
     // channel per group (exact: no pair of u8 x 1 saturates), channels-last s32.

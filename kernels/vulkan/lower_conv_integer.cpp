@@ -3,7 +3,7 @@
 /// 1x1 convolutions are a MatMulInteger per image (quantize.comp's word-texel shader); the
 /// rest run shaders/conv_integer.comp.
 #include "kernels/vulkan/conv_geometry.hpp"
-#include "kernels/vulkan/lowering.hpp"
+#include "kernels/vulkan/int8_epilogue.hpp"
 
 namespace troupe::kernels::vulkan {
 
@@ -67,8 +67,16 @@ bool try_as_matmul(op_builder& b, const conv_geom& c) {
              {10, static_cast<uint32_t>(ic * hw)},
              {11, 0u}};
   const buffer_ref az = wzp ? b.input(3) : b.input(1), xz = xzp ? b.input(2) : b.input(0);
-  b.dispatch("matmul_integer_w4", std::move(s), {word_texels(b.input(1), 1), word_texels(b.input(0), 1), az, xz, word_texels(b.output(0), 4)},
-             static_cast<uint64_t>(blocks));
+  std::vector<buffer_ref> args{word_texels(b.input(1), 1), word_texels(b.input(0), 1), az, xz};
+  std::string shader = "matmul_integer_w4";
+  if (has_epilogue(op)) {
+    // The output channel is A's row: scale and bias one per row (mode 2) where not scalars.
+    bind_epilogue(b, s, 12, 1, 2, args, texels(b.output(0), 4));
+    shader += "_f";
+  } else {
+    args.push_back(word_texels(b.output(0), 4));
+  }
+  b.dispatch(shader, std::move(s), std::move(args), static_cast<uint64_t>(blocks));
   return true;
 }
 
@@ -98,9 +106,17 @@ void conv_integer(op_builder& b) {
   s[16] = static_cast<uint32_t>(element_kind(g.value(op.inputs[0]).type));
   s[17] = given(op, 2) ? 1u : 0u;
   const buffer_ref xz = given(op, 2) ? b.input(2) : b.input(0);
-  b.dispatch(ob == 4 ? "conv_integer_oc4" : "conv_integer_oc1", std::move(s),
-             {word_texels(b.input(0), 1), texels(b.constant(std::move(r)), static_cast<uint8_t>(ob)), xz, word_texels(b.output(0), 1)},
-             static_cast<uint64_t>(c.y[2] * ((c.y[3] + 3) / 4)), static_cast<uint32_t>(c.y[0] * blocks));
+  std::vector<buffer_ref> args{word_texels(b.input(0), 1), texels(b.constant(std::move(r)), static_cast<uint8_t>(ob)), xz};
+  std::string shader = ob == 4 ? "conv_integer_oc4" : "conv_integer_oc1";
+  if (has_epilogue(op)) {
+    // Cast -> Mul(scale) [-> Add(bias)] in the store, per output channel where not scalars.
+    bind_epilogue(b, s, 18, 1, 1, args, texels(b.output(0), 1));
+    shader += "_f";
+  } else {
+    args.push_back(word_texels(b.output(0), 1));
+  }
+  b.dispatch(shader, std::move(s), std::move(args), static_cast<uint64_t>(c.y[2] * ((c.y[3] + 3) / 4)),
+             static_cast<uint32_t>(c.y[0] * blocks));
 }
 
 } // namespace

@@ -13,7 +13,7 @@
 
 #include <troupe/exception.hpp>
 
-#include "kernels/vulkan/lowering.hpp"
+#include "kernels/vulkan/fused_builder.hpp"
 
 namespace troupe::kernels::vulkan {
 
@@ -74,37 +74,6 @@ std::vector<affine_chain> find_chains(const graph::Graph& g) {
   return r;
 }
 
-/// The conv's lowering, seen through the chain: its op carries the affine map, its output is
-/// the chain's last value.
-class chain_builder final : public op_builder {
-public:
-  chain_builder(op_builder& inner, const affine_chain& c) : inner_(inner), op_(inner.op()), y_(c.y) {
-    op_.attrs[post_affine_attr] = std::vector<float>{c.scale, c.shift};
-  }
-  const graph::Graph& graph() const override { return inner_.graph(); }
-  const graph::Op& op() const override { return op_; }
-  buffer_ref input(std::size_t i) override { return inner_.input(i); }
-  buffer_ref output(std::size_t i) override { return i == 0 ? buffer_ref{buffer_ref::kind::value, y_} : inner_.output(i); }
-  buffer_ref constant(std::vector<float> data) override { return inner_.constant(std::move(data)); }
-  void dispatch(const std::string& shader, spec_map spec, std::vector<buffer_ref> args, uint64_t invocations,
-                uint32_t slices, uint32_t written) override {
-    inner_.dispatch(shader, std::move(spec), std::move(args), invocations, slices, written);
-  }
-  void alias_output() override { throw Exception(graph::describe(op_) + ": an affine chain cannot alias its output"); }
-  std::pair<buffer_ref, uint32_t> status(std::string text) override { return inner_.status(std::move(text)); }
-
-private:
-  op_builder& inner_;
-  graph::Op op_;
-  graph::ValueId y_;
-};
-
-int index_of(const op_builder& b) {
-  const auto& g = b.graph();
-  auto at = &b.op() - g.ops.data();
-  return at >= 0 && at < static_cast<std::ptrdiff_t>(g.ops.size()) ? static_cast<int>(at) : -1;
-}
-
 } // namespace
 
 void add_post_affine_rules(rule_table& t) {
@@ -118,8 +87,11 @@ void add_post_affine_rules(rule_table& t) {
     if (int index = index_of(b); index >= 0)
       for (const auto& c : find_chains(b.graph()))
         if (c.producer == index) {
-          chain_builder cb(b, c);
-          return inner(cb);
+          // The conv's op carries the affine map; its output is the chain's last value.
+          graph::Op op = b.op();
+          op.attrs[post_affine_attr] = std::vector<float>{c.scale, c.shift};
+          fused_builder fb(b, std::move(op), c.y);
+          return inner(fb);
         }
     inner(b);
   });

@@ -1,7 +1,9 @@
 /// The dynamic-quantization ops onnxruntime's quantize_dynamic writes (shaders/quantize.comp):
 /// DequantizeLinear, DynamicQuantizeLinear and MatMulInteger, on u8/i8 bytes packed in words,
 /// with zero points and scales known at compile time or only at run time.
-#include "kernels/vulkan/lowering.hpp"
+#include <troupe/exception.hpp>
+
+#include "kernels/vulkan/int8_epilogue.hpp"
 
 namespace troupe::kernels::vulkan {
 
@@ -122,11 +124,19 @@ void matmul_integer(op_builder& b) {
     // Rows of whole words: 4 rows x 8 columns per invocation on word texels (quantize.comp).
     const int64_t rows = total / n, blocks = (rows / m) * ((m + 3) / 4) * ((n / 4 + 1) / 2);
     s[0] = static_cast<uint32_t>(blocks);
-    b.dispatch("matmul_integer_w4", std::move(s),
-               {word_texels(b.input(0), 1), word_texels(b.input(1), 1), az, wz, word_texels(b.output(0), 4)},
-               static_cast<uint64_t>(blocks));
+    std::vector<buffer_ref> args{word_texels(b.input(0), 1), word_texels(b.input(1), 1), az, wz};
+    std::string shader = "matmul_integer_w4";
+    if (has_epilogue(op)) {
+      // Cast -> Mul(scale) [-> Add(bias)] in the store, per column where not a scalar.
+      bind_epilogue(b, s, 12, shape_of(g, op.outputs[0]).size() - 1, 1, args, texels(b.output(0), 4));
+      shader += "_f";
+    } else {
+      args.push_back(word_texels(b.output(0), 4));
+    }
+    b.dispatch(shader, std::move(s), std::move(args), static_cast<uint64_t>(blocks));
     return;
   }
+  if (has_epilogue(op)) throw Exception(graph::describe(op) + ": no float store for K or N not a multiple of 4");
   b.dispatch("matmul_integer", std::move(s), {b.input(0), b.input(1), az, wz, b.output(0)}, static_cast<uint64_t>(total));
 }
 

@@ -48,7 +48,11 @@ public:
   virtual const graph::Graph& graph() const = 0;
   virtual const graph::Op& op() const = 0;
   /// Input i as a buffer: its value, or its constant uploaded once.
-  virtual buffer_ref input(std::size_t i) = 0;
+  buffer_ref input(std::size_t i) { return value(op().inputs.at(i), i); }
+  /// Any value of the graph as a buffer (a fusion reads values of ops other than its own):
+  /// its device buffer, or its constant uploaded once as raw words (floats narrowed in f16
+  /// mode). `input_index` only names the input in an error.
+  virtual buffer_ref value(graph::ValueId v, std::size_t input_index) = 0;
   virtual buffer_ref output(std::size_t i) = 0;
   /// Uploads host data once (e.g. reordered weights) and binds it.
   virtual buffer_ref constant(std::vector<float> data) = 0;
@@ -172,6 +176,9 @@ void add_cast_rules(rule_table& t);
 void add_quantize_rules(rule_table& t);
 /// ConvInteger (lower_conv_integer.cpp).
 void add_conv_integer_rules(rule_table& t);
+/// MatMulInteger / ConvInteger -> Cast -> Mul(scale) [-> Add(bias)] as one dispatch
+/// (lower_int8_epilogue.cpp): wraps those rules, so it comes after them and the post-affine rules.
+void add_int8_epilogue_rules(rule_table& t);
 /// MatMul -> [scale] -> Softmax(last axis) -> MatMul as one dispatch (lower_attention.cpp): wraps
 /// the MatMul, Softmax, Mul, Div and Transpose rules already in `t`, so it is added last.
 void add_attention_rules(rule_table& t);

@@ -26,6 +26,7 @@ const std::map<std::string, op_rule>& op_rules() {
     add_conv_integer_rules(r);
     add_attention_rules(r);
     add_post_affine_rules(r);
+    add_int8_epilogue_rules(r);
     return r;
   }();
   return t;

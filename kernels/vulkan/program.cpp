@@ -140,8 +140,7 @@ public:
   const graph::Graph& graph() const override { return p_.g; }
   const graph::Op& op() const override { return p_.g.ops[static_cast<std::size_t>(op_index_)]; }
 
-  buffer_ref input(std::size_t i) override {
-    auto v = op().inputs.at(i);
+  buffer_ref value(graph::ValueId v, std::size_t i) override {
     if (v == graph::no_value) throw Exception(graph::describe(op()) + ": input " + std::to_string(i) + " is omitted");
     if (!p_.g.is_constant(v)) return {buffer_ref::kind::value, v};
     auto it = const_of_value_.find(v);
