@@ -4,7 +4,9 @@
 /// the best GFLOP/s of a large 3x3 Conv and a large MatMul on the same device and threads in
 /// the same run (measured, not the vendor's figure: a virtual machine's clock is unknown). Ops
 /// fused into another report no time of their own; the device's layout changes (reorders)
-/// report time and bytes but no operations. Prints a markdown table, slowest op first.
+/// report time and bytes but no operations. Integer ops (MatMulInteger, ConvInteger) are
+/// measured against the int8 peak of a large MatMulInteger instead. Prints a markdown table,
+/// slowest op first.
 /// usage: troupe_roofline -m MODEL [-shape x[1,3,48,320]] [-d CPU] [-infer_precision f32|bf16]
 ///                        [-nthreads N] [-niter 50] [-top 25]
 #include <algorithm>
@@ -155,6 +157,44 @@ double measured_peak(Core& core, const options& o) {
   return best;
 }
 
+/// Integer ops, measured against the int8 peak.
+bool is_integer_op(const std::string& type) { return type == "MatMulInteger" || type == "ConvInteger"; }
+
+/// The int8 peak, for models with integer ops (a dynamically quantized model): the rate of a
+/// 1024^3 u8 x s8 MatMulInteger (as quantize_dynamic writes it: DynamicQuantizeLinear's u8 and
+/// zero point, constant s8 weights) on the device with the same settings, in integer
+/// multiply-adds x 2 per second (GOP/s), the MatMulInteger's own counter.
+double measured_int8_peak(Core& core, const options& o) {
+  options probe = o;
+  probe.iterations = 10;
+  constexpr int64_t n = 1024;
+  auto impl = std::make_shared<Model::Impl>();
+  graph::Graph& g = impl->graph;
+  const auto a = g.add_input("a", element_type::f32, PartialShape(Shape{n, n}));
+  graph::Op dql;
+  dql.type = "DynamicQuantizeLinear";
+  dql.name = "quantize";
+  dql.inputs = {a};
+  dql.outputs = {g.add_value({"a_q", element_type::u8, PartialShape(Shape{n, n}), std::nullopt}),
+                 g.add_value({"a_scale", element_type::f32, PartialShape(Shape{}), std::nullopt}),
+                 g.add_value({"a_zp", element_type::u8, PartialShape(Shape{}), std::nullopt})};
+  g.ops.push_back(dql);
+  Tensor w(element_type::i8, Shape{n, n});
+  uint32_t state = 12345;
+  for (int64_t i = 0; i < n * n; ++i) w.data<int8_t>()[i] = static_cast<int8_t>((state = state * 1664525u + 1013904223u) >> 24);
+  graph::Op mm;
+  mm.type = "MatMulInteger";
+  mm.name = "peak_MatMulInteger";
+  mm.inputs = {dql.outputs[0], g.add_constant("w", std::move(w)), dql.outputs[2]};
+  mm.outputs = {g.add_value({"y", element_type::i32, PartialShape(Shape{n, n}), std::nullopt})};
+  g.outputs.push_back(mm.outputs[0]);
+  g.ops.push_back(mm);
+  impl->name = "peak_int8";
+  const measured m = run(core, Model(impl), probe);
+  const auto it = m.ms.find(mm.name);
+  return it == m.ms.end() || it->second <= 0 ? 0 : 2.0 * n * n * n / (it->second * 1e6);
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -178,6 +218,8 @@ int main(int argc, char** argv) {
     for (const graph::Op& op : g.ops) cost[op.name] = graph::cost_of(g, op);
 
     const double peak = measured_peak(core, o);
+    const bool has_int8 = std::any_of(g.ops.begin(), g.ops.end(), [](const graph::Op& op) { return is_integer_op(op.type); });
+    const double int8_peak = has_int8 ? measured_int8_peak(core, o) : 0;
     const measured m = run(core, model, o);
 
     struct row {
@@ -204,14 +246,21 @@ int main(int argc, char** argv) {
                 o.model.c_str(), o.device.c_str(), o.precision.c_str(),
                 o.threads > 0 ? std::to_string(o.threads).c_str() : "all", m.total_ms, o.iterations, sum_ms,
                 sum_flops / 1e9, peak);
+    if (has_int8)
+      std::printf("MatMulInteger and ConvInteger rows (GOP/s of integer multiply-adds x 2) against the int8 peak: "
+                  "a 1024^3 u8 x s8 MatMulInteger here, same settings, %.1f GOP/s\n\n",
+                  int8_peak);
     std::printf("| op | type | kernel | ms | %% time | MFLOP | GFLOP/s | %% peak | MB | GB/s |\n");
     std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
     auto print = [&](const row& r) {
       const double gflops = r.ms > 0 ? r.flops / (r.ms * 1e6) : 0;
       const double gbs = r.ms > 0 ? r.bytes / (r.ms * 1e6) : 0;
-      std::printf("| %s | %s | %s | %.3f | %.1f | %.1f | %.1f | %.1f | %.2f | %.1f |\n", r.name.c_str(),
-                  r.type.c_str(), r.kernel.c_str(), r.ms, 100 * r.ms / sum_ms, r.flops / 1e6, gflops,
-                  100 * gflops / peak, r.bytes / 1e6, gbs);
+      // The summary rows (no kernel) of a model with integer ops mix two peaks: no share.
+      char share[32] = "-";
+      if (!(has_int8 && r.kernel.empty()))
+        std::snprintf(share, sizeof share, "%.1f", 100 * gflops / (is_integer_op(r.type) && int8_peak > 0 ? int8_peak : peak));
+      std::printf("| %s | %s | %s | %.3f | %.1f | %.1f | %.1f | %s | %.2f | %.1f |\n", r.name.c_str(), r.type.c_str(),
+                  r.kernel.c_str(), r.ms, 100 * r.ms / sum_ms, r.flops / 1e6, gflops, share, r.bytes / 1e6, gbs);
     };
     row rest{"(the other ops)", "", "", 0, 0, 0};
     for (std::size_t i = 0; i < rows.size(); ++i) {

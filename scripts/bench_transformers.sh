@@ -18,6 +18,10 @@
 # each new length when it first comes (docs/cli.md), inside the measurement: STREAM_SECONDS
 # (default SECONDS_PER_FIGURE) sets how long the stream runs.
 #
+# TROUPE_FLAGS adds flags to every troupe bench run: TROUPE_FLAGS='-infer_precision bf16' compares
+# troupe in bf16 (on a CPU with bf16: AVX-512 BF16 or AMX) with onnxruntime in f32, as issue 29's
+# bf16 goal does.
+#
 # Usage: scripts/bench_transformers.sh [bert_tiny bert_tiny_int8 lm_tiny lm_tiny_int8 ...]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -48,6 +52,8 @@ troupe_figures() { # model case, then troupe bench flags; prints "latency throug
   shift 2
   # Several -data_shape shapes need the async API: one request in flight is the sync loop.
   [ "$c" = stream ] && sync=(-api async -nireq 1) t=$stream_seconds
+  read -r -a extra <<< "${TROUPE_FLAGS:-}"
+  set -- "$@" "${extra[@]}"
   lat=$("$troupe" bench -m "$models_dir/$m.onnx" "$@" -hint latency "${sync[@]}" -nthreads 1 -t "$t" 2>&1 |
     tee "$out/${m}_${c}_latency.log" | sed -n 's/.*Median: *\([0-9.]*\) ms.*/\1/p' | head -1)
   tput=$("$troupe" bench -m "$models_dir/$m.onnx" "$@" -hint throughput -nstreams 2 -nthreads 1 -t "$t" 2>&1 |
@@ -67,6 +73,7 @@ print(next(l for l in r["latency"] if l["threads"] == 1)["median_ms"], r["throug
 
 echo "# $(date -u '+%F %H:%M') UTC, $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg),$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
 echo "# stream lengths: $stream"
+[ -z "${TROUPE_FLAGS:-}" ] || echo "# troupe bench flags: $TROUPE_FLAGS"
 for r in $(seq "$rounds"); do
   for m in "${models[@]}"; do
     names=$(inputs_of "$m")

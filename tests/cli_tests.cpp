@@ -426,6 +426,34 @@ BOOST_AUTO_TEST_CASE(roofline_prints_flops_peak_and_a_row_per_op, *troupe::tests
   BOOST_TEST(bad->out.find("-niter takes an integer >= 1, got '5x'") != std::string::npos, bad->out);
 }
 
+/// A dynamically quantized model (lm_tiny_int8, whose products are MatMulIntegers): the tool
+/// measures an int8 peak beside the float one and puts each integer row's rate against it.
+BOOST_AUTO_TEST_CASE(roofline_puts_integer_ops_against_the_int8_peak, *troupe::tests::needs_models({"lm_tiny_int8"})) {
+  const auto tool = (fs::read_symlink("/proc/self/exe").parent_path() / "troupe_roofline").string();
+  const auto model = troupe::tests::data_path("models/lm_tiny_int8.onnx").string();
+  const auto ran = troupe::tests::run_command(tool + " -m " + model + " -shape input_ids[1,8] -niter 2 -top 40 2>&1");
+  BOOST_REQUIRE(ran);
+  BOOST_TEST_REQUIRE(ran->code == 0, ran->out);
+  const std::string lead = "a 1024^3 u8 x s8 MatMulInteger here, same settings, ";
+  const auto at = ran->out.find(lead);
+  BOOST_REQUIRE_MESSAGE(at != std::string::npos, ran->out);
+  const double int8_peak = std::stod(ran->out.substr(at + lead.size()));
+  BOOST_TEST(int8_peak > 1.0, ran->out);
+  // | name | type | kernel | ms | % time | MFLOP | GFLOP/s | % peak | MB | GB/s |
+  int integer_rows = 0;
+  for (std::size_t i = ran->out.find("\n| "); i != std::string::npos; i = ran->out.find("\n| ", i + 1)) {
+    std::vector<std::string> cells;
+    std::size_t end = ran->out.find('\n', i + 1), from = i + 2;
+    for (std::size_t bar; (bar = ran->out.find('|', from)) < end; from = bar + 1) cells.push_back(ran->out.substr(from, bar - from));
+    if (cells.size() < 9 || cells[1].find("MatMulInteger") == std::string::npos) continue;
+    ++integer_rows;
+    const double gops = std::stod(cells[6]), share = std::stod(cells[7]);
+    BOOST_TEST(std::abs(share - 100 * gops / int8_peak) <= 0.1 + 0.01 * share, cells[0] << ": " << share << " % of the peak, "
+                                                                                         << gops << " GOP/s of " << int8_peak);
+  }
+  BOOST_TEST(integer_rows >= 1, ran->out);
+}
+
 // ---- bench --------------------------------------------------------------------------------
 
 BOOST_AUTO_TEST_CASE(bench_issue_line_writes_the_json_report,
