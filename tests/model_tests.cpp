@@ -7,6 +7,7 @@
 
 #include <troupe/troupe.hpp>
 
+#include "tests/support/cpu_caps.hpp"
 #include "tests/support/gpu_env.hpp"
 #include "tests/support/ppocr_cases.hpp"
 #include "tests/support/tensor_compare.hpp"
@@ -37,18 +38,6 @@ void check_f32(const model_case& c, const std::string& device) {
   BOOST_TEST(r.ok, c.model << " " << c.tag << " on " << device << ": " << r.message);
 }
 
-/// Precondition of the bf16 cases: skipped, with the reason, on a CPU without bf16.
-struct cpu_has_bf16 {
-  boost::test_tools::assertion_result operator()(boost::unit_test::test_unit_id) const {
-    Core core;
-    const auto caps = core.get_property("CPU", "OPTIMIZATION_CAPABILITIES").as_string();
-    if (caps.find("BF16") != std::string::npos) return true;
-    boost::test_tools::assertion_result r(false);
-    r.message() << "this CPU has no bf16 support (OPTIMIZATION_CAPABILITIES " << caps << ")";
-    return r;
-  }
-};
-
 void report_bf16(const model_case& c) {
   Core core;
   auto r = run_case(core, c, "CPU", {inference_precision(element_type::bf16)});
@@ -76,9 +65,9 @@ BOOST_AUTO_TEST_CASE(rec_gpu, *utf::precondition(tests::gpu_present()) * tests::
 BOOST_AUTO_TEST_CASE(det320_gpu, *utf::precondition(tests::gpu_present()) * tests::needs_case(det320)) {
   check_f32(det320, "GPU");
 }
-BOOST_AUTO_TEST_CASE(cls_bf16, *utf::precondition(cpu_has_bf16()) * tests::needs_case(cls)) { report_bf16(cls); }
-BOOST_AUTO_TEST_CASE(rec_bf16, *utf::precondition(cpu_has_bf16()) * tests::needs_case(rec)) { report_bf16(rec); }
-BOOST_AUTO_TEST_CASE(det320_bf16, *utf::precondition(cpu_has_bf16()) * tests::needs_case(det320)) { report_bf16(det320); }
+BOOST_AUTO_TEST_CASE(cls_bf16, *utf::precondition(tests::cpu_has_bf16()) * tests::needs_case(cls)) { report_bf16(cls); }
+BOOST_AUTO_TEST_CASE(rec_bf16, *utf::precondition(tests::cpu_has_bf16()) * tests::needs_case(rec)) { report_bf16(rec); }
+BOOST_AUTO_TEST_CASE(det320_bf16, *utf::precondition(tests::cpu_has_bf16()) * tests::needs_case(det320)) { report_bf16(det320); }
 
 /// A batch of 0 (no text boxes found: an empty recognizer batch) on every device: cls and det
 /// run and give empty outputs of the right shape; rec is refused when compiled, naming the
