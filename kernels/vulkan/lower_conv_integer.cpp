@@ -43,15 +43,20 @@ std::string conv_integer_check(const graph::Graph& g, const graph::Op& op) {
   return "";
 }
 
+/// Whether a convolution is a MatMulInteger per image: 1x1, stride 1, no pads, one group, whole
+/// words of input channels and of output pixels.
+bool runs_as_matmul(const conv_geom& c) {
+  return c.k == std::vector<int64_t>{1, 1} && c.s == std::vector<int64_t>{1, 1} && c.groups == 1 &&
+         c.pads == std::vector<int64_t>(4, 0) && c.x[1] % 4 == 0 && (c.y[2] * c.y[3]) % 4 == 0;
+}
+
 /// A 1x1 convolution, stride 1, no pads, one group, whole words: Y[n] = W [OC][IC] x X[n] [IC][HW]
 /// on matmul_integer_w4, the weights as A (w_zp one per row) and each image as B (x_zp scalar).
 bool try_as_matmul(op_builder& b, const conv_geom& c) {
   const auto& g = b.graph();
   const auto& op = b.op();
   const int64_t oc = c.y[1], ic = c.x[1], hw = c.y[2] * c.y[3];
-  if (c.k != std::vector<int64_t>{1, 1} || c.s != std::vector<int64_t>{1, 1} || c.groups != 1 ||
-      c.pads != std::vector<int64_t>(4, 0) || ic % 4 != 0 || hw % 4 != 0)
-    return false;
+  if (!runs_as_matmul(c)) return false;
   const bool wzp = given(op, 3), xzp = given(op, 2);
   const int64_t blocks = c.y[0] * ((oc + 3) / 4) * ((hw / 4 + 1) / 2);
   spec_map s{{0, static_cast<uint32_t>(blocks)},
@@ -129,9 +134,7 @@ void add_conv_integer_rules(rule_table& t) {
   t["ConvInteger"].trips = [](const graph::Graph& g, const graph::Op& op) {
     const conv_geom c = geometry(g, op);
     const auto ic = static_cast<uint64_t>(c.w[1]), kh = static_cast<uint64_t>(c.k[0]), kw = static_cast<uint64_t>(c.k[1]);
-    if (kh * kw == 1 && c.s == std::vector<int64_t>{1, 1} && c.groups == 1 && c.pads == std::vector<int64_t>(4, 0) &&
-        ic % 4 == 0 && (c.y[2] * c.y[3]) % 4 == 0)
-      return ic / 4 + 1; // matmul_integer_w4: 4 k a step
+    if (runs_as_matmul(c)) return ic / 4 + 1; // matmul_integer_w4: 4 k a step
     return ic * (kh * kw + kh + 1);
   };
 }
