@@ -444,7 +444,7 @@ BOOST_AUTO_TEST_CASE(roofline_prints_flops_peak_and_a_row_per_op, *troupe::tests
 BOOST_AUTO_TEST_CASE(roofline_puts_integer_ops_against_the_int8_peak, *troupe::tests::needs_models({"lm_tiny_int8"})) {
   const auto tool = (fs::read_symlink("/proc/self/exe").parent_path() / "troupe_roofline").string();
   const auto model = troupe::tests::data_path("models/lm_tiny_int8.onnx").string();
-  const auto ran = troupe::tests::run_command(tool + " -m " + model + " -shape input_ids[1,8] -niter 2 -top 40 2>&1");
+  const auto ran = troupe::tests::run_command(tool + " -m " + model + " -shape input_ids[1,8] -niter 2 -top 1000 2>&1");
   BOOST_REQUIRE(ran);
   BOOST_TEST_REQUIRE(ran->code == 0, ran->out);
   const std::string lead = "a 1024^3 u8 x s8 MatMulInteger here, same settings, ";
