@@ -13,7 +13,8 @@
 
 namespace troupe::kernels::cpu {
 
-cpu_executable::cpu_executable(std::shared_ptr<const plan> p) : plan_(std::move(p)), stream_(plan_->eng) {
+cpu_executable::cpu_executable(std::shared_ptr<const plan> p)
+    : plan_(std::move(p)), outputs_(std::make_shared<output_pool>(plan_->outputs.size())), stream_(plan_->eng) {
   const auto& bufs = plan_->buffers;
   storage_.resize(bufs.size());
   views_.resize(bufs.size());
@@ -52,17 +53,18 @@ cpu_executable::cpu_executable(std::shared_ptr<const plan> p) : plan_(std::move(
 namespace {
 
 /// An output the plan writes whole, in place: not zeroed first, as Tensor(type, shape) would
-/// (a language model's logits: 20 MB per run at 100 tokens). A sanitizer build fills it with
-/// NaN bytes, so that a step that leaves part of it unwritten shows up as wrong results there.
-Tensor output_tensor(element_type type, const Shape& shape) {
+/// (a language model's logits: 20 MB per run at 100 tokens), and from `pool`, which has the block
+/// of an earlier run's output the caller let go. A sanitizer build fills it with NaN bytes, so
+/// that a step that leaves part of it unwritten shows up as wrong results there.
+Tensor output_tensor(output_pool& pool, element_type type, const Shape& shape) {
   if (type == element_type::string) return Tensor(type, shape);
   const std::size_t bytes = (static_cast<std::size_t>(shape_size(shape)) * element_size(type) + 63) / 64 * 64 + 64;
-  void* p = std::aligned_alloc(64, bytes);
-  if (!p) throw Exception("CPU: out of memory allocating an output of " + std::to_string(bytes) + " bytes");
+  std::shared_ptr<void> block = pool.take(bytes);
 #if defined(__SANITIZE_ADDRESS__)
-  std::memset(p, 0xff, bytes);
+  std::memset(block.get(), 0xff, bytes);
 #endif
-  return Tensor(type, shape, std::shared_ptr<void>(p, [](void* q) { std::free(q); }), p);
+  void* p = block.get();
+  return Tensor(type, shape, std::move(block), p);
 }
 
 } // namespace
@@ -118,7 +120,7 @@ void cpu_executable::run(const std::vector<Tensor>& inputs, std::vector<Tensor>&
     if (p.outputs[k] < 0) continue;
     const auto& b = p.buffers[static_cast<std::size_t>(p.outputs[k])];
     if (b.graph_output != static_cast<int>(k)) continue;
-    outputs[k] = output_tensor(b.type, b.shape);
+    outputs[k] = output_tensor(*outputs_, b.type, b.shape);
     views_[static_cast<std::size_t>(p.outputs[k])] = outputs[k];
     for (auto& m : output_mems_[k]) m.set_data_handle(outputs[k].data());
   }

@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "kernels/cpu/output_pool.hpp"
 #include "kernels/cpu/plan.hpp"
 #include "kernels/device.hpp"
 
@@ -27,6 +28,7 @@ private:
   void bind_arena(std::byte* base);
 
   std::shared_ptr<const plan> plan_;
+  std::shared_ptr<output_pool> outputs_; ///< blocks of outputs the caller has let go
   dnnl::stream stream_;
   /// The arena this executable's buffers point into: the running thread's (cpu/thread_arena.hpp),
   /// rebound when it moved. An executable owns none, so the programs a dynamic model keeps per

@@ -284,8 +284,33 @@ Shape pad_front(Shape s, std::size_t rank) {
   return s;
 }
 
-/// A MatMul by a wide constant B on packed_gemm_f32 (its header says where and why); false,
-/// nothing added, where it does not apply.
+/// The Add of a constant bias along the last dimension that is the only reader of a MatMul's
+/// output Y (a linear layer exported as MatMul + Add): the op's index and the bias, which the
+/// product adds itself. bias no_value where Y has other readers or the Add's activation has no
+/// post-op.
+struct bias_add_site {
+  std::size_t add = 0;
+  ValueId bias = graph::no_value;
+};
+bias_add_site find_bias_add(const plan_builder& b, ValueId Y, const Shape& ys) {
+  const auto& rd = b.readers(Y);
+  if (rd.size() != 1 || b.is_graph_output(Y)) return {};
+  const Op& add = b.g.ops[rd[0]];
+  const ValueId c = add.inputs.size() == 2 ? (add.inputs[0] == Y ? add.inputs[1] : add.inputs[0]) : graph::no_value;
+  dnnl::post_ops probe;
+  if (add.type != "Add" || !add.domain.empty() || c == Y || c == graph::no_value || !b.g.is_constant(c) || !is_f32(b, c) ||
+      b.shape(add.outputs[0]) != ys || !activation_post_ops(add, probe))
+    return {};
+  const Shape cs = pad_front(b.shape(c), ys.size());
+  bool last_only = cs.size() == ys.size() && (cs.back() == ys.back() || cs.back() == 1);
+  for (std::size_t i = 0; i + 1 < cs.size(); ++i) last_only = last_only && cs[i] == 1;
+  if (!last_only) return {};
+  return bias_add_site{rd[0], c};
+}
+
+/// A MatMul by a constant B on packed_gemm_f32 (its header says where and why), with the bias
+/// Add after it when there is one without an activation; false, nothing added, where it does not
+/// apply.
 bool build_packed_matmul(plan_builder& b, const Op& op) {
   const ValueId A = op.inputs[0], Bv = op.inputs[1], Y = op.outputs[0];
   if (b.precision != element_type::f32 || op.has_attr("activation") || !b.g.is_constant(Bv) || !packed_gemm_f32_here())
@@ -303,8 +328,25 @@ bool build_packed_matmul(plan_builder& b, const Op& op) {
   columns.data<int64_t>()[0] = n;
   Op copy = op;
   copy.inputs.clear(); // the step's operands are its buffers
-  b.add_kernel_step(std::move(copy), packed_gemm_f32(), "native:packed_gemm_f32",
-                    {b.input_plain(A), b.const_buffer(panels), b.const_buffer(columns)}, {b.output(Y, b.plain(Y))});
+  std::vector<int> ins{b.input_plain(A), b.const_buffer(panels), b.const_buffer(columns)};
+  ValueId out = Y;
+  const auto site = find_bias_add(b, Y, b.shape(Y));
+  const bool activation = site.bias != graph::no_value && b.g.ops[site.add].has_attr("activation");
+  // oneDNN's matmul takes a bias Add with its activation (a Gelu) whole: leave it those, but the
+  // wide products whose per-call packing is the cost.
+  if (activation && n < 4096) return false;
+  if (site.bias != graph::no_value && !activation) {
+    const Tensor& c = *b.g.value(site.bias).constant;
+    Tensor bias(element_type::f32, Shape{n});
+    for (int64_t j = 0; j < n; ++j) bias.data<float>()[j] = c.data<float>()[c.get_size() == 1 ? 0 : j];
+    ins.push_back(b.const_buffer(bias));
+    out = b.g.ops[site.add].outputs[0];
+    copy.outputs = {out};
+    post_chain fused;
+    fused.fused_ops = {site.add};
+    b.commit(fused);
+  }
+  b.add_kernel_step(std::move(copy), packed_gemm_f32(), "native:packed_gemm_f32", std::move(ins), {b.output(out, b.plain(out))});
   return true;
 }
 
@@ -325,22 +367,12 @@ bool build_matmul(plan_builder& b, const Op& op) {
   Op mm = op;
   ValueId bias = graph::no_value;
   post_chain bias_add;
-  if (const auto& rd = b.readers(Y); rd.size() == 1 && !b.is_graph_output(Y) && !op.has_attr("activation")) {
-    const Op& add = b.g.ops[rd[0]];
-    const ValueId c = add.inputs.size() == 2 ? (add.inputs[0] == Y ? add.inputs[1] : add.inputs[0]) : graph::no_value;
-    dnnl::post_ops probe;
-    if (add.type == "Add" && add.domain.empty() && c != Y && c != graph::no_value && b.g.is_constant(c) && is_f32(b, c) &&
-        b.shape(add.outputs[0]) == ys && activation_post_ops(add, probe)) {
-      Shape cs = pad_front(b.shape(c), ys.size());
-      bool last_only = cs.size() == ys.size() && (cs.back() == ys.back() || cs.back() == 1);
-      for (std::size_t i = 0; i + 1 < cs.size(); ++i) last_only = last_only && cs[i] == 1;
-      if (last_only) {
-        bias = c;
-        mm.outputs = add.outputs;
-        mm.attrs = add.attrs; // its fused activation, if any
-        bias_add.fused_ops = {rd[0]};
-      }
-    }
+  if (const auto site = find_bias_add(b, Y, ys); site.bias != graph::no_value && !op.has_attr("activation")) {
+    bias = site.bias;
+    const Op& add = b.g.ops[site.add];
+    mm.outputs = add.outputs;
+    mm.attrs = add.attrs; // its fused activation, if any
+    bias_add.fused_ops = {site.add};
   }
   memory::desc bias_md = bias == graph::no_value ? memory::desc() : plain_md(pad_front(b.shape(bias), ys.size()), dt::f32);
   dnnl::primitive_attr attr;
