@@ -12,6 +12,7 @@
 
 #include "tests/support/graph_builder.hpp"
 #include "tests/support/random_tensor.hpp"
+#include "tests/support/cpu_caps.hpp"
 #include "graph/passes.hpp"
 #include "graph/shape_inference.hpp"
 #include "kernels/cpu/cpu_device.hpp"
@@ -19,6 +20,8 @@
 #include "kernels/cpu/packed_gemm_f32.hpp"
 #include "kernels/cpu/memory_plan.hpp"
 #include "kernels/cpu/output_pool.hpp"
+#include "kernels/cpu/packed_gemm_bf16.hpp"
+#include "kernels/cpu/avx512_bf16.hpp"
 #include "kernels/reference/interpreter.hpp"
 #include "kernels/reference/kernels.hpp"
 
@@ -633,6 +636,63 @@ BOOST_AUTO_TEST_CASE(short_products_of_a_transformer_take_their_bias_on_packed_p
     }
     BOOST_TEST(packed == (expect ? 1 : 0), c.rows << "x" << c.k << "x" << c.n << " bias " << c.bias << " gelu " << c.gelu);
     if (expect) BOOST_TEST(steps == (c.gelu ? 2 : 1), c.rows << "x" << c.k << "x" << c.n << ": the bias Add is the product's");
+  }
+}
+
+BOOST_AUTO_TEST_CASE(bf16_products_on_packed_panels_round_as_onednn_does, *boost::unit_test::precondition(tests::cpu_has_bf16())) {
+  // In bf16 the packed products take A and B rounded to bf16 (nearest even) with f32 sums: the
+  // result matches a double-precision product of the rounded operands to within the sums'
+  // rounding, far closer than to the f32 product. Odd K (a pair padded with 0), odd panel
+  // counts, a partial second panel, a bias, a wide B; 12-row tiles and their tails.
+  struct shape_case {
+    int64_t rows, k, n;
+    bool bias;
+  };
+  const auto bf = [](float v) {
+    const uint16_t h = kernels::cpu::round_to_bf16(v);
+    uint32_t u = static_cast<uint32_t>(h) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return static_cast<double>(f);
+  };
+  for (const auto& c : {shape_case{37, 40, 70, true}, shape_case{32, 255, 1024, false}, shape_case{74, 40, 4120, true},
+                        shape_case{1, 7, 4100, false}}) {
+    builder b;
+    auto x = b.input({1, c.rows, c.k});
+    const auto w = b.weights({c.k, c.n});
+    auto y = b.op("MatMul", {x, w});
+    const auto bias = c.bias ? b.weights({c.n}) : ValueId{};
+    if (c.bias) y = b.op("Add", {y, bias});
+    b.output(y);
+    auto dev = kernels::cpu::make_cpu_device();
+    kernels::compile_config cfg;
+    cfg.inference_precision = element_type::bf16;
+    cfg.profiling = true;
+    auto exe = dev->compile(b.g, cfg);
+    const std::vector<Tensor> in{random_tensor({1, c.rows, c.k}, 11)};
+    std::vector<Tensor> out;
+    exe->run(in, out);
+    int packed = 0;
+    for (const auto& p : exe->profile()) packed += p.exec_type == "native:packed_gemm_bf16";
+    const bool expect = kernels::cpu::packed_gemm_bf16_here() && kernels::cpu::packed_gemm_f32_pays(c.rows, c.k, c.n);
+    BOOST_TEST(packed == (expect ? 1 : 0), c.rows << "x" << c.k << "x" << c.n);
+    const float* a = in[0].data<float>();
+    const float* bw = b.g.value(w).constant->data<float>();
+    const float* bv = c.bias ? b.g.value(bias).constant->data<float>() : nullptr;
+    double worst = 0, worst_f32 = 0;
+    for (int64_t r = 0; r < c.rows; ++r)
+      for (int64_t j = 0; j < c.n; ++j) {
+        double e = 0, e32 = 0;
+        for (int64_t t = 0; t < c.k; ++t) {
+          e += bf(a[r * c.k + t]) * bf(bw[t * c.n + j]);
+          e32 += static_cast<double>(a[r * c.k + t]) * bw[t * c.n + j];
+        }
+        const double got = out[0].data<float>()[r * c.n + j] - (bv ? bv[j] : 0.f);
+        worst = std::max(worst, std::abs(got - e) / (1 + std::abs(e)));
+        worst_f32 = std::max(worst_f32, std::abs(got - e32) / (1 + std::abs(e32)));
+      }
+    BOOST_TEST(worst <= 2e-5, c.rows << "x" << c.k << "x" << c.n << ": " << worst << " from the bf16 operands' product");
+    BOOST_TEST(worst_f32 <= 0.05, c.rows << "x" << c.k << "x" << c.n << ": " << worst_f32 << " from the f32 product");
   }
 }
 

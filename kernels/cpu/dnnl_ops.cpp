@@ -16,6 +16,7 @@
 #include <functional>
 
 #include "kernels/cpu/native_ops.hpp"
+#include "kernels/cpu/packed_gemm_bf16.hpp"
 #include "kernels/cpu/packed_gemm_f32.hpp"
 #include "kernels/cpu/plan_builder.hpp"
 #include "kernels/reference/common.hpp"
@@ -313,17 +314,20 @@ bias_add_site find_bias_add(const plan_builder& b, ValueId Y, const Shape& ys) {
 /// apply.
 bool build_packed_matmul(plan_builder& b, const Op& op) {
   const ValueId A = op.inputs[0], Bv = op.inputs[1], Y = op.outputs[0];
-  if (b.precision != element_type::f32 || op.has_attr("activation") || !b.g.is_constant(Bv) || !packed_gemm_f32_here())
+  const bool bf16 = b.precision == element_type::bf16;
+  if (op.has_attr("activation") || !b.g.is_constant(Bv) || !packed_gemm_f32_here() || (bf16 && !packed_gemm_bf16_here()) ||
+      (!bf16 && b.precision != element_type::f32))
     return false;
   const Shape as = b.shape(A), bs = b.shape(Bv);
   if (bs.size() != 2 || as.size() < 2 || as.back() != bs[0] || b.shape(Y).back() != bs[1]) return false;
   const int64_t k = bs[0], n = bs[1], rows = k ? shape_size(as) / k : 0;
   if (!packed_gemm_f32_pays(rows, k, n)) return false;
   const Tensor& w = *b.g.value(Bv).constant;
-  const std::function<Tensor()> make = [&] { return pack_f32_panels(w.data<float>(), k, n); };
-  const Tensor panels = b.derived ? *b.derived->get<Tensor>("cpu packed_gemm_f32 panels " + std::to_string(k) + "x" +
-                                                                std::to_string(n), {w}, make)
-                                  : make();
+  const std::function<Tensor()> make = [&] {
+    return bf16 ? pack_bf16_pair_panels(w.data<float>(), k, n) : pack_f32_panels(w.data<float>(), k, n);
+  };
+  const std::string key = std::string("cpu packed_gemm_") + (bf16 ? "bf16" : "f32") + " panels " + std::to_string(k) + "x" + std::to_string(n);
+  const Tensor panels = b.derived ? *b.derived->get<Tensor>(key, {w}, make) : make();
   Tensor columns(element_type::i64, Shape{1});
   columns.data<int64_t>()[0] = n;
   Op copy = op;
@@ -346,7 +350,8 @@ bool build_packed_matmul(plan_builder& b, const Op& op) {
     fused.fused_ops = {site.add};
     b.commit(fused);
   }
-  b.add_kernel_step(std::move(copy), packed_gemm_f32(), "native:packed_gemm_f32", std::move(ins), {b.output(out, b.plain(out))});
+  b.add_kernel_step(std::move(copy), bf16 ? packed_gemm_bf16() : packed_gemm_f32(),
+                    bf16 ? "native:packed_gemm_bf16" : "native:packed_gemm_f32", std::move(ins), {b.output(out, b.plain(out))});
   return true;
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/cpu/panel_pair_store.hpp"
 #include "kernels/cpu/row_tiles.hpp"
 
 namespace troupe::kernels::cpu {
@@ -110,23 +111,7 @@ template <int R> void rows_of_panels_512(const gemm_args& g, int64_t p, bool two
       c[r][1] = _mm512_fmadd_ps(av, b1, c[r][1]);
     }
   }
-  const int64_t c0 = p * panel_cols, cols = std::min(2 * panel_cols, g.n - c0);
-  const __mmask16 m0 = static_cast<__mmask16>(cols >= panel_cols ? 0xffff : (1u << cols) - 1);
-  const __mmask16 m1 = static_cast<__mmask16>(cols >= 2 * panel_cols ? 0xffff : cols > panel_cols ? (1u << (cols - panel_cols)) - 1 : 0);
-  if (g.bias) {
-    const __m512 bias0 = _mm512_maskz_loadu_ps(m0, g.bias + c0), bias1 = _mm512_maskz_loadu_ps(m1, g.bias + c0 + panel_cols);
-#pragma GCC unroll 12
-    for (int r = 0; r < R; ++r) {
-      c[r][0] = _mm512_add_ps(c[r][0], bias0);
-      c[r][1] = _mm512_add_ps(c[r][1], bias1);
-    }
-  }
-#pragma GCC unroll 12
-  for (int r = 0; r < R; ++r) {
-    float* y = g.y + (r0 + r) * g.n + c0;
-    _mm512_mask_storeu_ps(y, m0, c[r][0]);
-    if (two) _mm512_mask_storeu_ps(y + panel_cols, m1, c[r][1]);
-  }
+  store_panel_pair<R>(c, g.y, g.n, r0, p * panel_cols, two, g.bias);
 }
 
 void panel_pair_512(const gemm_args& g, int64_t pair, int64_t panels) {
