@@ -696,6 +696,27 @@ BOOST_AUTO_TEST_CASE(bf16_products_on_packed_panels_round_as_onednn_does, *boost
   }
 }
 
+BOOST_AUTO_TEST_CASE(where_runs_natively_under_any_broadcast) {
+  // A causal mask on attention scores and the other broadcasts exporters write: every shape on
+  // the native kernel (no reference step), equal to the reference. The condition is a constant
+  // pattern over its own elements.
+  struct shape_case {
+    Shape c, a, b;
+  };
+  for (const auto& sc : {shape_case{{1, 1, 9, 9}, {1, 4, 9, 9}, {}}, shape_case{{9}, {4, 9}, {1}},
+                         shape_case{{3, 5}, {3, 5}, {3, 5}}, shape_case{{}, {3, 5}, {5}}, shape_case{{4, 1}, {4, 1}, {4, 6}},
+                         shape_case{{2, 1, 7}, {1, 3, 1}, {2, 3, 7}}, shape_case{{5}, {5}, {}}}) {
+    builder b;
+    Tensor cond(element_type::boolean, sc.c);
+    for (int64_t i = 0; i < cond.get_size(); ++i) cond.data<bool>()[i] = (i * 7 + i / 3) % 3 != 0;
+    auto y = b.op("Where", {b.constant(cond), b.input(sc.a), b.input(sc.b)});
+    b.output(y);
+    int native = 0;
+    for (const auto& p : check(b.g, 0.f)) native += p.exec_type == "native:where";
+    BOOST_TEST(native == 1, to_string(sc.c) << " " << to_string(sc.a) << " " << to_string(sc.b));
+  }
+}
+
 BOOST_AUTO_TEST_CASE(output_blocks_come_back_for_the_next_run) {
   // An output the caller lets go is the next run's block (a 25 MB block fresh per run pays its
   // page faults every run); one the caller still holds is not handed out twice; blocks past the

@@ -17,6 +17,12 @@ bool native_avx512_available();
 bool is_row_softmax(const graph::Graph& g, const graph::Op& op);
 void softmax_rows(const reference::context& ctx, const std::vector<Tensor>& in, std::vector<Tensor>& out);
 
+/// Where on static shapes of 4-byte elements (f32, i32), any broadcast: a row of the output's
+/// last axis at a time, each operand stepping along it or repeating one value. A causal mask on
+/// attention scores (lm_tiny at 128 tokens: [1, 4, 128, 128]) took the reference kernel 0.44 ms.
+bool is_native_where(const graph::Graph& g, const graph::Op& op);
+void where_rows(const reference::context& ctx, const std::vector<Tensor>& in, std::vector<Tensor>& out);
+
 /// On the op copy a native step runs: the values it reads and writes in a oneDNN layout
 /// (nChw16c or channels-last) hold bf16, not f32.
 inline constexpr const char* blocked_bf16_attr = "troupe_blocked_bf16";

@@ -401,6 +401,10 @@ std::shared_ptr<const plan> build_plan(const graph::Graph& given, int num_thread
         continue;
       }
       if (build_native_blocked(b, op)) continue;
+      if (is_native_where(g, op)) {
+        b.add_reference(op, where_rows, "native:where");
+        continue;
+      }
       if (reference::touches_strings(g, op)) { // strings are objects: no oneDNN, no arena bytes
         auto k = reference::find_string_kernel(op.type);
         // (query refuses such an op; without a kernel add_reference would run the numeric one)
