@@ -9,10 +9,6 @@ namespace troupe::kernels::vulkan {
 
 namespace {
 
-bool given(const graph::Op& op, std::size_t i) { return op.inputs.size() > i && op.inputs[i] != graph::no_value; }
-
-bool is_int8(element_type t) { return t == element_type::u8 || t == element_type::i8; }
-
 /// A u8/i8 constant's values.
 std::vector<int> int8_values(const Tensor& t) {
   std::vector<int> r(static_cast<std::size_t>(t.get_size()));

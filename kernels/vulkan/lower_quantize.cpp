@@ -9,10 +9,6 @@ namespace troupe::kernels::vulkan {
 
 namespace {
 
-bool given(const graph::Op& op, std::size_t i) { return op.inputs.size() > i && op.inputs[i] != graph::no_value; }
-
-bool is_int8(element_type t) { return t == element_type::u8 || t == element_type::i8; }
-
 /// DequantizeLinear: x u8/i8/i32; scale f32 scalar or 1-D along `axis`; zp x's type, as scale.
 std::string dequantize_check(const graph::Graph& g, const graph::Op& op) {
   const auto xt = g.value(op.inputs[0]).type;

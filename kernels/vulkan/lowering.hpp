@@ -106,6 +106,10 @@ support query_op_pending(const graph::Graph& g, const graph::Op& op);
 /// The element-kind code the word-reading shaders (cast.comp, eltwise_typed.comp) share:
 /// 0 f32, 1 i32, 2 u32, 3 i64, 4 u8, 5 i8, 6 bool, 7 f16, 8 u16, 9 i16, 10 u64; -1 for others.
 int element_kind(element_type t);
+/// Whether optional input i is there (present and not the empty name).
+inline bool given(const graph::Op& op, std::size_t i) { return op.inputs.size() > i && op.inputs[i] != graph::no_value; }
+/// The integer ops' 8-bit operand types.
+inline bool is_int8(element_type t) { return t == element_type::u8 || t == element_type::i8; }
 /// Static shape of a value (the graph has passed query, so shapes are static).
 Shape shape_of(const graph::Graph& g, graph::ValueId v);
 /// Activation code and parameters from attrs activation/activation_params, into spec ids 60..62,
