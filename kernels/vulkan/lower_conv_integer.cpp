@@ -4,6 +4,7 @@
 /// rest run shaders/conv_integer.comp.
 #include "kernels/vulkan/conv_geometry.hpp"
 #include "kernels/vulkan/int8_epilogue.hpp"
+#include "kernels/vulkan/int8_gemm_spec.hpp"
 
 namespace troupe::kernels::vulkan {
 
@@ -55,18 +56,19 @@ bool try_as_matmul(op_builder& b, const conv_geom& c) {
   if (!runs_as_matmul(c)) return false;
   const bool wzp = given(op, 3), xzp = given(op, 2);
   const int64_t blocks = c.y[0] * ((oc + 3) / 4) * ((hw / 4 + 1) / 2);
-  spec_map s{{0, static_cast<uint32_t>(blocks)},
-             {1, static_cast<uint32_t>(element_kind(g.value(op.inputs[1]).type))},
-             {2, static_cast<uint32_t>(hw)},
-             {3, static_cast<uint32_t>(ic)},
-             {4, wzp ? 1u : 0u},
-             {5, static_cast<uint32_t>(element_kind(g.value(op.inputs[0]).type))},
-             {6, static_cast<uint32_t>(oc)},
-             {7, wzp && shape_size(shape_of(g, op.inputs[3])) != 1 ? 1u : 0u},
-             {8, 0u},
-             {9, xzp ? 1u : 0u},
-             {10, static_cast<uint32_t>(ic * hw)},
-             {11, 0u}};
+  int8_gemm_spec gs; // the weights are A, each image B
+  gs.invocations = static_cast<uint64_t>(blocks);
+  gs.a = g.value(op.inputs[1]).type;
+  gs.b = g.value(op.inputs[0]).type;
+  gs.m = oc;
+  gs.n = hw;
+  gs.k = ic;
+  gs.a_zp = wzp;
+  gs.a_zp_per_row = wzp && shape_size(shape_of(g, op.inputs[3])) != 1;
+  gs.b_zp = xzp; // x_zero_point is a scalar (ONNX)
+  gs.b_batch_stride = ic * hw;
+  gs.a_batched = false;
+  spec_map s = gs.map();
   const buffer_ref az = wzp ? b.input(3) : b.input(1), xz = xzp ? b.input(2) : b.input(0);
   std::vector<buffer_ref> args{word_texels(b.input(1), 1), word_texels(b.input(0), 1), az, xz};
   std::string shader = "matmul_integer_w4";

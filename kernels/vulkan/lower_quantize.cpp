@@ -4,6 +4,7 @@
 #include <troupe/exception.hpp>
 
 #include "kernels/vulkan/int8_epilogue.hpp"
+#include "kernels/vulkan/int8_gemm_spec.hpp"
 
 namespace troupe::kernels::vulkan {
 
@@ -104,17 +105,19 @@ void matmul_integer(op_builder& b) {
   const int64_t total = shape_size(shape_of(g, op.outputs[0]));
   if (total == 0) return;
   const bool azp = given(op, 2), wzp = given(op, 3);
-  spec_map s{{0, static_cast<uint32_t>(total)},
-             {1, static_cast<uint32_t>(element_kind(g.value(op.inputs[0]).type))},
-             {2, static_cast<uint32_t>(n)},
-             {3, static_cast<uint32_t>(k)},
-             {4, azp ? 1u : 0u},
-             {5, static_cast<uint32_t>(element_kind(g.value(op.inputs[1]).type))},
-             {6, static_cast<uint32_t>(m)},
-             {7, azp && shape_size(shape_of(g, op.inputs[2])) != 1 ? 1u : 0u},
-             {8, wzp && shape_size(shape_of(g, op.inputs[3])) != 1 ? 1u : 0u},
-             {9, wzp ? 1u : 0u},
-             {10, w.size() > 2 ? static_cast<uint32_t>(k * n) : 0u}};
+  int8_gemm_spec gs;
+  gs.invocations = static_cast<uint64_t>(total);
+  gs.a = g.value(op.inputs[0]).type;
+  gs.b = g.value(op.inputs[1]).type;
+  gs.m = m;
+  gs.n = n;
+  gs.k = k;
+  gs.a_zp = azp;
+  gs.a_zp_per_row = azp && shape_size(shape_of(g, op.inputs[2])) != 1;
+  gs.b_zp = wzp;
+  gs.b_zp_per_column = wzp && shape_size(shape_of(g, op.inputs[3])) != 1;
+  gs.b_batch_stride = w.size() > 2 ? k * n : 0;
+  spec_map s = gs.map();
   const buffer_ref az = azp ? b.input(2) : b.input(0), wz = wzp ? b.input(3) : b.input(0);
   if (k % 4 == 0 && n % 4 == 0) {
     // Rows of whole words: 4 rows x 8 columns per invocation on word texels (quantize.comp).
