@@ -20,6 +20,7 @@
 
 #include <troupe/exception.hpp>
 
+#include "base/median.hpp"
 #include "benchmarks/single_op_graph.hpp"
 #include "tests/support/random_tensor.hpp"
 #include "kernels/cpu/cpu_device.hpp"
@@ -219,12 +220,6 @@ std::vector<bench_case> cases() {
   r.push_back(attention("rec", 8, 40, 15, false));                         // SVTR attention (x2)
   r.push_back(attention("rec", 8, 40, 15, true));
   return r;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /// Times one case on one device; prints one line and returns the median time in seconds (0

@@ -23,6 +23,7 @@
 
 #include <caf/io/all.hpp>
 
+#include "base/median.hpp"
 #include "actors/node.hpp"
 #include "actors/remote_device.hpp"
 #include "actors/scheduler.hpp"
@@ -39,11 +40,6 @@ namespace {
 using child = listening_child;
 
 fs::path own_folder() { return fs::read_symlink("/proc/self/exe").parent_path(); }
-
-double median(std::vector<double> v) {
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
-}
 
 /// A self-signed certificate and key made with the openssl command in `dir` (shared by the
 /// worker and the client, as docs/remote.md allows); false when the command fails.

@@ -11,6 +11,7 @@
 
 #include <troupe/exception.hpp>
 
+#include "base/median.hpp"
 #include "base/thread_round_trip.hpp"
 #include "graph/partition.hpp"
 #include "runtime/compile_pipeline.hpp"
@@ -19,12 +20,6 @@
 namespace troupe {
 
 namespace {
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 /// Floats in [0, 1); everything else zero (a valid index, a false mask, an empty string).
 Tensor synthetic(const graph::Value& v, std::mt19937& rng) {
