@@ -55,13 +55,9 @@ struct cost_source {
 kept_costs costs_for(const graph::Graph& g, const std::vector<hetero_member>& members, const std::vector<int>& start,
                      const std::vector<std::vector<bool>>& can_run, hetero_placement mode, cost_source& source) {
   auto nominal = [&] {
-    std::vector<std::string> names;
     std::vector<graph::device_rates> rates;
-    for (const auto& m : members) {
-      names.push_back(m.name);
-      rates.push_back(nominal_rates(m.name, *m.dev));
-    }
-    return kept_costs{graph::roofline_costs(g, names, rates, can_run)};
+    for (const auto& m : members) rates.push_back(nominal_rates(m.name, *m.dev));
+    return kept_costs{graph::roofline_costs(g, member_names(members), rates, can_run)};
   };
   if (mode == hetero_placement::cost_nominal) {
     source.text = "the devices' nominal rates";
@@ -71,11 +67,7 @@ kept_costs costs_for(const graph::Graph& g, const std::vector<hetero_member>& me
     if (source.dir.empty()) source.dir = m.config.compile.cache_dir;
   source.key = hetero_costs_key(g, members, can_run);
   if (!source.dir.empty())
-    if (auto kept = load_hetero_costs(source.dir, source.key, g, [&] {
-          std::vector<std::string> names;
-          for (const auto& m : members) names.push_back(m.name);
-          return names;
-        }())) {
+    if (auto kept = load_hetero_costs(source.dir, source.key, g, member_names(members))) {
       source.text = "the calibration kept in CACHE_DIR";
       source.measured = source.kept = true;
       return *kept;
@@ -265,8 +257,7 @@ hetero_plan plan_hetero(const graph::Graph& src, const std::vector<hetero_member
   // device is taken on trust: a device may refuse an op only because its shapes are not known
   // yet. Each set of concrete shapes is planned again, and checked, on first use.
   if (plan.is_static) fold_constants(g);
-  std::vector<std::string> names;
-  for (const auto& m : members) names.push_back(m.name);
+  const std::vector<std::string> names = member_names(members);
   graph::support_query query = [&](const std::string& device, const graph::Graph& q, const graph::Op& op) {
     if (!plan.is_static)
       if (auto it = op.rt_info.find("affinity"); it != op.rt_info.end() && it->second == device) return graph::op_support{true, ""};

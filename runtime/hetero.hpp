@@ -25,6 +25,13 @@ struct hetero_member {
   std::shared_ptr<actors::device_pool> pool; ///< the Core's workers of this device
 };
 
+/// The members' names, in order.
+inline std::vector<std::string> member_names(const std::vector<hetero_member>& members) {
+  std::vector<std::string> names;
+  for (const auto& m : members) names.push_back(m.name);
+  return names;
+}
+
 /// HETERO_PLACEMENT: OpenVINO's rule (each op to the first listed device that runs it, the
 /// default) or troupe's (each op where the measured times make one request fastest; with
 /// cost_nominal, where a roofline of the devices' nominal rates predicts it, nothing timed).

@@ -187,7 +187,7 @@ graph::placement_costs calibrate_here(const graph::Graph& g, const std::vector<h
                                       int runs) {
   const std::size_t n = members.size();
   graph::placement_costs c;
-  for (const auto& m : members) c.devices.push_back(m.name);
+  c.devices = member_names(members);
   c.op_us.assign(g.ops.size(), std::vector<double>(n, std::numeric_limits<double>::infinity()));
   std::vector<timed_split> splits(n);
   for (std::size_t d = 0; d < n; ++d) {
