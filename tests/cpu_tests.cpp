@@ -19,7 +19,7 @@
 #include "kernels/cpu/native_ops.hpp"
 #include "kernels/cpu/packed_gemm_f32.hpp"
 #include "kernels/cpu/memory_plan.hpp"
-#include "kernels/cpu/output_pool.hpp"
+#include "kernels/output_pool.hpp"
 #include "kernels/cpu/packed_gemm_bf16.hpp"
 #include "kernels/cpu/avx512_bf16.hpp"
 #include "kernels/reference/interpreter.hpp"
@@ -721,7 +721,7 @@ BOOST_AUTO_TEST_CASE(output_blocks_come_back_for_the_next_run) {
   // An output the caller lets go is the next run's block (a 25 MB block fresh per run pays its
   // page faults every run); one the caller still holds is not handed out twice; blocks past the
   // bound are freed; a block outliving its pool is freed (ASan sees a leak or a double free).
-  auto pool = std::make_shared<kernels::cpu::output_pool>(2);
+  auto pool = std::make_shared<kernels::output_pool>(2);
   auto first = pool->take(4096);
   void* const at = first.get();
   BOOST_TEST(reinterpret_cast<std::uintptr_t>(at) % 64 == 0u);

@@ -485,6 +485,26 @@ BOOST_AUTO_TEST_CASE(profiling_has_upload_and_download_rows, *utf::precondition(
   expect_error([&] { plain.get_profiling_info(); }, {"PERF_COUNT"});
 }
 
+BOOST_AUTO_TEST_CASE(a_held_output_keeps_its_values_while_blocks_are_reused, *utf::precondition(tests::gpu_present())) {
+  // Outputs come from blocks of earlier outputs the caller let go (kernels/output_pool.hpp,
+  // whose own cases are in cpu_tests): a tensor still held must never be one of them. Run 1's
+  // output is held through runs 2..5; every run's values are its own.
+  Core core;
+  require_gpu(core);
+  auto req = core.compile_model(core.read_model(add_relu_model()), "GPU").create_infer_request();
+  Tensor held;
+  for (int run = 0; run < 6; ++run) {
+    req.set_input_tensor(0, ramp({1, 64}, 1, static_cast<float>(run)));
+    req.set_input_tensor(1, ramp({1, 64}, 1, 0));
+    req.infer();
+    const Tensor out = req.get_output_tensor(0);
+    for (int64_t i = 0; i < 64; i += 21) BOOST_TEST(out.data<float>()[i] == 2.f * static_cast<float>(i) + run);
+    if (run == 1) held = out;
+    else BOOST_TEST(out.data() != held.data());
+  }
+  BOOST_TEST(held.data<float>()[21] == 43.f);
+}
+
 // ---- ops the GPU lacks ---------------------------------------------------------------------
 
 BOOST_AUTO_TEST_CASE(an_op_the_gpu_lacks_names_op_node_and_device, *utf::precondition(tests::gpu_present())) {

@@ -57,14 +57,11 @@ namespace {
 /// of an earlier run's output the caller let go. A sanitizer build fills it with NaN bytes, so
 /// that a step that leaves part of it unwritten shows up as wrong results there.
 Tensor output_tensor(output_pool& pool, element_type type, const Shape& shape) {
-  if (type == element_type::string) return Tensor(type, shape);
-  const std::size_t bytes = (static_cast<std::size_t>(shape_size(shape)) * element_size(type) + 63) / 64 * 64 + 64;
-  std::shared_ptr<void> block = pool.take(bytes);
+  Tensor t = pool.tensor(type, shape);
 #if defined(__SANITIZE_ADDRESS__)
-  std::memset(block.get(), 0xff, bytes);
+  if (type != element_type::string) std::memset(t.data(), 0xff, t.get_byte_size());
 #endif
-  void* p = block.get();
-  return Tensor(type, shape, std::move(block), p);
+  return t;
 }
 
 } // namespace

@@ -7,9 +7,9 @@
 #include <unordered_map>
 #include <utility>
 
-#include "kernels/cpu/output_pool.hpp"
 #include "kernels/cpu/plan.hpp"
 #include "kernels/device.hpp"
+#include "kernels/output_pool.hpp"
 
 namespace troupe::kernels::cpu {
 

@@ -8,6 +8,7 @@
 #include <troupe/exception.hpp>
 
 #include <troupe/float16.hpp>
+#include "kernels/output_pool.hpp"
 #include "kernels/vulkan/lowering.hpp"
 #include "kernels/vulkan/vk_check.hpp"
 
@@ -260,6 +261,8 @@ private:
   std::vector<region_ptr> staging_in_, staging_out_;
   region_ptr status_; ///< host-visible status words, when a shader reports bad input
   command_set cmd_;
+  /// Host blocks of outputs the caller let go, for the next run's: every byte is copied in.
+  std::shared_ptr<output_pool> host_outputs_ = std::make_shared<output_pool>(p_->g.outputs.size());
   VkDescriptorPool dpool_ = VK_NULL_HANDLE;
   VkQueryPool qpool_ = VK_NULL_HANDLE;
   std::vector<VkDescriptorSet> sets_;
@@ -455,7 +458,7 @@ void vk_executable::run(const std::vector<Tensor>& inputs, std::vector<Tensor>& 
       outputs.push_back(v.constant->clone());
       continue;
     }
-    Tensor t(v.type, v.shape.to_shape());
+    Tensor t = host_outputs_->tensor(v.type, v.shape.to_shape());
     if (p_->narrowed(v)) widen_copy(t.data<float>(), staging_out_[i]->mapped, static_cast<std::size_t>(t.get_size()));
     else if (t.get_byte_size()) std::memcpy(t.data(), staging_out_[i]->mapped, t.get_byte_size());
     outputs.push_back(std::move(t));
