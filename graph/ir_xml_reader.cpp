@@ -284,7 +284,8 @@ private:
                   to_string(*t) + " (" + std::to_string(need) + " bytes)");
     if (weights_missing_ && *size > 0) fail(l, "the weights file '" + weights_source_ + "' cannot be opened");
     if (static_cast<uint64_t>(*offset) > size_ || static_cast<uint64_t>(*size) > size_ - static_cast<uint64_t>(*offset))
-      fail(l, "the constant's bytes " + std::to_string(*offset) + ".." + std::to_string(*offset + *size) +
+      fail(l, "the constant's bytes " + std::to_string(*offset) + ".." +
+                  std::to_string(static_cast<uint64_t>(*offset) + static_cast<uint64_t>(*size)) + // both >= 0: no wrap
                   " lie past the end of the weights '" + weights_source_ + "' (" + std::to_string(size_) + " bytes)");
     Tensor r(*t, ps.dims);
     if (*size > 0) std::memcpy(r.data(), weights_ + *offset, static_cast<std::size_t>(*size));
