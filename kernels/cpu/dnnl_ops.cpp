@@ -322,6 +322,11 @@ bool build_packed_matmul(plan_builder& b, const Op& op) {
   if (bs.size() != 2 || as.size() < 2 || as.back() != bs[0] || b.shape(Y).back() != bs[1]) return false;
   const int64_t k = bs[0], n = bs[1], rows = k ? shape_size(as) / k : 0;
   if (!packed_gemm_f32_pays(rows, k, n)) return false;
+  const auto site = find_bias_add(b, Y, b.shape(Y));
+  const bool activation = site.bias != graph::no_value && b.g.ops[site.add].has_attr("activation");
+  // oneDNN's matmul takes a bias Add with its activation (a Gelu) whole: leave it those, but the
+  // wide products whose per-call packing is the cost. (Decided before anything is added.)
+  if (activation && n < 4096) return false;
   const Tensor& w = *b.g.value(Bv).constant;
   const std::function<Tensor()> make = [&] {
     return bf16 ? pack_bf16_pair_panels(w.data<float>(), k, n) : pack_f32_panels(w.data<float>(), k, n);
@@ -334,11 +339,6 @@ bool build_packed_matmul(plan_builder& b, const Op& op) {
   copy.inputs.clear(); // the step's operands are its buffers
   std::vector<int> ins{b.input_plain(A), b.const_buffer(panels), b.const_buffer(columns)};
   ValueId out = Y;
-  const auto site = find_bias_add(b, Y, b.shape(Y));
-  const bool activation = site.bias != graph::no_value && b.g.ops[site.add].has_attr("activation");
-  // oneDNN's matmul takes a bias Add with its activation (a Gelu) whole: leave it those, but the
-  // wide products whose per-call packing is the cost.
-  if (activation && n < 4096) return false;
   if (site.bias != graph::no_value && !activation) {
     const Tensor& c = *b.g.value(site.bias).constant;
     Tensor bias(element_type::f32, Shape{n});
