@@ -67,6 +67,10 @@ public:
 private:
   void give(void* p, std::size_t bytes) {
     std::lock_guard lock(m_);
+    if (max_blocks_ == 0) {
+      std::free(p);
+      return;
+    }
     if (free_.size() >= max_blocks_) {
       // The oldest goes: the newest is the likeliest to be asked for next.
       std::free(free_.front().second);
