@@ -1,5 +1,7 @@
 #include "actors/shape_dispatch.hpp"
 
+#include <chrono>
+
 #include "actors/device_pool.hpp"
 #include "actors/least_recent.hpp"
 #include "actors/system_tail.hpp"
@@ -84,8 +86,11 @@ caf::behavior builder_actor(caf::event_based_actor*, runner_builder build, std::
         if (submit_built(*b, shapes, job)) return; // built for an earlier request in the queue
         std::unique_ptr<runner> r;
         try {
+          const auto t0 = std::chrono::steady_clock::now();
           r = build(shapes);
-          if (stats) stats->count();
+          if (stats)
+            stats->count(static_cast<uint64_t>(
+                std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count()));
         } catch (...) {
           job.sink->on_error(job.request, current_failure());
           return;

@@ -1,5 +1,7 @@
 #include "actors/subgraph_actor.hpp"
 
+#include <chrono>
+#include <deque>
 #include <map>
 
 #include "actors/least_recent.hpp"
@@ -41,13 +43,94 @@ struct program_cache {
   }
 };
 
-/// `(infer_atom, inference)` -> the program for its key (compiled once, kept while among the
-/// `capacity` most recently used) -> the pool.
-caf::behavior subgraph_actor(caf::event_based_actor*, program_compiler compile, std::vector<std::size_t> value_keys,
+using compiled_atom = caf::atom_constant<caf::atom("compiled")>;
+
+/// What a compile job sends back: the program, or why there is none.
+struct compile_outcome {
+  std::shared_ptr<const program> prog;
+  failure error;
+  uint64_t us = 0; ///< how long it took
+};
+
+} // namespace
+} // namespace troupe::actors
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::actors::compile_outcome)
+
+namespace troupe::actors {
+namespace {
+
+/// Compiles on a thread of its own and sends the outcome to `home`, so that the subgraph actor
+/// keeps dispatching the shapes it has while a new one compiles.
+void compile_job(caf::blocking_actor*, program_compiler compile, std::vector<Tensor> inputs, caf::actor home) {
+  system_tail busy; // holds the program (a device's executable) until it is sent
+  compile_outcome out;
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    out.prog = compile(inputs);
+  } catch (...) {
+    // Compiling for these shapes failed: the shapes (the input) caused it, unless the device
+    // says otherwise.
+    out.error = current_failure();
+  }
+  out.us = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count());
+  caf::anon_send(home, compiled_atom::value, std::move(out));
+}
+
+/// The subgraph actor's state: programs by key, and the requests that wait for theirs.
+struct subgraph_state {
+  program_cache cache;
+  /// Requests by the key they wait for, in arrival order; the keys to compile, in order. One
+  /// compile runs at a time (the first key of `queue`): a device compiles one model's shapes
+  /// one after another, and the first compile derives the weights that later ones reuse.
+  std::map<program_key, std::vector<inference>> waiting;
+  std::deque<program_key> queue;
+  bool compiling = false;
+
+  /// Every waiting request fails with `f` (the actor is going away).
+  void fail_waiting(const failure& f) {
+    for (auto& [key, jobs] : waiting)
+      for (auto& job : jobs) job.sink->on_error(job.request, f);
+    waiting.clear();
+    queue.clear();
+  }
+};
+
+/// `(infer_atom, inference)` -> the program for its key (compiled once, on a compile job, and
+/// kept while among the `capacity` most recently used) -> the pool. Requests of shapes already
+/// compiled go on while another shape compiles.
+caf::behavior subgraph_actor(caf::event_based_actor* self, program_compiler compile, std::vector<std::size_t> value_keys,
                              std::size_t capacity, std::shared_ptr<compile_stats> stats,
                              std::shared_ptr<device_pool> pool, std::size_t client,
                              std::shared_ptr<subgraph::compiled_programs> compiled) {
-  auto cache = std::make_shared<program_cache>();
+  auto st = std::make_shared<subgraph_state>();
+  // Requests still waiting for a compile when the actor goes complete as cancelled.
+  self->attach_functor([st] {
+    system_tail busy;
+    st->fail_waiting({failure_kind::cancelled, "the compiled model was destroyed"});
+  });
+  auto start_next = [=] {
+    if (st->compiling || st->queue.empty()) return;
+    st->compiling = true;
+    const auto& first = st->waiting.at(st->queue.front()).front();
+    self->spawn<caf::detached>(compile_job, compile, first.inputs, caf::actor_cast<caf::actor>(self));
+  };
+  auto dispatch = [=](inference&& job, std::shared_ptr<const program> prog) {
+    if (auto gone = st->cache.trim(capacity); !gone.empty()) {
+      // Requests still running on an evicted program keep it; the workers drop their clones.
+      std::vector<const program*> forget;
+      {
+        std::lock_guard lock(compiled->mutex);
+        for (const auto& g : gone) {
+          forget.push_back(g.get());
+          std::erase(compiled->all, g);
+        }
+      }
+      pool->forget(forget);
+    }
+    pool->submit(client, work{std::move(job), std::move(prog), client});
+  };
   return {
       [=](infer_atom, inference& message) {
         system_tail busy;
@@ -60,38 +143,35 @@ caf::behavior subgraph_actor(caf::event_based_actor*, program_compiler compile, 
           job.sink->on_error(job.request, current_failure());
           return;
         }
-        auto it = cache->by_key.find(key);
-        if (it == cache->by_key.end()) {
-          try {
-            auto p = compile(job.inputs);
-            if (stats) stats->count();
-            {
-              std::lock_guard lock(compiled->mutex);
-              compiled->all.push_back(p);
-            }
-            it = cache->by_key.emplace(std::move(key), program_cache::entry{std::move(p), 0}).first;
-          } catch (...) {
-            // Compiling for these shapes failed: the shapes (the input) caused it, unless the
-            // device says otherwise.
-            job.sink->on_error(job.request, current_failure());
-            return;
-          }
+        if (auto it = st->cache.by_key.find(key); it != st->cache.by_key.end()) {
+          it->second.last_use = ++st->cache.clock;
+          dispatch(std::move(job), it->second.prog);
+          return;
         }
-        it->second.last_use = ++cache->clock;
-        auto prog = it->second.prog;
-        if (auto gone = cache->trim(capacity); !gone.empty()) {
-          // Requests still running on an evicted program keep it; the workers drop their clones.
-          std::vector<const program*> forget;
+        auto [w, fresh] = st->waiting.try_emplace(key);
+        w->second.push_back(std::move(job));
+        if (fresh) st->queue.push_back(std::move(key));
+        start_next();
+      },
+      [=](compiled_atom, compile_outcome& out) {
+        system_tail busy;
+        auto key = std::move(st->queue.front());
+        st->queue.pop_front();
+        st->compiling = false;
+        auto node = st->waiting.extract(key);
+        if (!out.prog) {
+          for (auto& job : node.mapped()) job.sink->on_error(job.request, out.error);
+        } else {
+          if (stats) stats->count(out.us);
           {
             std::lock_guard lock(compiled->mutex);
-            for (const auto& g : gone) {
-              forget.push_back(g.get());
-              std::erase(compiled->all, g);
-            }
+            compiled->all.push_back(out.prog);
           }
-          pool->forget(forget);
+          st->cache.by_key.emplace(std::move(key), program_cache::entry{out.prog, ++st->cache.clock});
+          for (auto& job : node.mapped())
+            if (job.sink->wanted(job.request)) dispatch(std::move(job), out.prog);
         }
-        pool->submit(client, work{std::move(job), std::move(prog), client});
+        start_next();
       },
   };
 }

@@ -87,6 +87,7 @@ Any CompiledModel::get_property(const std::string& name) const {
   if (name == "PERFORMANCE_HINT") return Any(c.hint);
   if (name == "LOADED_FROM_CACHE") return Any(impl_->loaded_from_cache);
   if (name == "RUNTIME_COMPILES") return Any(static_cast<int64_t>(impl_->stats->compiles.load()));
+  if (name == "RUNTIME_COMPILE_MS") return Any(static_cast<double>(impl_->stats->compile_us.load()) / 1000.0);
   if (name == "RUNTIME_CACHE_CAPACITY") return Any(static_cast<int64_t>(c.runtime_cache_capacity));
   std::map<std::string, std::string> by_device;
   for (const auto& row : compiled_model_property_table()) {

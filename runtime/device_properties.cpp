@@ -226,6 +226,9 @@ const std::vector<compiled_property_spec>& compiled_model_property_table() {
        "How many programs it compiled while serving: a model with dynamic inputs compiles one for each "
        "new set of input shapes (and again for one that RUNTIME_CACHE_CAPACITY dropped); 0 for static "
        "shapes (troupe's own). HETERO: its splits per set of shapes; MULTI and AUTO: all devices' added up."},
+      {"RUNTIME_COMPILE_MS", "all",
+       "The time those compiles took, in milliseconds, added up (troupe's own). A request of a shape "
+       "already compiled does not wait for one that compiles."},
       {"RUNTIME_CACHE_CAPACITY", "all", "The programs for dynamic shapes it keeps (0: no bound)."},
       {"LOADED_FROM_CACHE", "all",
        "YES when compiling used a compiled model from CACHE_DIR (or, on a GPU, its pipeline cache file); a "

@@ -135,6 +135,95 @@ BOOST_AUTO_TEST_CASE(dynamic_shapes_compile_once_per_shape_and_report_compile_er
   BOOST_TEST(rec->errors[4] == "cannot compile for [7]");
 }
 
+/// A gate a test opens once: compiles wait on it.
+struct gate {
+  std::mutex m;
+  std::condition_variable cv;
+  bool open = false, reached = false;
+  void pass() {
+    std::unique_lock l(m);
+    reached = true;
+    cv.notify_all();
+    cv.wait(l, [&] { return open; });
+  }
+  void wait_reached() {
+    std::unique_lock l(m);
+    cv.wait(l, [&] { return reached; });
+  }
+  void release() {
+    std::lock_guard l(m);
+    open = true;
+    cv.notify_all();
+  }
+};
+
+/// A new shape compiles off the subgraph actor: requests of a shape already compiled run while
+/// it does, the requests of the new shape wait for its one compile and then all run, and the
+/// compile's time is counted.
+BOOST_AUTO_TEST_CASE(a_shape_that_compiles_does_not_hold_up_compiled_ones) {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  auto rec = std::make_shared<recorder>();
+  auto slow = std::make_shared<gate>();
+  auto compiles = std::make_shared<std::atomic<int>>(0);
+  auto stats = std::make_shared<compile_stats>();
+  subgraph_spec spec;
+  spec.stats = stats;
+  spec.compile = [compiles, slow](const std::vector<Tensor>& inputs) -> std::shared_ptr<const program> {
+    ++*compiles;
+    if (inputs.at(0).get_shape().at(0) == 5) {
+      slow->pass();
+      std::this_thread::sleep_for(std::chrono::milliseconds(2)); // some time to count
+    }
+    return fake_program(std::make_shared<run_control>());
+  };
+  subgraph sg(sys, std::move(spec));
+  sg.submit(inference{1, {vec(2, 1)}, rec});
+  rec->wait_for_count(1);
+  for (uint64_t i = 2; i <= 4; ++i) sg.submit(inference{i, {vec(5, float(i))}, rec}); // one compile, held
+  slow->wait_reached();
+  for (uint64_t i = 5; i <= 8; ++i) sg.submit(inference{i, {vec(2, float(i))}, rec});
+  rec->wait_for_count(5); // 1 and 5..8 ran while [5] compiles (a blocking compile hangs here)
+  {
+    std::lock_guard l(rec->m);
+    for (uint64_t i = 2; i <= 4; ++i) BOOST_TEST(rec->completions.count(i) == 0u);
+  }
+  slow->release();
+  rec->wait_for_count(8);
+  for (uint64_t i = 1; i <= 8; ++i) {
+    BOOST_TEST(rec->completions[i] == 1);
+    BOOST_TEST(rec->values[i] == 2.0f * float(i));
+  }
+  BOOST_TEST(compiles->load() == 2);
+  BOOST_TEST(stats->compiles.load() == 2u);
+  BOOST_TEST(stats->compile_us.load() >= 2000u);
+}
+
+/// Requests waiting for a compile when the subgraph goes away fail as cancelled, once each.
+BOOST_AUTO_TEST_CASE(requests_waiting_for_a_compile_fail_when_the_subgraph_goes_away) {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  auto rec = std::make_shared<recorder>();
+  auto slow = std::make_shared<gate>();
+  {
+    subgraph_spec spec;
+    spec.compile = [slow](const std::vector<Tensor>&) -> std::shared_ptr<const program> {
+      slow->pass();
+      return fake_program(std::make_shared<run_control>());
+    };
+    subgraph sg(sys, std::move(spec));
+    for (uint64_t i = 1; i <= 3; ++i) sg.submit(inference{i, {vec(3, float(i))}, rec});
+    slow->wait_reached();
+  }
+  rec->wait_for_count(3);
+  slow->release(); // the compile ends after its requests did; what it sends goes nowhere
+  for (uint64_t i = 1; i <= 3; ++i) {
+    BOOST_TEST(rec->completions[i] == 1);
+    BOOST_TEST(rec->errors[i] == "the compiled model was destroyed");
+    BOOST_TEST((rec->kinds[i] == failure_kind::cancelled));
+  }
+}
+
 /// A bounded cache keeps the most recently used programs: a shape that was evicted compiles
 /// again, the runs stay right, and an evicted program is freed once the workers drop it.
 BOOST_AUTO_TEST_CASE(a_bounded_program_cache_evicts_the_least_recently_used) {

@@ -226,8 +226,10 @@ BOOST_AUTO_TEST_CASE(runtime_compiles_are_counted_and_the_cache_is_bounded) {
     BOOST_TEST_CONTEXT(dev) {
       auto cm = core.compile_model(path, dev);
       BOOST_TEST(cm.get_property("RUNTIME_COMPILES").as<int>() == 0);
+      BOOST_TEST(cm.get_property("RUNTIME_COMPILE_MS").as<double>() == 0.0);
       auto req = cm.create_infer_request();
       for (auto b : batches) run(req, b);
+      BOOST_TEST(cm.get_property("RUNTIME_COMPILE_MS").as<double>() > 0.0); // their time, added up
       // Three distinct shapes. MULTI may run a shape on either device: each compiles its own.
       const int compiles = cm.get_property("RUNTIME_COMPILES").as<int>();
       if (dev.rfind("MULTI", 0) == 0) BOOST_TEST((compiles >= 3 && compiles <= 6), compiles);

@@ -389,7 +389,8 @@ int bench(const bench_options& o_in, std::optional<statistics_report>& stats) {
   }
   info("Execution Devices: %s", device_list(exec_devices).c_str());
   if (!served.empty()) info("Requests served:   %s", served.c_str());
-  if (dynamic) info("Compiles while serving: %s (RUNTIME_CACHE_CAPACITY %s)", compiles.c_str(),
+  if (dynamic) info("Compiles while serving: %s, %s ms in all (RUNTIME_CACHE_CAPACITY %s)", compiles.c_str(),
+                    ms2(std::stod(property_or(cm, "RUNTIME_COMPILE_MS", "0"))).c_str(),
                     property_or(cm, "RUNTIME_CACHE_CAPACITY", "?").c_str());
   info("Count:               %llu iterations", static_cast<unsigned long long>(res.iterations));
   info("Duration:            %s ms", ms2(res.duration_ms).c_str());

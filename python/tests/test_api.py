@@ -155,6 +155,17 @@ def test_compiled_model_properties(models):
     assert compiled.get_property(props.execution_devices) == ["CPU"]
 
 
+def test_runtime_compile_properties_are_numbers(models):
+    compiled = ov.Core().compile_model(models["dyn"], "CPU")
+    assert compiled.get_property("RUNTIME_COMPILES") == 0 and compiled.get_property("RUNTIME_CACHE_CAPACITY") == 128
+    request = compiled.create_infer_request()
+    for batch in (1, 3, 1):
+        request.infer({"x": np.ones((batch, 4), np.float32)})
+    assert compiled.get_property("RUNTIME_COMPILES") == 2
+    ms = compiled.get_property("RUNTIME_COMPILE_MS")
+    assert isinstance(ms, float) and ms > 0
+
+
 def test_multi_reprioritize(models):
     core = ov.Core()
     compiled = core.compile_model(models["add"], "MULTI:CPU,REFERENCE")

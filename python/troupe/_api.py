@@ -76,7 +76,8 @@ def _properties(config: Any) -> Dict[str, str]:
 
 
 _INT_PROPERTIES = {"OPTIMAL_NUMBER_OF_INFER_REQUESTS", "INFERENCE_NUM_THREADS", "PERFORMANCE_HINT_NUM_REQUESTS",
-                   "NUM_STREAMS", "NODE_TIMEOUT_MS"}
+                   "NUM_STREAMS", "NODE_TIMEOUT_MS", "RUNTIME_COMPILES", "RUNTIME_CACHE_CAPACITY"}
+_FLOAT_PROPERTIES = {"RUNTIME_COMPILE_MS"}
 _BOOL_PROPERTIES = {"PERF_COUNT", "LOADED_FROM_CACHE"}
 _LIST_PROPERTIES = {"AVAILABLE_DEVICES", "SUPPORTED_PROPERTIES", "EXECUTION_DEVICES", "OPTIMIZATION_CAPABILITIES"}
 
@@ -89,6 +90,11 @@ def _typed(name: str, text: str) -> Any:
             return int(text)
         except ValueError:
             return text  # "AUTO"
+    if name in _FLOAT_PROPERTIES:
+        try:
+            return float(text)
+        except ValueError:
+            return text
     if name in _BOOL_PROPERTIES:
         return text.upper() in ("YES", "TRUE", "1")
     if name in _LIST_PROPERTIES:
