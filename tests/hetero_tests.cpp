@@ -509,8 +509,14 @@ BOOST_AUTO_TEST_CASE(cost_placement_keeps_affinities, *tests::needs_case(tests::
   auto placed = core.query_placement(model, "HETERO:CPU,REFERENCE", cost);
   BOOST_TEST(placed[pinned].device == "REFERENCE");
   BOOST_TEST(placed[pinned].why == "affinity REFERENCE");
+  // Which device wins the others depends on what the calibration measured (on a loaded 2-core
+  // machine a 2-thread CPU can lose them all): each is placed by cost, and REFERENCE runs.
+  int costed = 0;
+  for (const auto& [op, p] : placed)
+    if (op != pinned) costed += p.why.rfind("cost: ", 0) == 0;
+  BOOST_TEST(costed > 30);
   auto cm = core.compile_model(model, "HETERO:CPU,REFERENCE", cost);
-  BOOST_TEST(cm.get_property("EXECUTION_DEVICES").as_string() == "CPU,REFERENCE");
+  BOOST_TEST(cm.get_property("EXECUTION_DEVICES").as_string().find("REFERENCE") != std::string::npos);
   auto cmp = tests::compare_scaled(tests::run_model_on_device(core, tests::ppocr_cls, model, "HETERO:CPU,REFERENCE", cost),
                                    cpu, 1e-4, 1e-5);
   BOOST_TEST(cmp.ok, cmp.message);
