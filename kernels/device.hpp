@@ -11,6 +11,7 @@
 
 #include "graph/ir.hpp"
 #include "kernels/derived_constants.hpp"
+#include "kernels/output_pool.hpp"
 #include "kernels/device_presence.hpp"
 
 namespace troupe::kernels {
@@ -61,6 +62,9 @@ struct compile_config {
   /// distinct value of a value-keyed one): what the device derived from the weights, reused.
   /// Null: derived every time. Not a setting: it changes no result.
   std::shared_ptr<derived_constants> derived;
+  /// Shared alike: blocks of outputs the caller let go, for any program's next outputs (a
+  /// dynamic model's programs per shape share them). Null: each executable keeps its own.
+  std::shared_ptr<output_pool> output_blocks;
 };
 
 /// One row of performance counters, as ov::ProfilingInfo.

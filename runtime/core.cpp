@@ -142,8 +142,9 @@ std::shared_ptr<CompiledModel::Impl> Core::Impl::compile_single_graph(const grap
   auto dev = Impl::as_configured(name, entry, cm->config);
   auto cfg = cm->config.compile;
   // Every compile of this model (one per new shape or value when dynamic) shares what the
-  // device derives from the weights.
+  // device derives from the weights, and the blocks the caller's outputs come back in.
   cfg.derived = std::make_shared<kernels::derived_constants>();
+  cfg.output_blocks = std::make_shared<kernels::output_pool>(0);
   if (all_static) {
     // What export_model writes and CACHE_DIR keeps: the optimized graph and what it is for.
     auto blob = std::make_shared<compiled_blob>();

@@ -484,7 +484,10 @@ void compile_hetero(CompiledModel::Impl& cm, const graph::Graph& src, const hete
     auto used = std::make_shared<std::set<std::string>>();
     // Each member device keeps what it derives from the weights for the next shape's split.
     auto kept = members;
-    for (auto& m : kept) m.config.compile.derived = std::make_shared<kernels::derived_constants>();
+    for (auto& m : kept) {
+      m.config.compile.derived = std::make_shared<kernels::derived_constants>();
+      m.config.compile.output_blocks = std::make_shared<kernels::output_pool>(0);
+    }
     cm.runner = std::make_unique<actors::shape_dispatch>(
         sys,
         [g, members = std::move(kept), input_names, output_names, &sys, report, used,

@@ -741,7 +741,20 @@ BOOST_AUTO_TEST_CASE(output_blocks_come_back_for_the_next_run) {
   BOOST_TEST(pool->held() == 1u);
   held.reset();
   again.reset();
-  BOOST_TEST(pool->held() == 2u); // the bound: the oldest went
+  BOOST_TEST(pool->held() == 2u); // the bound: the smallest went (one of the 4096s)
+  {
+    auto small = pool->take(1000); // the smallest block that fits: a 4096, not the 8192
+    auto large = pool->take(8000);
+    BOOST_TEST(pool->held() == 0u);
+    small.reset();
+    large.reset();
+    BOOST_TEST(pool->held() == 2u);
+    pool->keep_at_least(3);
+    pool->take(16384).reset(); // kept now: room for three
+    BOOST_TEST(pool->held() == 3u);
+    pool->take(64).reset(); // full: a block smaller than every kept one is freed
+    BOOST_TEST(pool->held() == 3u);
+  }
   auto outlives = pool->take(4096);
   pool.reset();
   outlives.reset();
@@ -766,6 +779,26 @@ BOOST_AUTO_TEST_CASE(output_blocks_come_back_for_the_next_run) {
   exe->run(in, second); // `out` still held: another block
   BOOST_TEST(second[0].data() != block);
   BOOST_TEST(out[0].data<float>()[5] == second[0].data<float>()[5]);
+
+  // Programs of one compiled model share a pool (a dynamic model's, one per length): a shorter
+  // length's output takes the block a longer one's left, and is right.
+  kernels::compile_config shared;
+  shared.output_blocks = std::make_shared<kernels::output_pool>(0);
+  builder longer, shorter;
+  longer.output(longer.op("Relu", {longer.input({8, 4100})}));
+  shorter.output(shorter.op("Relu", {shorter.input({3, 4100})}));
+  auto long_exe = kernels::cpu::make_cpu_device()->compile(longer.g, shared);
+  auto short_exe = kernels::cpu::make_cpu_device()->compile(shorter.g, shared);
+  out.clear();
+  long_exe->run(in, out);
+  const void* long_block = out[0].data();
+  out.clear();
+  const std::vector<Tensor> short_in{random_tensor({3, 4100}, 4)};
+  short_exe->run(short_in, out);
+  BOOST_TEST(out[0].data() == long_block);
+  BOOST_TEST((out[0].get_shape() == Shape{3, 4100}));
+  for (int64_t i = 0; i < 3 * 4100; ++i)
+    BOOST_TEST_REQUIRE(out[0].data<float>()[i] == std::max(0.0f, short_in[0].data<float>()[i]));
 }
 
 BOOST_AUTO_TEST_CASE(matmul_batched_broadcast) {

@@ -1,5 +1,6 @@
 #include "kernels/cpu/cpu_device.hpp"
 
+#include <algorithm>
 #include <exception>
 #include <fstream>
 #include <sstream>
@@ -86,7 +87,9 @@ std::unique_ptr<executable> cpu_device::compile(const graph::Graph& g, const com
   });
   builder.join();
   if (error) std::rethrow_exception(error);
-  return std::make_unique<cpu_executable>(std::move(p));
+  auto blocks = cfg.output_blocks;
+  if (blocks) blocks->keep_at_least(p->outputs.size() * static_cast<std::size_t>(std::max(1, cfg.streams) + 1));
+  return std::make_unique<cpu_executable>(std::move(p), std::move(blocks));
 }
 
 std::unique_ptr<kernels::device> make_cpu_device() { return std::make_unique<cpu_device>(); }

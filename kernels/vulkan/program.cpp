@@ -45,6 +45,9 @@ struct program {
   std::vector<dispatch_rec> dispatches;
   std::vector<op_row> rows;
   bool profiling = false;
+  /// Host blocks of outputs the caller let go, for the next run's (every byte is copied in):
+  /// the compiled model's (compile_config::output_blocks), shared by the clones.
+  std::shared_ptr<output_pool> host_outputs;
   bool loaded_from_cache = false; ///< CACHE_DIR held a pipeline cache for this device
   bool f16 = false; ///< float tensors and constants stored as float16 (INFERENCE_PRECISION_HINT=f16)
   bool f16_math = false; ///< and the Conv/MatMul/Gemm loops computing in float16 (their _f16math variants)
@@ -261,8 +264,6 @@ private:
   std::vector<region_ptr> staging_in_, staging_out_;
   region_ptr status_; ///< host-visible status words, when a shader reports bad input
   command_set cmd_;
-  /// Host blocks of outputs the caller let go, for the next run's: every byte is copied in.
-  std::shared_ptr<output_pool> host_outputs_ = std::make_shared<output_pool>(p_->g.outputs.size());
   VkDescriptorPool dpool_ = VK_NULL_HANDLE;
   VkQueryPool qpool_ = VK_NULL_HANDLE;
   std::vector<VkDescriptorSet> sets_;
@@ -458,7 +459,7 @@ void vk_executable::run(const std::vector<Tensor>& inputs, std::vector<Tensor>& 
       outputs.push_back(v.constant->clone());
       continue;
     }
-    Tensor t = host_outputs_->tensor(v.type, v.shape.to_shape());
+    Tensor t = p_->host_outputs->tensor(v.type, v.shape.to_shape());
     if (p_->narrowed(v)) widen_copy(t.data<float>(), staging_out_[i]->mapped, static_cast<std::size_t>(t.get_size()));
     else if (t.get_byte_size()) std::memcpy(t.data(), staging_out_[i]->mapped, t.get_byte_size());
     outputs.push_back(std::move(t));
@@ -547,6 +548,8 @@ std::unique_ptr<executable> compile_program(std::shared_ptr<gpu_context> ctx, co
   p->device_name = device_name;
   p->g = g;
   p->profiling = cfg.profiling;
+  p->host_outputs = cfg.output_blocks ? cfg.output_blocks : std::make_shared<output_pool>(0);
+  p->host_outputs->keep_at_least(g.outputs.size() * static_cast<std::size_t>(std::max(1, cfg.streams) + 1));
   if (cfg.inference_precision == element_type::f16) {
     if (!ctx->facts().fp16)
       throw Exception("bad value 'f16' for property INFERENCE_PRECISION_HINT of device " + device_name + " ('" +
