@@ -15,6 +15,7 @@
 #include "kernels/cpu/cpu_device.hpp"
 #include "kernels/cpu/int8_ops.hpp"
 #include "kernels/cpu/integer_matmul.hpp"
+#include "kernels/cpu/native_ops.hpp"
 #include "kernels/reference/common.hpp"
 #include "runtime/compile_pipeline.hpp"
 #include "tests/support/graph_builder.hpp"
@@ -433,6 +434,54 @@ BOOST_AUTO_TEST_CASE(dynamic_int8_matmuls_run_natively_and_match_the_reference) 
     expect_integer_products(r, path, 5, 5);
     BOOST_TEST(count_kernels(r, "DynamicQuantizeLinear native:quantize") == 1, listing(r));
   });
+}
+
+BOOST_AUTO_TEST_CASE(a_gelu_after_a_dynamic_int8_matmul_runs_in_its_epilogue) {
+  // A transformer's feed-forward layer as quantize_dynamic writes it: ... -> Add(bias) -> Gelu,
+  // in both forms. Where the CPU has AVX-512 (and the product is one int8 product) the Gelu is
+  // computed in the epilogue's pass; elsewhere it stays a step of its own. Either way within
+  // 4e-7 of the reference (its erf in double) relative to the output's largest value (a few
+  // float roundings), with
+  // arguments of either sign up to a few units.
+  for (const std::string form : {"none", "tanh"}) {
+    BOOST_TEST_CONTEXT("approximate=" << form) {
+      builder b;
+      ValueId x = b.input({13, 64});
+      const auto [xq, xs, xz] = dynamic_quantized(b, x);
+      ValueId y = dynamic_matmul(b, xq, xs, xz, 64, 45, element_type::u8, 45, 45, 3, 131);
+      b.output(b.op("Gelu", {y}, {{"approximate", form}}));
+      graph::Graph opt = b.g;
+      optimize_graph(opt);
+      kernels::compile_config cfg;
+      cfg.profiling = true;
+      auto exe = kernels::cpu::make_cpu_device()->compile(opt, cfg);
+      const std::vector<Tensor> in{random_of(element_type::f32, {13, 64}, 5, -1, 1)};
+      const auto expect = tests::run_reference(b.g, in);
+      const auto got = tests::run_like(*exe, in, expect);
+      const auto a = kernels::reference::to_doubles(got[0]), e = kernels::reference::to_doubles(expect[0]);
+      double worst = 0, largest = 0, lowest = 0;
+      for (std::size_t j = 0; j < a.size(); ++j) {
+        worst = std::max(worst, std::abs(a[j] - e[j]));
+        largest = std::max(largest, std::abs(e[j]));
+        lowest = std::min(lowest, e[j]);
+      }
+      BOOST_TEST_MESSAGE("worst " << worst << " of " << largest << ", lowest " << lowest);
+      BOOST_TEST(largest > 1.5);      // the arguments reach the range the test means
+      BOOST_TEST(lowest < -0.1);      // and the negative side
+      BOOST_TEST(worst <= 4e-7 * largest, "worst " << worst << " of " << largest);
+      std::string kinds;
+      int fused = 0, separate = 0;
+      for (const auto& p : exe->profile()) {
+        kinds += p.node_type + " " + p.exec_type + "; ";
+        fused += p.exec_type == "native:integer_matmul_epilogue+gelu";
+        separate += p.node_type == "Gelu" && p.exec_type != "native:integer_matmul_epilogue+gelu";
+      }
+      const bool here = kernels::cpu::native_avx512_available() && kernels::cpu::int8_exact_here() &&
+                        !kernels::cpu::integer_gemm_s16_chosen();
+      BOOST_TEST(fused == (here ? 1 : 0), kinds);
+      BOOST_TEST(separate == (here ? 0 : 1), kinds);
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(large_dynamic_int8_matmuls_match_the_reference_on_every_row_and_column) {

@@ -4,8 +4,11 @@
 #include <cstdlib>
 #include <optional>
 
+#include <troupe/exception.hpp>
+
 #include "kernels/cpu/int8_ops.hpp"
 #include "kernels/cpu/integer_gemm_s16.hpp"
+#include "kernels/cpu/native_ops.hpp"
 #include "kernels/reference/common.hpp"
 #include "kernels/reference/interpreter.hpp"
 
@@ -27,7 +30,7 @@ using tag = memory::format_tag;
 /// bias (empty: none), [7] the product with the high part of split weights (empty: none).
 /// out[0]: s32 or f32, the product's shape (in place over [0] for s32).
 template <bool with_wz, bool per_column, bool with_bias, bool to_float, bool split>
-void epilogue_rows(const std::vector<Tensor>& in, std::vector<Tensor>& out) {
+void epilogue_rows(const std::vector<Tensor>& in, std::vector<Tensor>& out, epilogue_activation act) {
   const Tensor& acc = in[0];
   const int64_t n = static_cast<int64_t>(in[2].get_size());
   const int64_t rows = n ? static_cast<int64_t>(acc.get_size()) / n : 0;
@@ -45,6 +48,9 @@ void epilogue_rows(const std::vector<Tensor>& in, std::vector<Tensor>& out) {
   const float* bias = with_bias ? in[6].data<float>() : nullptr;
   const int32_t* accp = acc.data<int32_t>();
   const int32_t* highp = split ? in[7].data<int32_t>() : nullptr;
+  const bool avx512 = to_float && !split && native_avx512_available();
+  if (act != epilogue_activation::none && !avx512)
+    throw Exception("internal: an integer product's activation needs the AVX-512 epilogue");
 #pragma omp parallel for schedule(static) if (rows * n > 32768)
   for (int64_t m = 0; m < rows; ++m) {
     const int32_t* r = accp + m * n;
@@ -59,6 +65,21 @@ void epilogue_rows(const std::vector<Tensor>& in, std::vector<Tensor>& out) {
       };
       if constexpr (to_float) {
         float* y = out[0].data<float>() + m * n;
+        if (avx512) {
+          epilogue_row e;
+          e.acc = r + j0;
+          e.y = y + j0;
+          e.n = j1 - j0;
+          e.az = az;
+          e.column_sums = cs + j0;
+          e.weight_zp = with_wz ? wz + j0 : nullptr;
+          e.rs = rs;
+          e.scale = per_column ? sc + j0 : nullptr;
+          e.s0 = s0;
+          e.bias = with_bias ? bias + j0 : nullptr;
+          integer_epilogue_row_512(e, act);
+          return;
+        }
 #pragma omp simd
         for (int64_t j = j0; j < j1; ++j) {
           float f = static_cast<float>(exact(j)) * (per_column ? sc[j] : s0);
@@ -88,31 +109,41 @@ void epilogue_rows(const std::vector<Tensor>& in, std::vector<Tensor>& out) {
 }
 
 template <bool with_wz, bool per_column, bool with_bias, bool split>
-void epilogue_out(const std::vector<Tensor>& in, std::vector<Tensor>& out) {
-  if (out[0].get_element_type() == element_type::f32) epilogue_rows<with_wz, per_column, with_bias, true, split>(in, out);
-  else epilogue_rows<with_wz, per_column, with_bias, false, split>(in, out);
+void epilogue_out(const std::vector<Tensor>& in, std::vector<Tensor>& out, epilogue_activation act) {
+  if (out[0].get_element_type() == element_type::f32) epilogue_rows<with_wz, per_column, with_bias, true, split>(in, out, act);
+  else epilogue_rows<with_wz, per_column, with_bias, false, split>(in, out, act);
 }
 
 template <bool with_wz, bool per_column, bool with_bias>
-void epilogue_split(const std::vector<Tensor>& in, std::vector<Tensor>& out) {
-  if (!in[7].empty()) epilogue_out<with_wz, per_column, with_bias, true>(in, out);
-  else epilogue_out<with_wz, per_column, with_bias, false>(in, out);
+void epilogue_split(const std::vector<Tensor>& in, std::vector<Tensor>& out, epilogue_activation act) {
+  if (!in[7].empty()) epilogue_out<with_wz, per_column, with_bias, true>(in, out, act);
+  else epilogue_out<with_wz, per_column, with_bias, false>(in, out, act);
 }
 
-template <bool with_wz> void epilogue_scale(const std::vector<Tensor>& in, std::vector<Tensor>& out) {
+template <bool with_wz>
+void epilogue_scale(const std::vector<Tensor>& in, std::vector<Tensor>& out, epilogue_activation act) {
   const bool per_column = !in[5].empty() && in[5].get_size() > 1, bias = !in[6].empty();
-  if (per_column) bias ? epilogue_split<with_wz, true, true>(in, out) : epilogue_split<with_wz, true, false>(in, out);
-  else bias ? epilogue_split<with_wz, false, true>(in, out) : epilogue_split<with_wz, false, false>(in, out);
+  if (per_column) bias ? epilogue_split<with_wz, true, true>(in, out, act) : epilogue_split<with_wz, true, false>(in, out, act);
+  else bias ? epilogue_split<with_wz, false, true>(in, out, act) : epilogue_split<with_wz, false, false>(in, out, act);
 }
 
+template <epilogue_activation act>
 void integer_matmul_epilogue(const reference::context&, const std::vector<Tensor>& in, std::vector<Tensor>& out) {
-  if (!in[3].empty()) epilogue_scale<true>(in, out);
-  else epilogue_scale<false>(in, out);
+  if (!in[3].empty()) epilogue_scale<true>(in, out, act);
+  else epilogue_scale<false>(in, out, act);
+}
+
+reference::kernel_fn epilogue_kernel(epilogue_activation act) {
+  switch (act) {
+  case epilogue_activation::gelu_erf: return integer_matmul_epilogue<epilogue_activation::gelu_erf>;
+  case epilogue_activation::gelu_tanh: return integer_matmul_epilogue<epilogue_activation::gelu_tanh>;
+  default: return integer_matmul_epilogue<epilogue_activation::none>;
+  }
 }
 
 } // namespace
 
-reference::kernel_fn integer_product_epilogue() { return integer_matmul_epilogue; }
+reference::kernel_fn integer_product_epilogue() { return integer_matmul_epilogue<epilogue_activation::none>; }
 
 bool integer_gemm_s16_chosen() {
   const char* off = std::getenv("TROUPE_CPU_NO_INT8_S16"); // read per compile: tests switch it
@@ -144,7 +175,7 @@ bool channel_operand(const plan_builder& b, ValueId v, int64_t channels, std::si
 
 } // namespace
 
-float_chain follow_float_chain(const plan_builder& b, ValueId y, int64_t channels, std::size_t axis) {
+float_chain follow_float_chain(const plan_builder& b, ValueId y, int64_t channels, std::size_t axis, bool take_gelu) {
   float_chain c;
   const auto& g = b.g;
   std::size_t cast = 0, mul = 0, add = 0;
@@ -172,6 +203,16 @@ float_chain follow_float_chain(const plan_builder& b, ValueId y, int64_t channel
   if (!g.is_constant(bias) || !channel_operand(b, bias, channels, axis, ys.size(), false)) return c;
   c.bias = bias;
   c.ops.push_back(add);
+  // A Gelu after the bias (a transformer's feed-forward layer), where the AVX-512 pass computes it.
+  std::size_t act = 0;
+  if (!take_gelu || !native_avx512_available() || !sole_reader(b, a.outputs[0], act)) return c;
+  const Op& gelu = g.ops[act];
+  if (gelu.type != "Gelu" || !gelu.domain.empty() || !same_shape(gelu) || b.val(gelu.outputs[0]).type != element_type::f32)
+    return c;
+  const std::string form = gelu.attr_string("approximate", "none");
+  if (form != "none" && form != "tanh") return c;
+  c.activation = form == "tanh" ? epilogue_activation::gelu_tanh : epilogue_activation::gelu_erf;
+  c.ops.push_back(act);
   return c;
 }
 
@@ -278,10 +319,13 @@ public:
                            shape_size(b_.shape(AZ)) != 1))
       return std::nullopt;
     if (!weights(B, BZ, s)) return std::nullopt;
-    const auto c = follow_float_chain(b_, Y, s.n, ys.size() - 1);
+    // The AVX-512 pass takes a Gelu; integer_gemm_s16 (AVX2, no VNNI) and split weights' two
+    // products (AVX-512 without VNNI) end at the bias.
+    const auto c = follow_float_chain(b_, Y, s.n, ys.size() - 1, s.panels.empty() && s.weights_high.empty());
     s.chain = c.ops;
     s.scale = c.scale;
     s.bias = c.bias;
+    s.activation = c.activation;
     if (!s.chain.empty()) s.last = s.chain.back();
     return s;
   }
@@ -400,7 +444,10 @@ void build_integer_matmul_epilogue(plan_builder& b, const graph::Op& last, const
   Op copy = last;
   copy.inputs.clear(); // the step's operands are `ins`, not the op's
   const int out = s.last == s.matmul ? ins[0] : b.output(last.outputs[0], b.plain(last.outputs[0]));
-  b.add_kernel_step(std::move(copy), integer_matmul_epilogue, "native:integer_matmul_epilogue", std::move(ins), {out});
+  b.add_kernel_step(std::move(copy), epilogue_kernel(s.activation),
+                    s.activation == epilogue_activation::none ? "native:integer_matmul_epilogue"
+                                                              : "native:integer_matmul_epilogue+gelu",
+                    std::move(ins), {out});
 }
 
 } // namespace troupe::kernels::cpu

@@ -1,0 +1,91 @@
+#include "kernels/cpu/integer_epilogue_512.hpp"
+
+#include <immintrin.h>
+
+#include "kernels/cpu/avx512_exp.hpp"
+
+namespace troupe::kernels::cpu {
+
+// Compiled for AVX-512; runs only where native_avx512_available() holds. (GCC 12 warns about
+// the intrinsics' own undefined pass-through operands.)
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
+namespace {
+
+/// 0.5 x (1 + erf(x / sqrt 2)), with 1 + erf(z) = 2 - erfc(|z|) for z >= 0, erfc(|z|) for z < 0.
+inline __m512 gelu_erf512(__m512 x) {
+  const __m512 one = _mm512_set1_ps(1.f);
+  const __m512 z = _mm512_mul_ps(x, _mm512_set1_ps(0.70710678118654752f));
+  const __m512 a = _mm512_abs_ps(z);
+  const __m512 t = _mm512_div_ps(one, _mm512_fmadd_ps(_mm512_set1_ps(0.3275911f), a, one));
+  __m512 p = _mm512_set1_ps(1.061405429f);
+  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-1.453152027f));
+  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(1.421413741f));
+  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-0.284496736f));
+  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(0.254829592f));
+  const __m512 erfc = _mm512_mul_ps(_mm512_mul_ps(p, t), exp512(_mm512_sub_ps(_mm512_setzero_ps(), _mm512_mul_ps(a, a))));
+  const __mmask16 negative = _mm512_cmp_ps_mask(z, _mm512_setzero_ps(), _CMP_LT_OS);
+  const __m512 one_plus_erf = _mm512_mask_blend_ps(negative, _mm512_sub_ps(_mm512_set1_ps(2.f), erfc), erfc);
+  return _mm512_mul_ps(_mm512_mul_ps(x, _mm512_set1_ps(0.5f)), one_plus_erf);
+}
+
+/// 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)), u = sqrt(2 / pi) (x + 0.044715 x^3).
+inline __m512 gelu_tanh512(__m512 x) {
+  const __m512 x2 = _mm512_mul_ps(x, x);
+  const __m512 u = _mm512_mul_ps(_mm512_mul_ps(x, _mm512_set1_ps(0.7978845608028654f)),
+                                 _mm512_fmadd_ps(x2, _mm512_set1_ps(0.044715f), _mm512_set1_ps(1.f)));
+  const __m512 e = exp512(_mm512_mul_ps(u, _mm512_set1_ps(-2.f)));
+  return _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.f), e));
+}
+
+template <bool with_wz, bool per_column, bool with_bias, epilogue_activation act>
+void row_512(const epilogue_row& r) {
+  const __m512i az = _mm512_set1_epi32(r.az), rs = _mm512_set1_epi32(r.rs);
+  const __m512 s0 = _mm512_set1_ps(r.s0);
+  for (int64_t j = 0; j < r.n; j += 16) {
+    const __mmask16 m = r.n - j >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (r.n - j)) - 1);
+    __m512i v = _mm512_maskz_loadu_epi32(m, r.acc + j);
+    v = _mm512_sub_epi32(v, _mm512_mullo_epi32(az, _mm512_maskz_loadu_epi32(m, r.column_sums + j)));
+    if constexpr (with_wz) v = _mm512_sub_epi32(v, _mm512_mullo_epi32(rs, _mm512_maskz_loadu_epi32(m, r.weight_zp + j)));
+    // Rounded by each instruction, as the generic pass: the explicit-rounding forms are never
+    // contracted into a fused multiply-add (the plain ones are, under GCC's default).
+    constexpr int nearest = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+    __m512 f;
+    if constexpr (per_column) f = _mm512_mul_round_ps(_mm512_cvtepi32_ps(v), _mm512_maskz_loadu_ps(m, r.scale + j), nearest);
+    else f = _mm512_mul_round_ps(_mm512_cvtepi32_ps(v), s0, nearest);
+    if constexpr (with_bias) f = _mm512_add_round_ps(f, _mm512_maskz_loadu_ps(m, r.bias + j), nearest);
+    if constexpr (act == epilogue_activation::gelu_erf) f = gelu_erf512(f);
+    if constexpr (act == epilogue_activation::gelu_tanh) f = gelu_tanh512(f);
+    _mm512_mask_storeu_ps(r.y + j, m, f);
+  }
+}
+
+template <bool with_wz, bool per_column, bool with_bias>
+void with_activation(const epilogue_row& r, epilogue_activation act) {
+  switch (act) {
+  case epilogue_activation::none: return row_512<with_wz, per_column, with_bias, epilogue_activation::none>(r);
+  case epilogue_activation::gelu_erf: return row_512<with_wz, per_column, with_bias, epilogue_activation::gelu_erf>(r);
+  case epilogue_activation::gelu_tanh: return row_512<with_wz, per_column, with_bias, epilogue_activation::gelu_tanh>(r);
+  }
+}
+
+template <bool with_wz, bool per_column> void with_bias_or_not(const epilogue_row& r, epilogue_activation act) {
+  if (r.bias) with_activation<with_wz, per_column, true>(r, act);
+  else with_activation<with_wz, per_column, false>(r, act);
+}
+
+} // namespace
+
+void integer_epilogue_row_512(const epilogue_row& r, epilogue_activation act) {
+  if (r.weight_zp) r.scale ? with_bias_or_not<true, true>(r, act) : with_bias_or_not<true, false>(r, act);
+  else r.scale ? with_bias_or_not<false, true>(r, act) : with_bias_or_not<false, false>(r, act);
+}
+
+#pragma GCC diagnostic pop
+#pragma GCC pop_options
+
+} // namespace troupe::kernels::cpu
