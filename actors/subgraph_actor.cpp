@@ -12,7 +12,7 @@ namespace troupe::actors {
 namespace {
 
 /// What picks a program: every input's shape, and the bytes of the inputs that decide shapes.
-using program_key = std::pair<std::vector<Shape>, std::vector<std::string>>;
+using program_key = subgraph::compiled_programs::key;
 
 program_key key_of(const std::vector<Tensor>& inputs, const std::vector<std::size_t>& value_keys) {
   program_key k;
@@ -25,23 +25,6 @@ program_key key_of(const std::vector<Tensor>& inputs, const std::vector<std::siz
   }
   return k;
 }
-
-/// The programs compiled so far, by key, with when each was last used.
-struct program_cache {
-  struct entry {
-    std::shared_ptr<const program> prog;
-    uint64_t last_use = 0;
-  };
-  std::map<program_key, entry> by_key;
-  uint64_t clock = 0;
-
-  /// Drops the least recently used entries past `capacity` (0: none), returning their programs.
-  std::vector<std::shared_ptr<const program>> trim(std::size_t capacity) {
-    std::vector<std::shared_ptr<const program>> gone;
-    evict_least_recent(by_key, capacity, [&](entry&& e) { gone.push_back(std::move(e.prog)); });
-    return gone;
-  }
-};
 
 using compiled_atom = caf::atom_constant<caf::atom("compiled")>;
 
@@ -78,9 +61,8 @@ void compile_job(caf::blocking_actor*, program_compiler compile, std::vector<Ten
   caf::anon_send(home, compiled_atom::value, std::move(out));
 }
 
-/// The subgraph actor's state: programs by key, and the requests that wait for theirs.
+/// The subgraph actor's state: the requests that wait for their key's program.
 struct subgraph_state {
-  program_cache cache;
   /// Requests by the key they wait for, in arrival order; the keys to compile, in order. One
   /// compile runs at a time (the first key of `queue`): a device compiles one model's shapes
   /// one after another, and the first compile derives the weights that later ones reuse.
@@ -98,8 +80,9 @@ struct subgraph_state {
 };
 
 /// `(infer_atom, inference)` -> the program for its key (compiled once, on a compile job, and
-/// kept while among the `capacity` most recently used) -> the pool. Requests of shapes already
-/// compiled go on while another shape compiles.
+/// kept while among the `capacity` most recently used) -> the pool. Requests of keys already
+/// compiled (submitted before their program came, or that the caller's thread did not find)
+/// go on while another key compiles.
 caf::behavior subgraph_actor(caf::event_based_actor* self, program_compiler compile, std::vector<std::size_t> value_keys,
                              std::size_t capacity, std::shared_ptr<compile_stats> stats,
                              std::shared_ptr<device_pool> pool, std::size_t client,
@@ -116,20 +99,20 @@ caf::behavior subgraph_actor(caf::event_based_actor* self, program_compiler comp
     const auto& first = st->waiting.at(st->queue.front()).front();
     self->spawn<caf::detached>(compile_job, compile, first.inputs, caf::actor_cast<caf::actor>(self));
   };
-  auto dispatch = [=](inference&& job, std::shared_ptr<const program> prog) {
-    if (auto gone = st->cache.trim(capacity); !gone.empty()) {
-      // Requests still running on an evicted program keep it; the workers drop their clones.
-      std::vector<const program*> forget;
-      {
-        std::lock_guard lock(compiled->mutex);
-        for (const auto& g : gone) {
-          forget.push_back(g.get());
-          std::erase(compiled->all, g);
-        }
-      }
-      pool->forget(forget);
+  /// Adds `prog` for `key`, evicting past the capacity (the workers drop their clones).
+  auto keep = [=](program_key key, std::shared_ptr<const program> prog) {
+    std::vector<std::shared_ptr<const program>> gone;
+    {
+      std::lock_guard lock(compiled->mutex);
+      compiled->by_key.insert_or_assign(std::move(key), subgraph::compiled_programs::entry{std::move(prog), ++compiled->clock});
+      evict_least_recent(compiled->by_key, capacity,
+                         [&](subgraph::compiled_programs::entry&& e) { gone.push_back(std::move(e.prog)); });
     }
-    pool->submit(client, work{std::move(job), std::move(prog), client});
+    if (gone.empty()) return;
+    // Requests still running on an evicted program keep it; the workers drop their clones.
+    std::vector<const program*> forget;
+    for (const auto& g : gone) forget.push_back(g.get());
+    pool->forget(forget);
   };
   return {
       [=](infer_atom, inference& message) {
@@ -143,9 +126,16 @@ caf::behavior subgraph_actor(caf::event_based_actor* self, program_compiler comp
           job.sink->on_error(job.request, current_failure());
           return;
         }
-        if (auto it = st->cache.by_key.find(key); it != st->cache.by_key.end()) {
-          it->second.last_use = ++st->cache.clock;
-          dispatch(std::move(job), it->second.prog);
+        std::shared_ptr<const program> prog;
+        {
+          std::lock_guard lock(compiled->mutex);
+          if (auto it = compiled->by_key.find(key); it != compiled->by_key.end()) {
+            it->second.last_use = ++compiled->clock;
+            prog = it->second.prog;
+          }
+        }
+        if (prog) {
+          pool->submit(client, work{std::move(job), std::move(prog), client});
           return;
         }
         auto [w, fresh] = st->waiting.try_emplace(key);
@@ -163,13 +153,9 @@ caf::behavior subgraph_actor(caf::event_based_actor* self, program_compiler comp
           for (auto& job : node.mapped()) job.sink->on_error(job.request, out.error);
         } else {
           if (stats) stats->count(out.us);
-          {
-            std::lock_guard lock(compiled->mutex);
-            compiled->all.push_back(out.prog);
-          }
-          st->cache.by_key.emplace(std::move(key), program_cache::entry{out.prog, ++st->cache.clock});
+          keep(std::move(key), out.prog);
           for (auto& job : node.mapped())
-            if (job.sink->wanted(job.request)) dispatch(std::move(job), out.prog);
+            if (job.sink->wanted(job.request)) pool->submit(client, work{std::move(job), out.prog, client});
         }
         start_next();
       },
@@ -181,9 +167,11 @@ caf::behavior subgraph_actor(caf::event_based_actor* self, program_compiler comp
 subgraph::subgraph(caf::actor_system& sys, subgraph_spec spec) : fixed_(spec.fixed), pool_(spec.pool) {
   if (!pool_) pool_ = std::make_shared<device_pool>(sys, "a subgraph's own pool");
   client_ = pool_->add_client(spec.streams, fixed_);
-  if (!fixed_)
+  if (!fixed_) {
+    value_keys_ = spec.value_keys;
     compiler_ = sys.spawn<caf::detached>(subgraph_actor, std::move(spec.compile), std::move(spec.value_keys),
                                          spec.cache_capacity, std::move(spec.stats), pool_, client_, compiled_);
+  }
 }
 
 subgraph::~subgraph() {
@@ -194,14 +182,26 @@ subgraph::~subgraph() {
   if (fixed_) programs.push_back(fixed_.get());
   {
     std::lock_guard lock(compiled_->mutex);
-    for (const auto& p : compiled_->all) programs.push_back(p.get());
+    for (const auto& [key, e] : compiled_->by_key) programs.push_back(e.prog.get());
   }
   pool_->remove_client(client_, programs);
 }
 
 void subgraph::submit(inference job) {
   if (job.age == 0) job.age = device_pool::next_age();
-  if (fixed_) pool_->submit(client_, work{std::move(job), fixed_, client_});
+  if (fixed_) return pool_->submit(client_, work{std::move(job), fixed_, client_});
+  std::shared_ptr<const program> prog;
+  try {
+    const auto key = key_of(job.inputs, value_keys_);
+    std::lock_guard lock(compiled_->mutex);
+    if (auto it = compiled_->by_key.find(key); it != compiled_->by_key.end()) {
+      it->second.last_use = ++compiled_->clock;
+      prog = it->second.prog;
+    }
+  } catch (...) {
+    // No key (a value-key input is missing): the subgraph actor reports it.
+  }
+  if (prog) pool_->submit(client_, work{std::move(job), std::move(prog), client_});
   else caf::anon_send(compiler_, infer_atom::value, std::move(job));
 }
 

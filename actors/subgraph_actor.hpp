@@ -1,14 +1,18 @@
 #pragma once
 /// One compiled subgraph on one device: a client of the device's pool (actors/device_pool)
 /// with its own cap of runs at once (its streams). With static input shapes an inference goes
-/// straight from the caller to an idle worker of the pool. With dynamic input shapes it goes to
-/// the subgraph actor, which compiles one program per distinct set of input shapes (and of the
-/// values of the inputs that decide shapes, `value_keys`) on first use, caches it (least
-/// recently used out past the capacity), and dispatches. The worker delivers the outputs to the
+/// straight from the caller to an idle worker of the pool. With dynamic input shapes one
+/// program is compiled per distinct set of input shapes (and of the values of the inputs that
+/// decide shapes, `value_keys`) and cached (least recently used out past the capacity): an
+/// inference of a cached key goes straight to the pool as well; one of a new key goes to the
+/// subgraph actor, which has it compiled (off its own thread) and then dispatches it. The worker delivers the outputs to the
 /// inference's sink; HETERO chains subgraphs through sinks (actors/hetero_flow).
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <caf/all.hpp>
@@ -49,10 +53,20 @@ public:
   /// From any thread; the result (or error) reaches `job.sink` exactly once.
   void submit(inference job) override;
 
-  /// The programs compiled for dynamic shapes, so that the workers can forget them.
+  /// The programs compiled for dynamic shapes, by what picks them (every input's shape, and
+  /// the bytes of the `value_keys` inputs), each with when it was last used. Shared by the
+  /// callers' threads, which send a request of a compiled key straight to the pool (no hop
+  /// through the subgraph actor: a thread wake-up, 25 us on a virtual machine), and the
+  /// subgraph actor, which compiles the other keys, adds them and evicts past the capacity.
   struct compiled_programs {
+    using key = std::pair<std::vector<Shape>, std::vector<std::string>>;
+    struct entry {
+      std::shared_ptr<const program> prog;
+      uint64_t last_use = 0;
+    };
     std::mutex mutex;
-    std::vector<std::shared_ptr<const program>> all;
+    std::map<key, entry> by_key;
+    uint64_t clock = 0;
   };
 
 private:
@@ -60,6 +74,7 @@ private:
   std::shared_ptr<device_pool> pool_;
   std::size_t client_ = 0;
   std::shared_ptr<compiled_programs> compiled_ = std::make_shared<compiled_programs>();
+  std::vector<std::size_t> value_keys_;
   caf::actor compiler_; ///< the subgraph actor, only for dynamic shapes
 };
 
