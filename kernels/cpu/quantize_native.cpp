@@ -130,18 +130,61 @@ void range_avx2(const float* x, int64_t n, float& lo, float& hi) {
 
 #pragma GCC pop_options
 
+// And in AVX-512, 16 elements a step with a masked tail: the same operations again (bit for
+// bit the scalar loops'), a byte per lane narrowed by vpmovdb (the clamps keep it in range).
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
+template <class Q> void quantize_avx512(const float* x, float s, float z, Q* y, int64_t n) {
+  const __m512 sv = _mm512_set1_ps(s), zv = _mm512_set1_ps(z);
+  const __m512 magic = _mm512_set1_ps(12582912.f), big = _mm512_set1_ps(4194304.f);
+  const __m512 lo = _mm512_set1_ps(q_lo<Q>), hi = _mm512_set1_ps(q_hi<Q>);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = n - i >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (n - i)) - 1);
+    const __m512 v = _mm512_div_ps(_mm512_maskz_loadu_ps(m, x + i), sv);
+    const __m512 c = _mm512_min_ps(_mm512_max_ps(v, _mm512_sub_ps(_mm512_setzero_ps(), big)), big);
+    const __m512 r = _mm512_sub_ps(_mm512_add_ps(c, magic), magic);
+    const __m512 q = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(r, zv), lo), hi);
+    const __mmask16 number = _mm512_cmp_ps_mask(v, v, _CMP_ORD_Q); // NaN lanes: 0
+    _mm512_mask_cvtepi32_storeu_epi8(y + i, m, _mm512_cvttps_epi32(_mm512_maskz_mov_ps(number, q)));
+  }
+}
+
+void range_avx512(const float* x, int64_t n, float& lo, float& hi) {
+  __m512 l = _mm512_set1_ps(lo), h = _mm512_set1_ps(hi);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) { // x first: a NaN lane keeps the range (the second operand)
+    const __m512 a = _mm512_loadu_ps(x + i);
+    l = _mm512_min_ps(a, l);
+    h = _mm512_max_ps(a, h);
+  }
+  alignas(64) float lv[16], hv[16];
+  _mm512_store_ps(lv, l);
+  _mm512_store_ps(hv, h);
+  for (int j = 0; j < 16; ++j) lo = std::min(lo, lv[j]), hi = std::max(hi, hv[j]);
+  range_scalar(x + i, n - i, lo, hi);
+}
+
+#pragma GCC diagnostic pop
+#pragma GCC pop_options
+
 bool avx2_here() {
   static const bool yes = __builtin_cpu_supports("avx2");
   return yes;
 }
 
 template <class Q> void quantize_run(const float* x, float s, float z, Q* y, int64_t n) {
-  if (avx2_here()) quantize_avx2(x, s, z, y, n);
+  if (native_avx512_available()) quantize_avx512(x, s, z, y, n);
+  else if (avx2_here()) quantize_avx2(x, s, z, y, n);
   else quantize_scalar(x, s, z, y, n);
 }
 
 void range_run(const float* x, int64_t n, float& lo, float& hi) {
-  if (avx2_here()) range_avx2(x, n, lo, hi);
+  if (native_avx512_available()) range_avx512(x, n, lo, hi);
+  else if (avx2_here()) range_avx2(x, n, lo, hi);
   else range_scalar(x, n, lo, hi);
 }
 
