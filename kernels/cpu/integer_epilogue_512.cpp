@@ -2,7 +2,7 @@
 
 #include <immintrin.h>
 
-#include "kernels/cpu/avx512_exp.hpp"
+#include "kernels/cpu/avx512_gelu.hpp"
 
 namespace troupe::kernels::cpu {
 
@@ -15,32 +15,6 @@ namespace troupe::kernels::cpu {
 #pragma GCC diagnostic ignored "-Wuninitialized"
 
 namespace {
-
-/// 0.5 x (1 + erf(x / sqrt 2)), with 1 + erf(z) = 2 - erfc(|z|) for z >= 0, erfc(|z|) for z < 0.
-inline __m512 gelu_erf512(__m512 x) {
-  const __m512 one = _mm512_set1_ps(1.f);
-  const __m512 z = _mm512_mul_ps(x, _mm512_set1_ps(0.70710678118654752f));
-  const __m512 a = _mm512_abs_ps(z);
-  const __m512 t = _mm512_div_ps(one, _mm512_fmadd_ps(_mm512_set1_ps(0.3275911f), a, one));
-  __m512 p = _mm512_set1_ps(1.061405429f);
-  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-1.453152027f));
-  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(1.421413741f));
-  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-0.284496736f));
-  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(0.254829592f));
-  const __m512 erfc = _mm512_mul_ps(_mm512_mul_ps(p, t), exp512(_mm512_sub_ps(_mm512_setzero_ps(), _mm512_mul_ps(a, a))));
-  const __mmask16 negative = _mm512_cmp_ps_mask(z, _mm512_setzero_ps(), _CMP_LT_OS);
-  const __m512 one_plus_erf = _mm512_mask_blend_ps(negative, _mm512_sub_ps(_mm512_set1_ps(2.f), erfc), erfc);
-  return _mm512_mul_ps(_mm512_mul_ps(x, _mm512_set1_ps(0.5f)), one_plus_erf);
-}
-
-/// 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)), u = sqrt(2 / pi) (x + 0.044715 x^3).
-inline __m512 gelu_tanh512(__m512 x) {
-  const __m512 x2 = _mm512_mul_ps(x, x);
-  const __m512 u = _mm512_mul_ps(_mm512_mul_ps(x, _mm512_set1_ps(0.7978845608028654f)),
-                                 _mm512_fmadd_ps(x2, _mm512_set1_ps(0.044715f), _mm512_set1_ps(1.f)));
-  const __m512 e = exp512(_mm512_mul_ps(u, _mm512_set1_ps(-2.f)));
-  return _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.f), e));
-}
 
 template <bool with_wz, bool per_column, bool with_bias, epilogue_activation act>
 void row_512(const epilogue_row& r) {

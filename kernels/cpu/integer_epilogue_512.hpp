@@ -7,15 +7,13 @@
 /// of 2.2 ms.
 ///
 /// Up to the bias the values are bit for bit the generic pass's (float(acc) * scale, then a
-/// separate + bias: no fused multiply-add). Gelu's erf is Abramowitz and Stegun's 7.1.26 (its
-/// absolute error is under 1.5e-7), taken as erfc for negative arguments so that small results
-/// keep their relative accuracy; the tanh form is x * sigmoid(2u). Call only where the CPU has
-/// AVX-512 (native_avx512_available()).
+/// separate + bias: no fused multiply-add); the Gelu is avx512_gelu.hpp's. Call only where the
+/// CPU has AVX-512 (native_avx512_available()).
 #include <cstdint>
 
-namespace troupe::kernels::cpu {
+#include "kernels/cpu/avx512_gelu.hpp"
 
-enum class epilogue_activation { none, gelu_erf, gelu_tanh };
+namespace troupe::kernels::cpu {
 
 struct epilogue_row {
   const int32_t* acc = nullptr; ///< the row's s32 sums, n of them
