@@ -484,6 +484,35 @@ BOOST_AUTO_TEST_CASE(a_gelu_after_a_dynamic_int8_matmul_runs_in_its_epilogue) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(a_residual_add_after_a_dynamic_int8_matmul_runs_in_its_epilogue) {
+  // ... -> Add(bias) -> Add(residual), a transformer's output projections: where the CPU has
+  // AVX-512 (one int8 product) the residual is added in the epilogue's pass, else by a step of
+  // its own; bit for bit the separate Adds' result either way (each addition rounded alone).
+  // Also a residual Add whose other operand is a constant (not a residual: stays a step), and
+  // one read twice (stays a step).
+  builder b;
+  ValueId x = b.input({13, 64}), r = b.input({13, 45});
+  const auto [xq, xs, xz] = dynamic_quantized(b, x);
+  b.output(b.op("Add", {r, dynamic_matmul(b, xq, xs, xz, 64, 45, element_type::u8, 45, 45, 3, 141)}));
+  b.output(b.op("Add", {dynamic_matmul(b, xq, xs, xz, 64, 45, element_type::i8, 0, 1, 3, 142),
+                        b.constant(random_of(element_type::f32, {13, 45}, 143, -1, 1))}));
+  const ValueId twice = dynamic_matmul(b, xq, xs, xz, 64, 45, element_type::i8, 1, 45, 3, 144);
+  b.output(b.op("Add", {twice, r}));
+  b.output(b.op("Relu", {twice}));
+  on_each_int8_path([&](int8_path path) {
+    auto r8 = check(b.g, 1e-5, 1.0);
+    int fused = 0;
+    for (const auto& k : r8.kernels) fused += k == "Add native:integer_matmul_epilogue";
+    const bool here = path == int8_path::onednn && kernels::cpu::native_avx512_available() && kernels::cpu::int8_exact_here();
+    // The residual Add's step is the epilogue where fused; the bias Adds' are elsewhere: count
+    // the plain Add steps instead (jit or reference), one per unfused Add after a bias.
+    int plain_adds = 0;
+    for (const auto& k : r8.kernels) plain_adds += k.rfind("Add ", 0) == 0 && k.find("epilogue") == std::string::npos;
+    BOOST_TEST(plain_adds == (here ? 2 : 3), listing(r8));
+    BOOST_TEST(fused == (path == int8_path::onednn ? 3 : 0), listing(r8));
+  });
+}
+
 BOOST_AUTO_TEST_CASE(large_dynamic_int8_matmuls_match_the_reference_on_every_row_and_column) {
   // Past the threading cut-over, every row tail (61 = 10 x 6 + 1; 64 rows in the second) and
   // column tail (530 = 33 x 16 + 2), K odd and long: u8 weights over their whole range with

@@ -32,6 +32,7 @@ void row_512(const epilogue_row& r) {
     if constexpr (per_column) f = _mm512_mul_round_ps(_mm512_cvtepi32_ps(v), _mm512_maskz_loadu_ps(m, r.scale + j), nearest);
     else f = _mm512_mul_round_ps(_mm512_cvtepi32_ps(v), s0, nearest);
     if constexpr (with_bias) f = _mm512_add_round_ps(f, _mm512_maskz_loadu_ps(m, r.bias + j), nearest);
+    if (r.residual) f = _mm512_add_round_ps(f, _mm512_maskz_loadu_ps(m, r.residual + j), nearest);
     if constexpr (act == epilogue_activation::gelu_erf) f = gelu_erf512(f);
     if constexpr (act == epilogue_activation::gelu_tanh) f = gelu_tanh512(f);
     _mm512_mask_storeu_ps(r.y + j, m, f);

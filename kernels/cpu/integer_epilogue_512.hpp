@@ -26,6 +26,7 @@ struct epilogue_row {
   const float* scale = nullptr;         ///< [n] when per_column, else null (s0 for all)
   float s0 = 1.f;
   const float* bias = nullptr;          ///< [n] or null
+  const float* residual = nullptr;      ///< [n] added after the bias, or null (with no Gelu)
 };
 
 void integer_epilogue_row_512(const epilogue_row& r, epilogue_activation act);

@@ -27,7 +27,8 @@ using tag = memory::format_tag;
 /// weights' column sums, [3] the weights' zero points (empty: 0), [4] (only with [3]) the u8
 /// activation, whose row sums the pass takes, or those sums given, s32, less the zero point's
 /// (a convolution's window sums: G per row, one per group of n / G columns), [5] the scale (one value or one per column; empty: 1), [6] the
-/// bias (empty: none), [7] the product with the high part of split weights (empty: none).
+/// bias (empty: none), [7] the product with the high part of split weights (empty: none),
+/// [8] (optional; AVX-512 only) a residual of the result's shape added after the bias.
 /// out[0]: s32 or f32, the product's shape (in place over [0] for s32).
 template <bool with_wz, bool per_column, bool with_bias, bool to_float, bool split>
 void epilogue_rows(const std::vector<Tensor>& in, std::vector<Tensor>& out, epilogue_activation act) {
@@ -48,9 +49,10 @@ void epilogue_rows(const std::vector<Tensor>& in, std::vector<Tensor>& out, epil
   const float* bias = with_bias ? in[6].data<float>() : nullptr;
   const int32_t* accp = acc.data<int32_t>();
   const int32_t* highp = split ? in[7].data<int32_t>() : nullptr;
+  const float* residual = in.size() > 8 && !in[8].empty() ? in[8].data<float>() : nullptr;
   const bool avx512 = to_float && !split && native_avx512_available();
-  if (act != epilogue_activation::none && !avx512)
-    throw Exception("internal: an integer product's activation needs the AVX-512 epilogue");
+  if ((act != epilogue_activation::none || residual) && !avx512)
+    throw Exception("internal: an integer product's Gelu or residual needs the AVX-512 epilogue");
 #pragma omp parallel for schedule(static) if (rows * n > 32768)
   for (int64_t m = 0; m < rows; ++m) {
     const int32_t* r = accp + m * n;
@@ -77,6 +79,7 @@ void epilogue_rows(const std::vector<Tensor>& in, std::vector<Tensor>& out, epil
           e.scale = per_column ? sc + j0 : nullptr;
           e.s0 = s0;
           e.bias = with_bias ? bias + j0 : nullptr;
+          e.residual = residual ? residual + m * n + j0 : nullptr;
           integer_epilogue_row_512(e, act);
           return;
         }
@@ -175,7 +178,7 @@ bool channel_operand(const plan_builder& b, ValueId v, int64_t channels, std::si
 
 } // namespace
 
-float_chain follow_float_chain(const plan_builder& b, ValueId y, int64_t channels, std::size_t axis, bool take_gelu) {
+float_chain follow_float_chain(const plan_builder& b, ValueId y, int64_t channels, std::size_t axis, bool take_more) {
   float_chain c;
   const auto& g = b.g;
   std::size_t cast = 0, mul = 0, add = 0;
@@ -203,16 +206,26 @@ float_chain follow_float_chain(const plan_builder& b, ValueId y, int64_t channel
   if (!g.is_constant(bias) || !channel_operand(b, bias, channels, axis, ys.size(), false)) return c;
   c.bias = bias;
   c.ops.push_back(add);
-  // A Gelu after the bias (a transformer's feed-forward layer), where the AVX-512 pass computes it.
-  std::size_t act = 0;
-  if (!take_gelu || !native_avx512_available() || !sole_reader(b, a.outputs[0], act)) return c;
-  const Op& gelu = g.ops[act];
-  if (gelu.type != "Gelu" || !gelu.domain.empty() || !same_shape(gelu) || b.val(gelu.outputs[0]).type != element_type::f32)
-    return c;
-  const std::string form = gelu.attr_string("approximate", "none");
-  if (form != "none" && form != "tanh") return c;
-  c.activation = form == "tanh" ? epilogue_activation::gelu_tanh : epilogue_activation::gelu_erf;
-  c.ops.push_back(act);
+  // Where the AVX-512 pass runs, what a transformer puts after the bias: a Gelu (the
+  // feed-forward layer's first product) or the residual connection's Add (its second, and the
+  // attention's output projection), a pass over the activation less each.
+  std::size_t next = 0;
+  if (!take_more || !native_avx512_available() || !sole_reader(b, a.outputs[0], next)) return c;
+  const Op& o = g.ops[next];
+  if (!o.domain.empty() || !same_shape(o) || b.val(o.outputs[0]).type != element_type::f32) return c;
+  if (o.type == "Gelu") {
+    const std::string form = o.attr_string("approximate", "none");
+    if (form != "none" && form != "tanh") return c;
+    c.activation = form == "tanh" ? epilogue_activation::gelu_tanh : epilogue_activation::gelu_erf;
+    c.ops.push_back(next);
+  } else if (o.type == "Add" && o.inputs.size() == 2) {
+    const ValueId other = o.inputs[0] == a.outputs[0] ? o.inputs[1] : o.inputs[0];
+    if (other == a.outputs[0] || g.is_constant(other) || b.val(other).type != element_type::f32 ||
+        !b.val(other).shape.is_static() || b.shape(other) != ys)
+      return c;
+    c.residual = other;
+    c.ops.push_back(next);
+  }
   return c;
 }
 
@@ -319,13 +332,14 @@ public:
                            shape_size(b_.shape(AZ)) != 1))
       return std::nullopt;
     if (!weights(B, BZ, s)) return std::nullopt;
-    // The AVX-512 pass takes a Gelu; integer_gemm_s16 (AVX2, no VNNI) and split weights' two
-    // products (AVX-512 without VNNI) end at the bias.
+    // The AVX-512 pass takes a Gelu or a residual Add; integer_gemm_s16 (AVX2, no VNNI) and
+    // split weights' two products (AVX-512 without VNNI) end at the bias.
     const auto c = follow_float_chain(b_, Y, s.n, ys.size() - 1, s.panels.empty() && s.weights_high.empty());
     s.chain = c.ops;
     s.scale = c.scale;
     s.bias = c.bias;
     s.activation = c.activation;
+    s.residual = c.residual;
     if (!s.chain.empty()) s.last = s.chain.back();
     return s;
   }
@@ -440,7 +454,7 @@ void build_integer_matmul_epilogue(plan_builder& b, const graph::Op& last, const
                        s.weight_zp.empty() ? -1 : b.const_buffer(s.weight_zp),
                        s.weight_zp.empty() ? -1 : b.input_plain(mm.inputs[0]),
                        s.scale == no_value ? -1 : b.input_plain(s.scale), s.bias == no_value ? -1 : b.input_plain(s.bias),
-                       s.high_buffer};
+                       s.high_buffer, s.residual == no_value ? -1 : b.input_plain(s.residual)};
   Op copy = last;
   copy.inputs.clear(); // the step's operands are `ins`, not the op's
   const int out = s.last == s.matmul ? ins[0] : b.output(last.outputs[0], b.plain(last.outputs[0]));

@@ -31,20 +31,23 @@ namespace troupe::kernels::cpu {
 /// The scale has one value or one per channel, the bias one per channel, the channels along
 /// `axis` of the product (the last for MatMulInteger, 1 for ConvInteger).
 struct float_chain {
-  std::vector<std::size_t> ops;           ///< Cast [, Mul [, Add [, Gelu]]]; empty: none
+  std::vector<std::size_t> ops;           ///< Cast [, Mul [, Add [, Gelu or Add]]]; empty: none
   graph::ValueId scale = graph::no_value; ///< the Mul's other operand (f32)
   graph::ValueId bias = graph::no_value;  ///< the Add's constant operand (f32)
   epilogue_activation activation = epilogue_activation::none; ///< the Gelu's form, when taken
+  graph::ValueId residual = graph::no_value; ///< the second Add's other operand (f32, the result's shape)
 };
-/// `take_gelu`: also a Gelu after the Add, where the AVX-512 epilogue runs (integer_epilogue_512).
+/// `take_more`: also a Gelu or a residual Add after the bias, where the AVX-512 epilogue runs
+/// (integer_epilogue_512).
 float_chain follow_float_chain(const plan_builder& b, graph::ValueId y, int64_t channels, std::size_t axis,
-                               bool take_gelu = false);
+                               bool take_more = false);
 
 struct integer_matmul_site {
   std::size_t matmul = 0;                      ///< op index of the MatMulInteger
   std::size_t last = 0;                        ///< op index whose output the step writes
-  std::vector<std::size_t> chain;              ///< Cast [, Mul [, Add [, Gelu]]] after it, in order
+  std::vector<std::size_t> chain;              ///< Cast [, Mul [, Add [, Gelu or Add]]] after it, in order
   epilogue_activation activation = epilogue_activation::none; ///< the chain's Gelu
+  graph::ValueId residual = graph::no_value;   ///< the chain's residual operand
   graph::ValueId scale = graph::no_value;      ///< the Mul's other operand (f32, 1 or N values)
   graph::ValueId bias = graph::no_value;       ///< the Add's constant [N]
   int64_t rows = 0, k = 0, n = 0;
