@@ -1,6 +1,8 @@
 #pragma once
 /// The device interface (DESIGN.md, kernels/): what a device is called and can do, whether
 /// it supports an op, compiling a static-shaped subgraph into an executable, running it.
+#include <algorithm>
+#include <cstddef>
 #include <map>
 #include <memory>
 #include <string>
@@ -66,6 +68,15 @@ struct compile_config {
   /// dynamic model's programs per shape share them). Null: each executable keeps its own.
   std::shared_ptr<output_pool> output_blocks;
 };
+
+/// Where a program of `outputs` outputs compiled with `cfg` (and its clones) takes its outputs'
+/// blocks from: the compiled model's pool, or one of its own; either keeps a block per output
+/// for each run at once, and one more.
+inline std::shared_ptr<output_pool> program_output_pool(const compile_config& cfg, std::size_t outputs) {
+  auto pool = cfg.output_blocks ? cfg.output_blocks : std::make_shared<output_pool>(0);
+  pool->keep_at_least(outputs * static_cast<std::size_t>(std::max(1, cfg.streams) + 1));
+  return pool;
+}
 
 /// One row of performance counters, as ov::ProfilingInfo.
 struct op_profile {

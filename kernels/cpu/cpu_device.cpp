@@ -1,6 +1,5 @@
 #include "kernels/cpu/cpu_device.hpp"
 
-#include <algorithm>
 #include <exception>
 #include <fstream>
 #include <sstream>
@@ -87,8 +86,7 @@ std::unique_ptr<executable> cpu_device::compile(const graph::Graph& g, const com
   });
   builder.join();
   if (error) std::rethrow_exception(error);
-  auto blocks = cfg.output_blocks;
-  if (blocks) blocks->keep_at_least(p->outputs.size() * static_cast<std::size_t>(std::max(1, cfg.streams) + 1));
+  auto blocks = program_output_pool(cfg, p->outputs.size());
   return std::make_unique<cpu_executable>(std::move(p), std::move(blocks));
 }
 

@@ -14,9 +14,7 @@
 namespace troupe::kernels::cpu {
 
 cpu_executable::cpu_executable(std::shared_ptr<const plan> p, std::shared_ptr<output_pool> outputs)
-    : plan_(std::move(p)), outputs_(outputs ? std::move(outputs) : std::make_shared<output_pool>(0)), stream_(plan_->eng) {
-  // A block per output for each run at once (its clones share the pool), and one more each.
-  outputs_->keep_at_least(plan_->outputs.size() * 2);
+    : plan_(std::move(p)), outputs_(std::move(outputs)), stream_(plan_->eng) {
   const auto& bufs = plan_->buffers;
   storage_.resize(bufs.size());
   views_.resize(bufs.size());

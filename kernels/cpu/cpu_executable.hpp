@@ -15,8 +15,9 @@ namespace troupe::kernels::cpu {
 
 class cpu_executable : public executable {
 public:
-  /// `outputs`: where the outputs' blocks come from and go back to (null: a pool of its own).
-  explicit cpu_executable(std::shared_ptr<const plan> p, std::shared_ptr<output_pool> outputs = nullptr);
+  /// `outputs`: where the outputs' blocks come from and go back to (program_output_pool; the
+  /// clones share it).
+  cpu_executable(std::shared_ptr<const plan> p, std::shared_ptr<output_pool> outputs);
   void run(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) override;
   std::vector<op_profile> profile() const override { return profile_; }
   std::unique_ptr<executable> clone() const override { return std::make_unique<cpu_executable>(plan_, outputs_); }

@@ -548,8 +548,7 @@ std::unique_ptr<executable> compile_program(std::shared_ptr<gpu_context> ctx, co
   p->device_name = device_name;
   p->g = g;
   p->profiling = cfg.profiling;
-  p->host_outputs = cfg.output_blocks ? cfg.output_blocks : std::make_shared<output_pool>(0);
-  p->host_outputs->keep_at_least(g.outputs.size() * static_cast<std::size_t>(std::max(1, cfg.streams) + 1));
+  p->host_outputs = program_output_pool(cfg, g.outputs.size());
   if (cfg.inference_precision == element_type::f16) {
     if (!ctx->facts().fp16)
       throw Exception("bad value 'f16' for property INFERENCE_PRECISION_HINT of device " + device_name + " ('" +
