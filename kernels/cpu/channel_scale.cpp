@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "kernels/cpu/avx512_bf16.hpp"
+#include "kernels/cpu/lane_mask.hpp"
 #include "kernels/cpu/native_ops.hpp"
 
 namespace troupe::kernels::cpu {
@@ -43,8 +44,7 @@ void run(const void* x, void* y, const std::vector<float>& scale, int64_t n_batc
       for (int64_t p = p0; p < p1; ++p) {
         const int64_t base = (n * pixels + p) * c;
         for (int64_t cb = 0; cb < blocks; ++cb) {
-          const int64_t left = c - cb * 16;
-          const __mmask16 m = left >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << left) - 1);
+          const __mmask16 m = first_lanes(c - cb * 16);
           store16<Bf16>(y, base + cb * 16,
                         _mm512_mul_ps(load16<Bf16>(x, base + cb * 16, m), _mm512_loadu_ps(sn + cb * 16)), m);
         }

@@ -3,6 +3,7 @@
 #include <immintrin.h>
 
 #include "kernels/cpu/avx512_gelu.hpp"
+#include "kernels/cpu/lane_mask.hpp"
 
 namespace troupe::kernels::cpu {
 
@@ -21,7 +22,7 @@ void row_512(const epilogue_row& r) {
   const __m512i az = _mm512_set1_epi32(r.az), rs = _mm512_set1_epi32(r.rs);
   const __m512 s0 = _mm512_set1_ps(r.s0);
   for (int64_t j = 0; j < r.n; j += 16) {
-    const __mmask16 m = r.n - j >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (r.n - j)) - 1);
+    const __mmask16 m = first_lanes(r.n - j);
     __m512i v = _mm512_maskz_loadu_epi32(m, r.acc + j);
     v = _mm512_sub_epi32(v, _mm512_mullo_epi32(az, _mm512_maskz_loadu_epi32(m, r.column_sums + j)));
     if constexpr (with_wz) v = _mm512_sub_epi32(v, _mm512_mullo_epi32(rs, _mm512_maskz_loadu_epi32(m, r.weight_zp + j)));

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/cpu/avx512_bf16.hpp"
+#include "kernels/cpu/lane_mask.hpp"
 #include "kernels/cpu/panel_pair_store.hpp"
 #include "kernels/cpu/row_tiles.hpp"
 
@@ -66,12 +67,9 @@ void panel_pair(const gemm_args& g, int64_t pair, int64_t panels) {
 /// A [rows, k] f32 to bf16 rows of 2 * k2 values (an odd K's last pair padded with 0): the
 /// pairs of the packed weights' layout, in order.
 void round_rows(const float* a, int64_t rows, int64_t k, int64_t k2, uint16_t* out) {
-  const auto first = [](int64_t count) {
-    return static_cast<__mmask16>(count >= 16 ? 0xffff : count > 0 ? (1u << count) - 1 : 0);
-  };
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t j = 0; j < 2 * k2; j += 16)
-      store_bf16x16(out + r * 2 * k2 + j, _mm512_maskz_loadu_ps(first(k - j), a + r * k + j), first(2 * k2 - j));
+      store_bf16x16(out + r * 2 * k2 + j, _mm512_maskz_loadu_ps(first_lanes(k - j), a + r * k + j), first_lanes(2 * k2 - j));
 }
 
 void packed_gemm_bf16_kernel(const reference::context&, const std::vector<Tensor>& in, std::vector<Tensor>& out) {

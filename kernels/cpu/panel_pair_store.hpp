@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "kernels/cpu/lane_mask.hpp"
+
 namespace troupe::kernels::cpu {
 
 /// Writes c[r][0..1] to y[(r0 + r) * n + c0 ..] for the columns that exist (`two` false: the
@@ -15,8 +17,7 @@ template <int R>
                                                                             int64_t c0, bool two, const float* bias) {
   constexpr int64_t w = 16;
   const int64_t cols = std::min(2 * w, n - c0);
-  const auto m0 = static_cast<__mmask16>(cols >= w ? 0xffff : (1u << cols) - 1);
-  const auto m1 = static_cast<__mmask16>(cols >= 2 * w ? 0xffff : cols > w ? (1u << (cols - w)) - 1 : 0);
+  const __mmask16 m0 = first_lanes(cols), m1 = first_lanes(cols - w);
   if (bias) {
     const __m512 b0 = _mm512_maskz_loadu_ps(m0, bias + c0), b1 = _mm512_maskz_loadu_ps(m1, bias + c0 + w);
 #pragma GCC unroll 12

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "kernels/cpu/native_ops.hpp"
+#include "kernels/cpu/lane_mask.hpp"
 
 namespace troupe::kernels::cpu {
 
@@ -143,7 +144,7 @@ template <class Q> void quantize_avx512(const float* x, float s, float z, Q* y, 
   const __m512 magic = _mm512_set1_ps(12582912.f), big = _mm512_set1_ps(4194304.f);
   const __m512 lo = _mm512_set1_ps(q_lo<Q>), hi = _mm512_set1_ps(q_hi<Q>);
   for (int64_t i = 0; i < n; i += 16) {
-    const __mmask16 m = n - i >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (n - i)) - 1);
+    const __mmask16 m = first_lanes(n - i);
     const __m512 v = _mm512_div_ps(_mm512_maskz_loadu_ps(m, x + i), sv);
     const __m512 c = _mm512_min_ps(_mm512_max_ps(v, _mm512_sub_ps(_mm512_setzero_ps(), big)), big);
     const __m512 r = _mm512_sub_ps(_mm512_add_ps(c, magic), magic);
