@@ -51,7 +51,7 @@ void epilogue_rows(const std::vector<Tensor>& in, std::vector<Tensor>& out, epil
   const int32_t* highp = split ? in[7].data<int32_t>() : nullptr;
   const float* residual = in.size() > 8 && !in[8].empty() ? in[8].data<float>() : nullptr;
   const bool avx512 = to_float && !split && native_avx512_available();
-  if ((act != epilogue_activation::none || residual) && !avx512)
+  if ((act != epilogue_activation::none || residual) && (!avx512 || given))
     throw Exception("internal: an integer product's Gelu or residual needs the AVX-512 epilogue");
 #pragma omp parallel for schedule(static) if (rows * n > 32768)
   for (int64_t m = 0; m < rows; ++m) {
@@ -67,7 +67,9 @@ void epilogue_rows(const std::vector<Tensor>& in, std::vector<Tensor>& out, epil
       };
       if constexpr (to_float) {
         float* y = out[0].data<float>() + m * n;
-        if (avx512) {
+        // A convolution's narrow groups (depthwise: one column each) stay on the generic loop:
+        // a call per group costs more than the AVX-512 pass saves.
+        if (avx512 && (j1 - j0 >= 16 || act != epilogue_activation::none || residual)) {
           epilogue_row e;
           e.acc = r + j0;
           e.y = y + j0;
