@@ -4,14 +4,14 @@
 
 #include "graph/byte_io.hpp"
 #include "graph/wire.hpp"
-#include "runtime/model_cache.hpp"
+#include "runtime/cache_files.hpp"
 
 namespace troupe {
 
 namespace {
 
 constexpr std::string_view magic = "troupe-compiled\n";
-constexpr uint32_t blob_version = 1;
+constexpr uint32_t blob_version = 2; ///< 2: no cache key (CACHE_DIR keeps no compiled models)
 
 } // namespace
 
@@ -23,8 +23,6 @@ std::string encode_blob(const compiled_blob& b) {
   w.str(b.device);
   w.str(b.device_name);
   w.str(b.settings);
-  w.u64(b.key[0]);
-  w.u64(b.key[1]);
   w.str(b.model_name);
   w.str(graph::encode_graph(b.graph));
   w.u64(hash128(w.out)[0]);
@@ -45,8 +43,6 @@ compiled_blob decode_blob(std::string_view bytes, const std::string& what) {
     b.device = r.str();
     b.device_name = r.str();
     b.settings = r.str();
-    b.key[0] = r.u64();
-    b.key[1] = r.u64();
     b.model_name = r.str();
   }
   {

@@ -1,11 +1,10 @@
 #pragma once
-/// What CompiledModel::export_model writes, Core::import_model reads and CACHE_DIR keeps: the
-/// optimized graph of a model compiled for one device, and what it was compiled for.
+/// What CompiledModel::export_model writes and Core::import_model reads: the optimized graph of
+/// a model compiled for one device, and what it was compiled for.
 ///   "troupe-compiled\n" | u32 version | str troupe version | str device | str full device name
-///   | str settings | u64 key[2] | str model name | str graph (graph/wire.hpp) | u64 checksum
+///   | str settings | str model name | str graph (graph/wire.hpp) | u64 checksum
 /// (str: u32 length, bytes; little-endian; the checksum covers every byte before it). Reading
 /// treats the bytes as hostile and says what is wrong; it never guesses.
-#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -19,7 +18,6 @@ struct compiled_blob {
   std::string device;      ///< canonical name: "CPU", "GPU.0"
   std::string device_name; ///< FULL_DEVICE_NAME: another machine's CPU or GPU is another device
   std::string settings;    ///< the compile settings the graph was made under ("precision=f32;...")
-  std::array<uint64_t, 2> key{}; ///< of the source model, device and settings (model_cache.hpp)
   std::string model_name;
   graph::Graph graph;      ///< optimized: constants folded, ops fused; compiles without passes
 };

@@ -17,7 +17,7 @@
 #include "graph/shape_inference.hpp"
 #include "runtime/compile_pipeline.hpp"
 #include "runtime/compiled_blob.hpp"
-#include "runtime/model_cache.hpp"
+#include "runtime/cache_files.hpp"
 #include "runtime/core_impl.hpp"
 #include "runtime/nodes.hpp"
 #include "runtime/multi.hpp"
@@ -146,7 +146,10 @@ std::shared_ptr<CompiledModel::Impl> Core::Impl::compile_single_graph(const grap
   cfg.derived = std::make_shared<kernels::derived_constants>();
   cfg.output_blocks = std::make_shared<kernels::output_pool>(0);
   if (all_static) {
-    // What export_model writes and CACHE_DIR keeps: the optimized graph and what it is for.
+    // What export_model writes: the optimized graph and what it is for. CACHE_DIR keeps no
+    // such file: troupe's graph passes take under a millisecond where reading the weights back
+    // took tens (docs/cache.md); what a cache can shorten is the device's own (the GPU's
+    // pipeline cache, in cfg.cache_dir).
     auto blob = std::make_shared<compiled_blob>();
     blob->troupe_version = version();
     blob->device = name;
@@ -154,19 +157,8 @@ std::shared_ptr<CompiledModel::Impl> Core::Impl::compile_single_graph(const grap
     blob->device_name = info.count("FULL_DEVICE_NAME") ? info.at("FULL_DEVICE_NAME") : name;
     blob->settings = compile_settings(cfg);
     blob->model_name = model_name;
-    const bool use_cache = !optimized && !cfg.cache_dir.empty();
-    bool hit = false;
-    if (use_cache) {
-      blob->key = cache_key(graph::encode_graph(src), *blob);
-      if (auto cached = cache_load(cfg.cache_dir, *blob)) {
-        blob->graph = std::move(cached->graph);
-        hit = true;
-      }
-    }
-    if (!hit) {
-      blob->graph = src;
-      if (!optimized) optimize_graph(blob->graph);
-    }
+    blob->graph = src;
+    if (!optimized) optimize_graph(blob->graph);
     auto deferred = optimized ? value_deferral{} : defer_on_values(blob->graph, *dev);
     check_support(blob->graph, *dev, deferred);
     if (!deferred.inputs.empty()) {
@@ -180,8 +172,7 @@ std::shared_ptr<CompiledModel::Impl> Core::Impl::compile_single_graph(const grap
       };
     } else {
       auto prog = actors::make_program(dev->compile(blob->graph, cfg), cfg.profiling);
-      if (use_cache && !hit) cache_store(cfg.cache_dir, *blob);
-      cm->loaded_from_cache = hit || prog->prototype->loaded_from_cache();
+      cm->loaded_from_cache = prog->prototype->loaded_from_cache();
       cm->exportable = std::move(blob);
       spec.fixed = std::move(prog);
     }

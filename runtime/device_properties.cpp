@@ -149,19 +149,18 @@ const std::vector<property_spec>& property_table() {
        "find the op a device gets wrong. When not set, it comes from the environment: "
        "TROUPE_EXCLUDED_OPS=\"GPU:Conv,Resize;CPU:Softmax\" (GPU meaning GPU.0)."},
       {"CACHE_DIR", true, on_gpu, "a folder (created if missing); empty = no cache", "", false,
-       "A model with static input shapes compiled a second time (same model, device and settings) "
-       "takes its optimized graph from a file in this folder instead of running the graph passes "
-       "again (docs/cache.md); the device's Vulkan pipeline cache is kept there too, named for the "
-       "driver build and device model, so a later compile skips the driver's SPIR-V to machine code "
-       "step. A damaged or stale file is ignored with a warning and replaced. The compiled model's "
-       "LOADED_FROM_CACHE says whether a file was used. Core::set_property({{\"CACHE_DIR\", d}}) sets it "
+       "The device's Vulkan pipeline cache is kept in this folder, one file named for the driver "
+       "build and device model, so a later compile skips the driver's SPIR-V to machine code step "
+       "where the driver keeps pipelines in it (lavapipe of Mesa 22.3 keeps none); a damaged file is "
+       "ignored and replaced. LOADED_FROM_CACHE says whether it held pipelines. HETERO_PLACEMENT=COST "
+       "keeps its calibration here too. No compiled model is written: reading one back cost more than "
+       "the graph passes it saves (docs/cache.md). Core::set_property({{\"CACHE_DIR\", d}}) sets it "
        "for every device."},
       {"CACHE_DIR", true, on_cpu | on_reference, "a folder (created if missing); empty = no cache", "", false,
-       "A model with static input shapes compiled a second time (same model, device and settings) "
-       "takes its optimized graph from a file in this folder instead of running the graph passes "
-       "again (docs/cache.md); a damaged or stale file is ignored with a warning and replaced. oneDNN "
-       "2.6 keeps its JIT code in memory only: the CPU's primitives are created again. "
-       "LOADED_FROM_CACHE says whether a file was used."},
+       "Where HETERO_PLACEMENT=COST keeps its calibration of this device. No compiled model is "
+       "written: reading one back cost more than the graph passes it saves, and oneDNN 2.6 keeps its "
+       "JIT code in memory only, so a compile with it is a compile without it (docs/cache.md); "
+       "LOADED_FROM_CACHE is NO."},
   };
   return t;
 }
@@ -231,8 +230,9 @@ const std::vector<compiled_property_spec>& compiled_model_property_table() {
        "already compiled does not wait for one that compiles."},
       {"RUNTIME_CACHE_CAPACITY", "all", "The programs for dynamic shapes it keeps (0: no bound)."},
       {"LOADED_FROM_CACHE", "all",
-       "YES when compiling used a compiled model from CACHE_DIR (or, on a GPU, its pipeline cache file); a "
-       "model with dynamic inputs compiles at its first inference and answers NO."},
+       "YES when a GPU's compile found pipelines in its CACHE_DIR pipeline cache file (the only cache "
+       "that shortens a compile, docs/cache.md); NO on the CPU and REFERENCE, and for a model with "
+       "dynamic inputs (it compiles at its first inference)."},
   };
   return t;
 }

@@ -24,7 +24,7 @@
 #include "runtime/device_string.hpp"
 #include "runtime/hetero_calibration.hpp"
 #include "runtime/hetero_cost_cache.hpp"
-#include "runtime/model_cache.hpp"
+#include "runtime/cache_files.hpp"
 #include "runtime/nominal_rates.hpp"
 
 namespace troupe {

@@ -12,7 +12,7 @@
 #include "graph/byte_io.hpp"
 #include "graph/wire.hpp"
 #include "runtime/hetero.hpp"
-#include "runtime/model_cache.hpp"
+#include "runtime/cache_files.hpp"
 
 namespace troupe {
 

@@ -5,7 +5,7 @@
 
 #include "actors/scheduler.hpp"
 #include "runtime/core_impl.hpp"
-#include "runtime/model_cache.hpp"
+#include "runtime/cache_files.hpp"
 #include "runtime/model_impl.hpp"
 
 namespace troupe {

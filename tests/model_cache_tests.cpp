@@ -1,7 +1,7 @@
-/// Compiled models kept and moved: CompiledModel::export_model / Core::import_model, and
-/// CACHE_DIR (a second compile_model of the same model, device and settings loads the
-/// optimized graph). Damaged, truncated and stale entries are named and recompiled; bad
-/// streams given to import_model are errors saying what is wrong.
+/// Compiled models moved: CompiledModel::export_model / Core::import_model (bad streams are
+/// errors saying what is wrong), and CACHE_DIR, which keeps no compiled model: reading one
+/// back cost more than the graph passes it saved (docs/cache.md), so a compile with it is a
+/// compile without it.
 #define BOOST_TEST_MODULE model_cache_tests
 #include <boost/test/unit_test.hpp>
 
@@ -132,6 +132,11 @@ BOOST_AUTO_TEST_CASE(what_cannot_be_exported_or_imported_is_named) {
                       {"import_model", "not a troupe compiled model"});
   tests::expect_error([&] { std::stringstream s(bytes.substr(0, bytes.size() / 2)); core.import_model(s, "CPU"); },
                       {"import_model", "truncated"});
+  // An export of troupe before 2026-11-29 (format 1, with a cache key) is named as such.
+  std::string old = bytes;
+  old[std::string_view("troupe-compiled\n").size()] = 1;
+  tests::expect_error([&] { std::stringstream s(old); core.import_model(s, "CPU"); },
+                      {"import_model", "format version 1", "reads version 2"});
   std::string flipped = bytes;
   flipped[flipped.size() / 2] ^= 0x40;
   tests::expect_error([&] { std::stringstream s(flipped); core.import_model(s, "CPU"); },
@@ -146,87 +151,37 @@ BOOST_AUTO_TEST_CASE(what_cannot_be_exported_or_imported_is_named) {
   tests::expect_error([&] { std::stringstream s; dyn.export_model(s); }, {"export_model", "dynamic shapes", "reshape"});
 }
 
-BOOST_AUTO_TEST_CASE(a_second_compile_loads_from_the_cache_dir, *boost::unit_test::precondition(tests::gpu_present())) {
+BOOST_AUTO_TEST_CASE(cache_dir_keeps_no_compiled_model_and_changes_no_result, *boost::unit_test::precondition(tests::gpu_present())) {
   const auto dir = scratch("dir");
   const auto path = conv_model(dir);
   const auto cache = dir / "cache";
+  fs::create_directories(cache);
+  // A compiled model an older troupe left there is neither read nor warned about.
+  { std::ofstream(cache / "00112233445566778899aabbccddeeff.troupe") << "an entry of troupe before 2026-11-29"; }
   const Tensor x = tests::random_tensor({1, 3, 8, 8}, 8);
   for (const auto& d : [] {
          Core c;
          return devices(c);
        }()) {
-    Core core;
-    core.set_property({{"CACHE_DIR", cache.string()}});
-    auto first = core.compile_model(path, d);
-    BOOST_TEST(first.get_property("LOADED_FROM_CACHE").as<bool>() == false, d);
-    auto second = core.compile_model(path, d);
-    BOOST_TEST(second.get_property("LOADED_FROM_CACHE").as<bool>() == true, d);
-    auto r = tests::compare(infer(second, x), infer(first, x), 0, 0);
-    BOOST_TEST(r.ok, d << ": " << r.message);
-    // Another setting is another entry: compiled, not loaded.
-    if (d == "CPU") {
-      Core other;
-      other.set_property({{"CACHE_DIR", cache.string()}});
-      const auto caps = other.get_property("CPU", "OPTIMIZATION_CAPABILITIES").as_string();
-      if (caps.find("BF16") != std::string::npos) {
-        auto bf16 = other.compile_model(path, d, {{"INFERENCE_PRECISION_HINT", "bf16"}});
-        BOOST_TEST(bf16.get_property("LOADED_FROM_CACHE").as<bool>() == false);
-      }
+    Core plain;
+    auto cm = plain.compile_model(path, d);
+    const Tensor want = infer(cm, x);
+    for (int round = 0; round < 2; ++round) {
+      Core core;
+      core.set_property({{"CACHE_DIR", cache.string()}});
+      CompiledModel with;
+      const auto warnings = stderr_of([&] { with = core.compile_model(path, d); });
+      BOOST_TEST(warnings.empty(), d << ": " << warnings);
+      auto r = tests::compare(infer(with, x), want, 0, 0);
+      BOOST_TEST(r.ok, d << " round " << round << ": " << r.message);
+      // The CPU and REFERENCE have nothing a file could hold; a GPU's pipeline cache is its own
+      // (gpu_tests: cache_dir_keeps_the_pipeline_cache_between_cores).
+      if (d == "CPU" || d == "REFERENCE") BOOST_TEST(with.get_property("LOADED_FROM_CACHE").as<bool>() == false, d);
     }
   }
-  BOOST_TEST(entries(cache).size() >= 2u); // one per device
+  BOOST_TEST(entries(cache).size() == 1u); // the old one only
   for (const auto& e : fs::directory_iterator(cache))
     BOOST_TEST(e.path().string().find(".tmp.") == std::string::npos, "a temporary file was left: " << e.path());
-}
-
-BOOST_AUTO_TEST_CASE(a_damaged_or_stale_entry_is_named_and_compiled_again) {
-  const auto dir = scratch("damaged");
-  const auto path = conv_model(dir);
-  const auto cache = dir / "cache";
-  const Tensor x = tests::random_tensor({1, 3, 8, 8}, 9);
-  Core core;
-  core.set_property({{"CACHE_DIR", cache.string()}});
-  auto want = infer(*std::make_unique<CompiledModel>(core.compile_model(path, "CPU")), x);
-  auto cpu_entries = entries(cache);
-  BOOST_TEST_REQUIRE(cpu_entries.size() == 1u);
-  const auto cpu_entry = cpu_entries[0];
-
-  auto compile_with_warning = [&](const std::string& device, std::string& warning) {
-    CompiledModel cm;
-    warning = stderr_of([&] { cm = core.compile_model(path, device); });
-    return cm;
-  };
-  // Truncated (a crash mid-write of a writer without the rename, say).
-  fs::resize_file(cpu_entry, fs::file_size(cpu_entry) / 3);
-  std::string warning;
-  auto cm = compile_with_warning("CPU", warning);
-  BOOST_TEST(cm.get_property("LOADED_FROM_CACHE").as<bool>() == false);
-  BOOST_TEST(warning.find("troupe: warning: CACHE_DIR entry " + cpu_entry.string()) != std::string::npos, warning);
-  BOOST_TEST(warning.find("truncated") != std::string::npos, warning);
-  BOOST_TEST(warning.find("compiling again") != std::string::npos, warning);
-  BOOST_TEST(tests::compare(infer(cm, x), want, 0, 0).ok);
-  // It was written anew: the next compile loads it, silently.
-  cm = compile_with_warning("CPU", warning);
-  BOOST_TEST(cm.get_property("LOADED_FROM_CACHE").as<bool>() == true);
-  BOOST_TEST(warning.empty(), warning);
-
-  // Garbage in the file.
-  { std::ofstream(cpu_entry, std::ios::trunc) << "not a compiled model"; }
-  cm = compile_with_warning("CPU", warning);
-  BOOST_TEST(cm.get_property("LOADED_FROM_CACHE").as<bool>() == false);
-  BOOST_TEST(warning.find("not a troupe compiled model") != std::string::npos, warning);
-
-  // Stale: REFERENCE's entry replaced by the CPU's (another device's compiled model).
-  cm = compile_with_warning("REFERENCE", warning);
-  fs::path ref_entry;
-  for (const auto& e : entries(cache))
-    if (e != cpu_entry) ref_entry = e;
-  BOOST_TEST_REQUIRE(!ref_entry.empty());
-  fs::copy_file(cpu_entry, ref_entry, fs::copy_options::overwrite_existing);
-  cm = compile_with_warning("REFERENCE", warning);
-  BOOST_TEST(cm.get_property("LOADED_FROM_CACHE").as<bool>() == false);
-  BOOST_TEST(warning.find("is stale (compiled for CPU") != std::string::npos, warning);
-  BOOST_TEST(tests::compare(infer(cm, x), want, 1e-5, 1e-6).ok);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

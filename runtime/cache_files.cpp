@@ -1,18 +1,14 @@
-#include "runtime/model_cache.hpp"
+#include "runtime/cache_files.hpp"
 
 #include <troupe/exception.hpp>
-#include <troupe/version.hpp>
 
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
-#include <sstream>
 
 #include <unistd.h>
-
-#include "graph/byte_io.hpp"
 
 namespace troupe {
 
@@ -32,10 +28,6 @@ std::string hex(const std::array<uint64_t, 2>& k) {
   std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(k[0]),
                 static_cast<unsigned long long>(k[1]));
   return buf;
-}
-
-std::filesystem::path entry_path(const std::string& dir, const std::array<uint64_t, 2>& key) {
-  return cache_entry_path(dir, key, ".troupe");
 }
 
 } // namespace
@@ -83,43 +75,6 @@ std::string compile_settings(const kernels::compile_config& cfg) {
   return "precision=" + to_string(cfg.inference_precision) + ";f16_arithmetic=" + (cfg.f16_arithmetic ? "1" : "0");
 }
 
-std::array<uint64_t, 2> cache_key(std::string_view model_bytes, const compiled_blob& target) {
-  const auto m = hash128(model_bytes);
-  std::string what = std::string(version()) + '\n' + target.device + '\n' + target.device_name + '\n' + target.settings;
-  what.append(reinterpret_cast<const char*>(m.data()), sizeof m);
-  return hash128(what);
-}
-
 void library_warning(const std::string& text) { std::fprintf(stderr, "troupe: warning: %s\n", text.c_str()); }
-
-std::optional<compiled_blob> cache_load(const std::string& dir, const compiled_blob& target) {
-  const auto path = entry_path(dir, target.key);
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return std::nullopt; // not cached yet
-  const std::string bytes = graph::read_all(f);
-  const std::string what = "CACHE_DIR entry " + path.string();
-  try {
-    auto b = decode_blob(bytes, what);
-    std::string stale;
-    if (b.troupe_version != version()) stale = "written by troupe " + b.troupe_version + ", this is " + version();
-    else if (b.device != target.device || b.device_name != target.device_name)
-      stale = "compiled for " + b.device + " (" + b.device_name + "), not " + target.device + " (" + target.device_name + ")";
-    else if (b.settings != target.settings) stale = "compiled with " + b.settings + ", not " + target.settings;
-    else if (b.key != target.key) stale = "holds another model";
-    if (stale.empty()) return b;
-    library_warning(what + " is stale (" + stale + "); compiling again");
-  } catch (const Exception& e) {
-    library_warning(std::string(e.what()) + "; compiling again");
-  }
-  return std::nullopt;
-}
-
-void cache_store(const std::string& dir, const compiled_blob& b) {
-  try {
-    write_file_atomically(entry_path(dir, b.key), encode_blob(b));
-  } catch (const std::exception& e) {
-    library_warning("CACHE_DIR " + dir + ": the compiled model was not kept (" + e.what() + ")");
-  }
-}
 
 } // namespace troupe

@@ -1,17 +1,13 @@
 #pragma once
-/// CACHE_DIR's compiled models: one file per (model, device, settings) key,
-/// "<32 hex digits>.troupe" holding a compiled_blob. Written to a temporary file and renamed,
-/// so processes sharing a folder never read half an entry; a damaged or stale entry (another
-/// troupe version, device or settings) is ignored with a warning on stderr and written anew.
+/// What the files troupe keeps in CACHE_DIR (HETERO's calibrations) and exports are made of:
+/// a hash for keys and checksums, the settings text, atomic writes, and the library's warnings.
 #include <array>
 #include <cstdint>
 #include <filesystem>
-#include <optional>
 #include <string>
 #include <string_view>
 
 #include "kernels/device.hpp"
-#include "runtime/compiled_blob.hpp"
 
 namespace troupe {
 
@@ -21,15 +17,6 @@ std::array<uint64_t, 2> hash128(std::string_view bytes);
 
 /// The compile settings a compiled model depends on, as text ("precision=f32;f16_arithmetic=0").
 std::string compile_settings(const kernels::compile_config& cfg);
-
-/// The entry's key: the model's bytes (its wire encoding), the device, and the settings.
-std::array<uint64_t, 2> cache_key(std::string_view model_bytes, const compiled_blob& target);
-
-/// The entry for `target`'s key (device, device_name, settings and key set), or nullopt:
-/// none there, or one that is damaged or stale (then after a warning naming file and reason).
-std::optional<compiled_blob> cache_load(const std::string& dir, const compiled_blob& target);
-/// Writes the entry; a failure (full disk, read-only folder) is a warning, not an error.
-void cache_store(const std::string& dir, const compiled_blob& b);
 
 /// "<dir>/<32 hex digits of key><suffix>": where an entry of that key lies.
 std::filesystem::path cache_entry_path(const std::string& dir, const std::array<uint64_t, 2>& key, std::string_view suffix);
