@@ -1,9 +1,11 @@
 #include "actors/node.hpp"
 
 #include <mutex>
+#include <set>
 
 #include "actors/protocol/node.hpp"
 #include "actors/subgraph_actor.hpp"
+#include "graph/shape_inference.hpp"
 #include "graph/wire.hpp"
 
 namespace troupe::actors {
@@ -44,6 +46,8 @@ struct node_shared {
   std::map<std::string, int> refused_in_a_row;
   std::map<uint64_t, caf::response_promise> held_refusals;
   uint64_t next_refusal = 1;
+  /// The sessions alive, linked to the node: their ends are not the node's.
+  std::set<caf::actor_addr> sessions;
 
   void log(const std::string& line) const {
     if (spec.log) spec.log(line);
@@ -110,11 +114,37 @@ caf::expected<np::compiled> compile(node_shared& sh, caf::actor_system& sys, np:
     return node_error(np::node_errc::bad_request, "the model's hash does not match its bytes");
   if (auto known = sh.find_hash(req.hash)) return np::compiled{known->id, known->streams};
   if (req.graph.empty()) return node_error(np::node_errc::need_graph, "send the model's bytes");
+  if (req.streams < 0 || req.streams > sh.spec.max_streams)
+    return node_error(np::node_errc::bad_request, "the model asks for " + std::to_string(req.streams) +
+                                                      " streams; this node runs 1 to " +
+                                                      std::to_string(sh.spec.max_streams) + " per model");
+  if (req.num_threads < 0 || req.num_threads > sh.spec.max_threads)
+    return node_error(np::node_errc::bad_request, "the model asks for " + std::to_string(req.num_threads) +
+                                                      " threads per stream; this node runs 0 (its default) to " +
+                                                      std::to_string(sh.spec.max_threads));
+  if (req.precision != "" && req.precision != "f32" && req.precision != "bf16" && req.precision != "f16")
+    return node_error(np::node_errc::bad_request, "unknown precision '" + req.precision + "' (f32, bf16 or f16)");
   if (req.graph.size() > sh.spec.max_graph_bytes)
     return node_error(np::node_errc::bad_request, "the model is " + std::to_string(req.graph.size()) +
                                                       " bytes, more than this node takes");
   try {
     auto g = graph::decode_graph(req.graph, "the model sent for " + req.device);
+    // The shapes in the bytes are the client's claims: derived again from the inputs' here, so
+    // that the device plans its buffers from what the ops compute (a forged shape made the CPU's
+    // planner recurse without end), and each bounded before anything is allocated.
+    graph::forget_derived_shapes(g);
+    graph::infer_shapes(g);
+    for (const auto& v : g.values) {
+      if (!v.shape.is_static()) continue;
+      uint64_t bytes = std::max<uint64_t>(1, element_size(v.type));
+      bool over = false;
+      for (auto d : v.shape.to_shape()) over = over || __builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes);
+      if (over || bytes > sh.spec.max_value_bytes)
+        return node_error(np::node_errc::bad_request, "value '" + v.name + "' of the model is " + v.shape.to_string() +
+                                                          " " + to_string(v.type) + ", more than the " +
+                                                          std::to_string(sh.spec.max_value_bytes) +
+                                                          " bytes this node holds for one value");
+    }
     for (const auto& op : g.ops)
       if (auto s = dev->second->query(g, op); !s.supported)
         return node_error(np::node_errc::bad_request, req.device + " does not support op '" + op.type + "' (node '" +
@@ -269,6 +299,12 @@ std::chrono::milliseconds refusal_delay(int in_a_row) {
 }
 
 caf::behavior node_actor(caf::event_based_actor* self, std::shared_ptr<node_shared> sh) {
+  // A session ends when its client goes, or, with reason `unreachable`, when nobody holds its
+  // handle any more (a client that said hello twice and kept the second). CAF's default would
+  // take the node, and with it every other client's session, down with it.
+  self->set_exit_handler([=](caf::exit_msg& m) {
+    if (sh->sessions.erase(m.source) == 0) self->quit(std::move(m.reason));
+  });
   return {
       [=](refusal_atom, uint64_t id, const std::string& message) {
         auto it = sh->held_refusals.find(id);
@@ -313,6 +349,7 @@ caf::behavior node_actor(caf::event_based_actor* self, std::shared_ptr<node_shar
         // Scheduled, not detached: CAF 0.17 can keep a detached actor whose handle crossed the
         // wire referenced after it ended, and then ~actor_system waits for it for ever.
         w.session = self->spawn<caf::linked>(session, sh, h.client, who);
+        sh->sessions.insert(w.session.address());
         sh->log("client " + who + " connected");
         return w;
       },

@@ -33,6 +33,12 @@ struct node_spec {
   /// (and logged), not compiled or run.
   std::size_t max_graph_bytes = std::size_t(2) << 30;
   std::size_t max_request_bytes = std::size_t(1) << 30;
+  /// The most streams (device workers, each a thread) and threads per stream one model may ask
+  /// for: a client's numbers, so bounded before anything is spawned.
+  int max_streams = 64;
+  int max_threads = 256;
+  /// The most bytes one value of a model (input, intermediate or output, by its shape) may take.
+  std::size_t max_value_bytes = std::size_t(4) << 30;
   /// One line per event worth a log: connects, disconnects, refusals, rejected messages.
   std::function<void(const std::string&)> log;
 };

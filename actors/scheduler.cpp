@@ -259,7 +259,7 @@ caf::behavior scheduler_actor(caf::event_based_actor*, std::shared_ptr<scheduler
 } // namespace
 
 scheduler::scheduler(caf::actor_system& sys, scheduler_spec spec)
-    : sys_(sys), counters_(std::make_shared<counters>(spec.devices.size())) {
+    : counters_(std::make_shared<counters>(spec.devices.size())) {
   std::vector<std::string> names;
   std::vector<std::size_t> slots;
   for (const auto& d : spec.devices) {

@@ -97,7 +97,6 @@ public:
   };
 
 private:
-  caf::actor_system& sys_;
   std::shared_ptr<counters> counters_;
   std::shared_ptr<void> state_; ///< shared with the actor (scheduler.cpp)
   caf::actor actor_;

@@ -3,14 +3,17 @@
 # real models and the conformance models; `fuzz.sh ir [seconds]` fuzzes the OpenVINO IR reader
 # instead, seeded with IR written by `troupe convert` from those models (an input is the .xml,
 # a NUL byte, then the .bin); `fuzz.sh npy [seconds]` fuzzes the .npy reader of the troupe
-# command, seeded with NumPy's own files. Crashing inputs land in fuzz/crashes/ (ignored by
-# git): fix the reader, then turn each into a test that expects a troupe::Exception.
+# command, seeded with NumPy's own files; `fuzz.sh node [seconds]` fuzzes a worker's node actor
+# with a client's messages (hello, compile, infer, any CAF message; fuzz/node_protocol_fuzz.cpp),
+# seeded with what a real client sends. Crashing inputs land in fuzz/crashes/ (ignored by git):
+# fix the code, then turn each into a test.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 target=onnx_reader_fuzz
 case "${1:-}" in
   ir) target=ir_reader_fuzz; shift ;;
   npy) target=npy_reader_fuzz; shift ;;
+  node) target=node_protocol_fuzz; shift ;;
 esac
 seconds=${1:-300}
 # Undefined behaviour is a finding like a crash: stop at the first report and keep the input.
@@ -31,6 +34,15 @@ if [ "$target" = ir_reader_fuzz ]; then
   rm -rf "$tmp"
   exec "$build/bin/ir_reader_fuzz" "$corpus" -max_total_time="$seconds" -max_len=1000000 -rss_limit_mb=4096 \
     -artifact_prefix="$root/fuzz/crashes/" -print_final_stats=1
+fi
+if [ "$target" = node_protocol_fuzz ]; then
+  corpus=$build/corpus_node
+  mkdir -p "$corpus" "$root/fuzz/crashes"
+  TROUPE_FUZZ_SEEDS=$corpus "$build/bin/node_protocol_fuzz"
+  # A message gets 10 s to be answered (the target aborts past it); libFuzzer's own -timeout
+  # catches what blocks the target outright.
+  exec "$build/bin/node_protocol_fuzz" "$corpus" -max_total_time="$seconds" -max_len=4096 -rss_limit_mb=2048 \
+    -timeout=60 -artifact_prefix="$root/fuzz/crashes/" -print_final_stats=1
 fi
 if [ "$target" = npy_reader_fuzz ]; then
   corpus=$build/corpus_npy

@@ -9,12 +9,16 @@
 #include <mutex>
 #include <new>
 #include <thread>
+#include <variant>
 
 #include <troupe/exception.hpp>
 
 #include "actors/hetero_flow.hpp"
+#include "actors/node.hpp"
 #include "actors/shape_dispatch.hpp"
 #include "actors/subgraph_actor.hpp"
+#include "graph/wire.hpp"
+#include "kernels/cpu/cpu_device.hpp"
 #include "tests/support/recording_sink.hpp"
 
 using namespace troupe;
@@ -538,3 +542,138 @@ BOOST_AUTO_TEST_CASE(queued_work_runs_oldest_request_first) {
   BOOST_TEST(rec->order == (std::vector<uint64_t>{1, 2, 3, 4}));
 }
 
+
+// ---- the node a worker publishes, fed a client's messages in-process --------------------------
+
+namespace {
+
+namespace np = troupe::actors::node_protocol;
+
+/// x[2,4] + b[4] -> relu -> z, with `y` (the Add's output) declared as `y_shape` in the bytes.
+std::string add_relu_bytes(const Shape& y_shape, const Shape& x_shape = {2, 4}) {
+  graph::Graph g;
+  const auto x = g.add_input("x", element_type::f32, PartialShape(x_shape));
+  Tensor b(element_type::f32, Shape{4});
+  for (std::size_t i = 0; i < 4; ++i) b.data<float>()[i] = static_cast<float>(i);
+  const auto bid = g.add_constant("b", b);
+  graph::Value y;
+  y.name = "y";
+  y.type = element_type::f32;
+  y.shape = PartialShape(y_shape);
+  const auto yid = g.add_value(y);
+  g.ops.push_back(graph::Op{"Add", "", "add", {x, bid}, {yid}, {}, {}});
+  graph::Value z = y;
+  z.name = "z";
+  z.shape = PartialShape(Shape{2, 4});
+  const auto zid = g.add_value(z);
+  g.ops.push_back(graph::Op{"Relu", "", "relu", {yid}, {zid}, {}, {}});
+  g.outputs = {zid};
+  return graph::encode_graph(g);
+}
+
+/// The error's text, or "" when the reply came (a message for BOOST_TEST that reads either).
+template <class T>
+std::string why(const std::variant<T, std::string>& r) {
+  return std::holds_alternative<std::string>(r) ? std::get<std::string>(r) : std::string();
+}
+
+struct node_fixture {
+  caf::actor_system_config cfg;
+  std::unique_ptr<caf::actor_system> sys;
+  caf::actor node;
+
+  node_fixture() {
+    np::add_node_message_types(cfg);
+    sys = std::make_unique<caf::actor_system>(cfg);
+    actors::node_spec spec;
+    spec.devices["CPU"] = std::shared_ptr<kernels::device>(kernels::cpu::make_cpu_device());
+    spec.token = "t";
+    node = actors::spawn_node(*sys, std::move(spec), std::make_shared<actors::node_load>());
+  }
+  ~node_fixture() { caf::anon_send_exit(node, caf::exit_reason::user_shutdown); }
+
+  /// The reply to one message, or the error's text ("error: ...").
+  template <class T, class... Ts>
+  std::variant<T, std::string> ask(caf::scoped_actor& self, const caf::actor& to, Ts&&... xs) {
+    std::variant<T, std::string> r = std::string("no reply");
+    self->request(to, std::chrono::seconds(30), std::forward<Ts>(xs)...)
+        .receive([&](T& x) { r = std::move(x); }, [&](caf::error& e) { r = "error: " + caf::to_string(e); });
+    return r;
+  }
+  caf::actor hello(caf::scoped_actor& self) {
+    auto w = ask<np::welcome>(self, node, np::hello_atom::value, np::hello{np::version, "t", caf::actor_cast<caf::actor>(self)});
+    BOOST_TEST_REQUIRE(std::holds_alternative<np::welcome>(w), why(w));
+    return std::get<np::welcome>(w).session;
+  }
+  std::variant<np::compiled, std::string> compile(caf::scoped_actor& self, const caf::actor& session, np::compile_request r) {
+    r.hash = actors::model_hash(r.graph, r);
+    return ask<np::compiled>(self, session, np::compile_atom::value, std::move(r));
+  }
+};
+
+np::compile_request cpu_request(std::string graph) {
+  np::compile_request r;
+  r.device = "CPU";
+  r.graph = std::move(graph);
+  r.precision = "f32";
+  return r;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(node)
+
+BOOST_FIXTURE_TEST_CASE(a_session_nobody_holds_ends_alone, node_fixture) {
+  // A client that says hello twice and keeps the second session: the first ends (nobody holds
+  // it) and must not take the node and the other sessions with it (found by node_protocol_fuzz:
+  // the link made its end the node's).
+  caf::scoped_actor self{*sys};
+  auto first = hello(self);
+  auto second = hello(self);
+  first = caf::actor{};
+  std::this_thread::sleep_for(std::chrono::milliseconds(100)); // the first ends meanwhile
+  auto c = compile(self, second, cpu_request(add_relu_bytes({2, 4})));
+  BOOST_TEST(std::holds_alternative<np::compiled>(c), why(c));
+  auto third = hello(self);
+  BOOST_TEST(static_cast<bool>(third));
+}
+
+BOOST_FIXTURE_TEST_CASE(a_clients_numbers_are_bounded_before_anything_is_spawned, node_fixture) {
+  caf::scoped_actor self{*sys};
+  auto session = hello(self);
+  auto refused = [&](np::compile_request r, std::vector<std::string> words) {
+    auto c = compile(self, session, std::move(r));
+    BOOST_TEST_REQUIRE(std::holds_alternative<std::string>(c));
+    for (const auto& w : words) BOOST_TEST(why(c).find(w) != std::string::npos, why(c));
+  };
+  auto r = cpu_request(add_relu_bytes({2, 4}));
+  r.streams = 1 << 25; // each stream is a thread: 33 million of them was the fuzzer's first find
+  refused(r, {"33554432 streams", "1 to 64"});
+  r = cpu_request(add_relu_bytes({2, 4}));
+  r.num_threads = 1 << 20;
+  refused(r, {"1048576 threads", "0 (its default) to 256"});
+  r = cpu_request(add_relu_bytes({2, 4}));
+  r.precision = "f64";
+  refused(r, {"unknown precision 'f64'"});
+  // An input of 8 GiB, declared: refused by its size before the device plans a byte of it.
+  refused(cpu_request(add_relu_bytes({1 << 29, 4}, {1 << 29, 4})), {"value 'x'", "[536870912,4]", "bytes this node holds"});
+}
+
+BOOST_FIXTURE_TEST_CASE(shapes_in_a_models_bytes_are_derived_again, node_fixture) {
+  // The Add's output declared [2,65540] where it computes [2,4]: the CPU's planner recursed
+  // without end on it (node_protocol_fuzz). The node infers shapes itself: the model runs right.
+  caf::scoped_actor self{*sys};
+  auto session = hello(self);
+  auto c = compile(self, session, cpu_request(add_relu_bytes({2, 65540})));
+  BOOST_TEST_REQUIRE(std::holds_alternative<np::compiled>(c), why(c));
+  Tensor x(element_type::f32, Shape{2, 4});
+  for (std::size_t i = 0; i < 8; ++i) x.data<float>()[i] = static_cast<float>(i) - 5.0f;
+  auto out = ask<np::infer_reply>(self, session, np::infer_atom::value,
+                                  np::infer_request{std::get<np::compiled>(c).model, {graph::encode_tensor(x)}});
+  BOOST_TEST_REQUIRE(std::holds_alternative<np::infer_reply>(out), why(out));
+  const Tensor z = graph::decode_tensor(std::get<np::infer_reply>(out).outputs.at(0), "z");
+  BOOST_TEST_REQUIRE(z.get_shape() == (Shape{2, 4}));
+  for (std::size_t i = 0; i < 8; ++i) BOOST_TEST(z.data<float>()[i] == std::max(0.0f, static_cast<float>(i) - 5.0f + static_cast<float>(i % 4)));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -5,16 +5,13 @@
 #include <vector>
 
 #include "kernels/cpu/avx512_bf16.hpp"
+#include "kernels/cpu/isa_region.hpp"
 #include "kernels/cpu/lane_mask.hpp"
 #include "kernels/cpu/native_ops.hpp"
 
 namespace troupe::kernels::cpu {
 
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512bw,avx512vl,avx512bf16")
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
+TROUPE_ISA_BEGIN("avx512f,avx512bw,avx512vl,avx512bf16")
 
 namespace {
 
@@ -71,7 +68,6 @@ void channel_scale(const reference::context& ctx, const std::vector<Tensor>& in,
     run<false>(in[0].data(), out[0].data(), scale, n_batch, c, pixels);
 }
 
-#pragma GCC diagnostic pop
-#pragma GCC pop_options
+TROUPE_ISA_END
 
 } // namespace troupe::kernels::cpu

@@ -1,6 +1,7 @@
 /// The no-overlap ConvTranspose (kernel == stride) reading its input in oneDNN's nChw16c layout,
 /// AVX-512. det's head feeds it a blocked BatchNormalization output: reading that in place
 /// saves a reorder to plain (0.8 ms of det 640's ~16 ms on this machine).
+#include "kernels/cpu/isa_region.hpp"
 #include "kernels/cpu/native_ops.hpp"
 
 #include <immintrin.h>
@@ -13,13 +14,7 @@ namespace troupe::kernels::cpu {
 bool native_avx512_available() { return __builtin_cpu_supports("avx512f"); }
 
 // Everything below is compiled for AVX-512 and runs only where the check above holds.
-#pragma GCC push_options
-#pragma GCC target("avx512f")
-// GCC 12 warns about the undefined pass-through operand inside its own AVX-512 intrinsics
-// (GCC bug 105593), not about this code.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
+TROUPE_ISA_BEGIN("avx512f")
 
 namespace {
 
@@ -145,7 +140,6 @@ void unit_overlap_conv_transpose_nchw16c(const reference::context& ctx, const st
     prologue ? run<false, true>(in, out) : run<false, false>(in, out);
 }
 
-#pragma GCC diagnostic pop
-#pragma GCC pop_options
+TROUPE_ISA_END
 
 } // namespace troupe::kernels::cpu

@@ -9,6 +9,7 @@
 
 #include "kernels/cpu/avx512_exp.hpp"
 #include "kernels/cpu/avx512_bf16.hpp"
+#include "kernels/cpu/isa_region.hpp"
 #include "kernels/cpu/native_ops.hpp"
 
 namespace troupe::kernels::cpu {
@@ -22,11 +23,7 @@ bool is_native_depthwise_shape(int64_t channels, int64_t kh, int64_t kw, int64_t
 }
 
 // Compiled for AVX512_BF16; runs only where native_bf16_available() holds.
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512bw,avx512vl,avx512bf16")
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
+TROUPE_ISA_BEGIN("avx512f,avx512bw,avx512vl,avx512bf16")
 
 namespace {
 
@@ -180,7 +177,6 @@ void depthwise_nhwc_bf16(const reference::context& ctx, const std::vector<Tensor
   else run<7>(g, x, y, wp, bias, ops.data(), ops.size());
 }
 
-#pragma GCC diagnostic pop
-#pragma GCC pop_options
+TROUPE_ISA_END
 
 } // namespace troupe::kernels::cpu

@@ -3,17 +3,14 @@
 #include <immintrin.h>
 
 #include "kernels/cpu/avx512_gelu.hpp"
+#include "kernels/cpu/isa_region.hpp"
 #include "kernels/cpu/lane_mask.hpp"
 
 namespace troupe::kernels::cpu {
 
 // Compiled for AVX-512; runs only where native_avx512_available() holds. (GCC 12 warns about
 // the intrinsics' own undefined pass-through operands.)
-#pragma GCC push_options
-#pragma GCC target("avx512f")
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
+TROUPE_ISA_BEGIN("avx512f")
 
 namespace {
 
@@ -61,7 +58,6 @@ void integer_epilogue_row_512(const epilogue_row& r, epilogue_activation act) {
   else r.scale ? with_bias_or_not<false, true>(r, act) : with_bias_or_not<false, false>(r, act);
 }
 
-#pragma GCC diagnostic pop
-#pragma GCC pop_options
+TROUPE_ISA_END
 
 } // namespace troupe::kernels::cpu

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/cpu/isa_region.hpp"
 #include "kernels/cpu/row_tiles.hpp"
 
 namespace troupe::kernels::cpu {
@@ -12,8 +13,7 @@ namespace troupe::kernels::cpu {
 // The kernel alone is built for AVX2 (what runs it checks integer_gemm_s16_here); without
 // "fma": GCC would contract the intrinsics' a * b + c into one rounding, and the chain's float
 // ops (Mul, then Add) round twice.
-#pragma GCC push_options
-#pragma GCC target("avx2")
+TROUPE_ISA_BEGIN("avx2")
 namespace {
 
 constexpr int64_t panel_cols = 16;
@@ -153,7 +153,7 @@ void integer_gemm_s16_kernel(const reference::context&, const std::vector<Tensor
 }
 
 } // namespace
-#pragma GCC pop_options
+TROUPE_ISA_END
 
 bool integer_gemm_s16_here() { return __builtin_cpu_supports("avx2"); }
 

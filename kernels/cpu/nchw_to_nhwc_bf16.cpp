@@ -4,15 +4,12 @@
 #include <cstdint>
 
 #include "kernels/cpu/avx512_bf16.hpp"
+#include "kernels/cpu/isa_region.hpp"
 #include "kernels/cpu/native_ops.hpp"
 
 namespace troupe::kernels::cpu {
 
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512bw,avx512vl,avx512bf16")
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
+TROUPE_ISA_BEGIN("avx512f,avx512bw,avx512vl,avx512bf16")
 
 void rgb_to_nhwc_bf16(const reference::context&, const std::vector<Tensor>& in, std::vector<Tensor>& out) {
   const auto& s = in[0].get_shape();
@@ -46,7 +43,6 @@ void rgb_to_nhwc_bf16(const reference::context&, const std::vector<Tensor>& in, 
       for (int64_t c = 0; c < 3; ++c) y[(b * pixels + p) * 3 + c] = round_to_bf16(x[(b * 3 + c) * pixels + p]);
 }
 
-#pragma GCC diagnostic pop
-#pragma GCC pop_options
+TROUPE_ISA_END
 
 } // namespace troupe::kernels::cpu

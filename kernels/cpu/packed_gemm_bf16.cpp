@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/cpu/avx512_bf16.hpp"
+#include "kernels/cpu/isa_region.hpp"
 #include "kernels/cpu/lane_mask.hpp"
 #include "kernels/cpu/panel_pair_store.hpp"
 #include "kernels/cpu/row_tiles.hpp"
@@ -19,8 +20,7 @@ constexpr int max_rows = 12;                   ///< 24 accumulators, 2 weight ve
 } // namespace
 
 // Built for AVX512_BF16 alone (what runs it checks packed_gemm_bf16_here).
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512bw,avx512vl,avx512bf16")
+TROUPE_ISA_BEGIN("avx512f,avx512bw,avx512vl,avx512bf16")
 namespace {
 
 struct gemm_args {
@@ -91,7 +91,7 @@ void packed_gemm_bf16_kernel(const reference::context&, const std::vector<Tensor
 }
 
 } // namespace
-#pragma GCC pop_options
+TROUPE_ISA_END
 
 bool packed_gemm_bf16_here() { return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16"); }
 

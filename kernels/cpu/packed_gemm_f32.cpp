@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/cpu/isa_region.hpp"
 #include "kernels/cpu/panel_pair_store.hpp"
 #include "kernels/cpu/row_tiles.hpp"
 
@@ -16,8 +17,7 @@ constexpr int max_rows = 6; ///< 12 accumulators, 2 weight vectors, 1 broadcast:
 } // namespace
 
 // The kernel alone is built for AVX2 and FMA (what runs it checks packed_gemm_f32_here).
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
+TROUPE_ISA_BEGIN("avx2,fma")
 namespace {
 
 struct gemm_args {
@@ -80,12 +80,11 @@ void panel_avx2(const gemm_args& g, int64_t p, int64_t panels) {
 }
 
 } // namespace
-#pragma GCC pop_options
+TROUPE_ISA_END
 
 // With AVX-512 a panel row is one zmm; a tile is up to 12 rows of two panels (24 accumulators,
 // 2 weight vectors, 1 broadcast of 32 zmm), so each weight load serves 12 FMAs.
-#pragma GCC push_options
-#pragma GCC target("avx512f")
+TROUPE_ISA_BEGIN("avx512f")
 namespace {
 constexpr int max_rows_512 = 12;
 
@@ -123,7 +122,7 @@ void panel_pair_512(const gemm_args& g, int64_t pair, int64_t panels) {
 }
 
 } // namespace
-#pragma GCC pop_options
+TROUPE_ISA_END
 
 namespace {
 
@@ -139,7 +138,7 @@ void packed_gemm_f32_kernel(const reference::context&, const std::vector<Tensor>
   g.bias = in.size() > 3 ? in[3].data<float>() : nullptr;
   g.y = out[0].data<float>();
   const int64_t panels = (g.n + panel_cols - 1) / panel_cols;
-  const bool parallel = g.rows * g.n * g.k > (1 << 18);
+  [[maybe_unused]] const bool parallel = g.rows * g.n * g.k > (1 << 18); // unread without OpenMP
   if (has_avx512()) {
     const int64_t pairs = (panels + 1) / 2;
 #pragma omp parallel for schedule(static) if (parallel)

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/cpu/isa_region.hpp"
 #include "kernels/cpu/native_ops.hpp"
 #include "kernels/cpu/lane_mask.hpp"
 
@@ -87,8 +88,7 @@ void range_scalar(const float* x, int64_t n, float& lo, float& hi) {
 // ~2 ns an element, a sixth of bert_tiny_int8's time. The same operations in the same order (a
 // true division, the same rounding trick, the clamps, NaN to 0): bit for bit the scalar loops'
 // results (cpu_int8_tests). No "fma" in the target: nothing here may contract.
-#pragma GCC push_options
-#pragma GCC target("avx2")
+TROUPE_ISA_BEGIN("avx2")
 
 template <class Q> __m256i quantize8(const float* x, __m256 s, __m256 z) {
   const __m256 v = _mm256_div_ps(_mm256_loadu_ps(x), s);
@@ -129,15 +129,11 @@ void range_avx2(const float* x, int64_t n, float& lo, float& hi) {
   range_scalar(x + i, n - i, lo, hi);
 }
 
-#pragma GCC pop_options
+TROUPE_ISA_END
 
 // And in AVX-512, 16 elements a step with a masked tail: the same operations again (bit for
 // bit the scalar loops'), a byte per lane narrowed by vpmovdb (the clamps keep it in range).
-#pragma GCC push_options
-#pragma GCC target("avx512f")
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
+TROUPE_ISA_BEGIN("avx512f")
 
 template <class Q> void quantize_avx512(const float* x, float s, float z, Q* y, int64_t n) {
   const __m512 sv = _mm512_set1_ps(s), zv = _mm512_set1_ps(z);
@@ -169,8 +165,7 @@ void range_avx512(const float* x, int64_t n, float& lo, float& hi) {
   range_scalar(x + i, n - i, lo, hi);
 }
 
-#pragma GCC diagnostic pop
-#pragma GCC pop_options
+TROUPE_ISA_END
 
 bool avx2_here() {
   static const bool yes = __builtin_cpu_supports("avx2");

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "kernels/cpu/avx512_exp.hpp"
+#include "kernels/cpu/isa_region.hpp"
 #include "kernels/cpu/native_ops.hpp"
 
 namespace troupe::kernels::cpu {
@@ -35,11 +36,7 @@ bool is_row_softmax(const graph::Graph& g, const graph::Op& op) {
 }
 
 // Compiled for AVX-512; runs only where native_avx512_available() holds.
-#pragma GCC push_options
-#pragma GCC target("avx512f")
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
+TROUPE_ISA_BEGIN("avx512f")
 
 void softmax_rows(const reference::context& ctx, const std::vector<Tensor>& in, std::vector<Tensor>& out) {
   const auto [rows, len] =
@@ -74,7 +71,6 @@ void softmax_rows(const reference::context& ctx, const std::vector<Tensor>& in, 
   }
 }
 
-#pragma GCC diagnostic pop
-#pragma GCC pop_options
+TROUPE_ISA_END
 
 } // namespace troupe::kernels::cpu
