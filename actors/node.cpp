@@ -106,6 +106,18 @@ bool settle(std::map<uint64_t, caf::response_promise>& jobs, uint64_t job, T&& v
   return true;
 }
 
+/// What a node and its sessions answer to a message of no protocol step: an error to the
+/// client and a line in the worker's log, not CAF's default print on stderr (a client could
+/// fill the worker's stderr with them).
+auto unexpected_message_handler(std::shared_ptr<node_shared> sh, std::string where) {
+  return [sh, where](caf::scheduled_actor* self, caf::message_view& x) -> caf::result<caf::message> {
+    const auto sender = self->current_sender();
+    sh->log(where + ": an unexpected message from " + (sender ? caf::to_string(sender->node()) : std::string("?")) +
+            " was refused: " + caf::deep_to_string(x.copy_content_to_message()).substr(0, 200));
+    return caf::sec::unexpected_message;
+  };
+}
+
 /// Compiles `req` on this node, or says why not.
 caf::expected<np::compiled> compile(node_shared& sh, caf::actor_system& sys, np::compile_request& req) {
   const auto dev = sh.spec.devices.find(req.device);
@@ -219,6 +231,7 @@ void compile_job(caf::blocking_actor*, std::shared_ptr<node_shared> sh, np::comp
 caf::behavior session(caf::stateful_actor<session_state>* self, std::shared_ptr<node_shared> sh, caf::actor client,
                       std::string who) {
   self->monitor(client);
+  self->set_default_handler(unexpected_message_handler(sh, "the session of client " + who));
   self->set_down_handler([=](caf::down_msg&) {
     sh->log("client " + who + " disconnected");
     for (auto& [job, p] : self->state.pending) {
@@ -305,6 +318,7 @@ caf::behavior node_actor(caf::event_based_actor* self, std::shared_ptr<node_shar
   self->set_exit_handler([=](caf::exit_msg& m) {
     if (sh->sessions.erase(m.source) == 0) self->quit(std::move(m.reason));
   });
+  self->set_default_handler(unexpected_message_handler(sh, "the node"));
   return {
       [=](refusal_atom, uint64_t id, const std::string& message) {
         auto it = sh->held_refusals.find(id);

@@ -581,6 +581,8 @@ struct node_fixture {
   caf::actor_system_config cfg;
   std::unique_ptr<caf::actor_system> sys;
   caf::actor node;
+  std::shared_ptr<std::vector<std::string>> log = std::make_shared<std::vector<std::string>>();
+  std::shared_ptr<std::mutex> log_mutex = std::make_shared<std::mutex>();
 
   node_fixture() {
     np::add_node_message_types(cfg);
@@ -588,6 +590,10 @@ struct node_fixture {
     actors::node_spec spec;
     spec.devices["CPU"] = std::shared_ptr<kernels::device>(kernels::cpu::make_cpu_device());
     spec.token = "t";
+    spec.log = [log = log, m = log_mutex](const std::string& line) {
+      std::lock_guard lock(*m);
+      log->push_back(line);
+    };
     node = actors::spawn_node(*sys, std::move(spec), std::make_shared<actors::node_load>());
   }
   ~node_fixture() { caf::anon_send_exit(node, caf::exit_reason::user_shutdown); }
@@ -636,6 +642,24 @@ BOOST_FIXTURE_TEST_CASE(a_session_nobody_holds_ends_alone, node_fixture) {
   BOOST_TEST(std::holds_alternative<np::compiled>(c), why(c));
   auto third = hello(self);
   BOOST_TEST(static_cast<bool>(third));
+}
+
+BOOST_FIXTURE_TEST_CASE(a_message_of_no_protocol_step_is_refused_and_logged, node_fixture) {
+  // Before hello and after: an error to the client and a log line (CAF's default printed each
+  // on stderr, a flood a client could make), and the node serves on.
+  caf::scoped_actor self{*sys};
+  for (int round = 0; round < 2; ++round) {
+    const caf::actor to = round == 0 ? node : hello(self);
+    auto r = ask<np::welcome>(self, to, std::string("not a protocol message"), 42);
+    BOOST_TEST(why(r).find("unexpected_message") != std::string::npos, why(r));
+  }
+  std::lock_guard lock(*log_mutex);
+  BOOST_TEST_REQUIRE(log->size() >= 2u);
+  std::size_t refused = 0;
+  for (const auto& line : *log)
+    if (line.find("an unexpected message from") != std::string::npos && line.find("not a protocol message") != std::string::npos)
+      ++refused;
+  BOOST_TEST(refused == 2u);
 }
 
 BOOST_FIXTURE_TEST_CASE(a_clients_numbers_are_bounded_before_anything_is_spawned, node_fixture) {
