@@ -91,6 +91,7 @@ private:
 
 struct session_state {
   std::map<uint64_t, caf::response_promise> pending;   ///< inferences running
+  std::map<uint64_t, uint64_t> held;                   ///< their input bytes (node_load::held_bytes)
   std::map<uint64_t, caf::response_promise> compiling; ///< compiles running (jobs share the numbering)
   uint64_t next_job = 1;
 };
@@ -116,6 +117,15 @@ auto unexpected_message_handler(std::shared_ptr<node_shared> sh, std::string whe
             " was refused: " + caf::deep_to_string(x.copy_content_to_message()).substr(0, 200));
     return caf::sec::unexpected_message;
   };
+}
+
+/// An inference answered: no longer in flight, its inputs no longer held.
+void release(session_state& st, node_load& load, uint64_t job) {
+  --load.in_flight;
+  if (auto it = st.held.find(job); it != st.held.end()) {
+    load.held_bytes -= it->second;
+    st.held.erase(it);
+  }
 }
 
 /// Compiles `req` on this node, or says why not.
@@ -239,6 +249,8 @@ caf::behavior session(caf::stateful_actor<session_state>* self, std::shared_ptr<
       --sh->load->in_flight;
     }
     self->state.pending.clear();
+    for (const auto& [job, bytes] : self->state.held) sh->load->held_bytes -= bytes;
+    self->state.held.clear();
     for (auto& [job, p] : self->state.compiling) p.deliver(failure_error({failure_kind::cancelled, "the client is gone"}));
     self->state.compiling.clear();
     self->quit();
@@ -266,9 +278,28 @@ caf::behavior session(caf::stateful_actor<session_state>* self, std::shared_ptr<
           sh->log("rejected a request of client " + who + ": " + e.what());
           return failure_error({failure_kind::bad_input, e.what()});
         }
+        // Bounded before it is queued: one client's flood, or all clients' bytes together,
+        // must not take the worker's memory.
+        uint64_t bytes = 0;
+        for (const auto& b : req.inputs) bytes += b.size();
+        std::string busy;
+        if (self->state.pending.size() >= sh->spec.max_in_flight_per_client)
+          busy = "client " + who + " has " + std::to_string(self->state.pending.size()) +
+                 " requests in flight; this node runs at most " + std::to_string(sh->spec.max_in_flight_per_client) +
+                 " per client";
+        else if (const auto held = sh->load->held_bytes.fetch_add(bytes); held + bytes > sh->spec.max_held_bytes) {
+          sh->load->held_bytes -= bytes;
+          busy = "the node holds " + std::to_string(held) + " bytes of requests in flight; this one's " +
+                 std::to_string(bytes) + " more would pass its bound of " + std::to_string(sh->spec.max_held_bytes);
+        }
+        if (!busy.empty()) {
+          sh->log("refused a request of client " + who + ": " + busy);
+          return failure_error({failure_kind::device_failure, busy});
+        }
         const uint64_t job = self->state.next_job++;
         auto promise = self->make_response_promise<np::infer_reply>();
         self->state.pending.emplace(job, promise);
+        self->state.held.emplace(job, bytes);
         ++sh->load->in_flight;
         m->run->submit(inference{job, std::move(inputs),
                                  std::make_shared<reply_sink>(caf::actor_cast<caf::actor>(self), job), 0});
@@ -276,12 +307,12 @@ caf::behavior session(caf::stateful_actor<session_state>* self, std::shared_ptr<
       },
       [=](done_atom, uint64_t job, np::infer_reply& r) {
         if (!settle(self->state.pending, job, std::move(r))) return;
-        --sh->load->in_flight;
+        release(self->state, *sh->load, job);
         ++sh->load->served;
       },
       [=](done_atom, uint64_t job, caf::error& e) {
         if (settle(self->state.compiling, job, e) || !settle(self->state.pending, job, std::move(e))) return;
-        --sh->load->in_flight;
+        release(self->state, *sh->load, job);
       },
   };
 }

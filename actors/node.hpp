@@ -39,6 +39,11 @@ struct node_spec {
   int max_threads = 256;
   /// The most bytes one value of a model (input, intermediate or output, by its shape) may take.
   std::size_t max_value_bytes = std::size_t(4) << 30;
+  /// The most inferences one client may have in flight, and the most bytes of inputs all
+  /// clients' inferences in flight may hold together: past either a request is refused as a
+  /// device failure (MULTI takes it elsewhere), not queued.
+  std::size_t max_in_flight_per_client = 256;
+  std::size_t max_held_bytes = std::size_t(8) << 30;
   /// One line per event worth a log: connects, disconnects, refusals, rejected messages.
   std::function<void(const std::string&)> log;
 };
@@ -47,6 +52,7 @@ struct node_spec {
 struct node_load {
   std::atomic<int64_t> in_flight{0};
   std::atomic<uint64_t> served{0};
+  std::atomic<uint64_t> held_bytes{0}; ///< inputs of the inferences in flight
 };
 
 /// The key a node keeps a compiled model under: the graph's bytes, the device and the options

@@ -13,6 +13,8 @@
 #include <caf/openssl/remote_actor.hpp>
 #include <caf/openssl/publish.hpp>
 
+#include <unistd.h>
+
 #include "actors/node.hpp"
 #include "runtime/nodes.hpp"
 #include "runtime/basp_gate.hpp"
@@ -233,6 +235,9 @@ Worker::Worker(Core& core, const std::string& listen, const AnyMap& options, std
   spec.machine["NODE_CORES"] = std::to_string(core_count());
   spec.max_graph_bytes = byte_limit(options, "NODE_MAX_MODEL_BYTES", spec.max_graph_bytes);
   spec.max_request_bytes = byte_limit(options, "NODE_MAX_REQUEST_BYTES", spec.max_request_bytes);
+  // Inputs of requests in flight, all clients together: half this machine's memory.
+  if (const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE); pages > 0 && page > 0)
+    spec.max_held_bytes = static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) / 2;
   // Plain TCP: CAF listens on loopback only, behind basp_gate (runtime/basp_gate.hpp), which
   // bounds what a client that has not authenticated can make the worker hold or keep open.
   basp_gate_limits limits;

@@ -627,7 +627,83 @@ np::compile_request cpu_request(std::string graph) {
 
 } // namespace
 
+/// A device whose runs are fake_exe's, held as `control` says: requests stay in flight.
+struct held_device : kernels::device {
+  std::shared_ptr<run_control> control;
+  std::string name() const override { return "HELD"; }
+  std::map<std::string, std::string> info() const override { return {}; }
+  kernels::support query(const graph::Graph&, const graph::Op&) const override { return {true, ""}; }
+  std::unique_ptr<kernels::executable> compile(const graph::Graph&, const kernels::compile_config&) const override {
+    auto e = std::make_unique<fake_exe>();
+    e->control = control;
+    return e;
+  }
+};
+
 BOOST_AUTO_TEST_SUITE(node)
+
+BOOST_AUTO_TEST_CASE(requests_in_flight_are_bounded_per_client_and_in_bytes) {
+  // One client's flood, or everyone's bytes together, is refused as a device failure (MULTI
+  // takes it elsewhere) before it is queued; what was refused or answered is no longer held.
+  caf::actor_system_config cfg;
+  np::add_node_message_types(cfg);
+  caf::actor_system sys{cfg};
+  auto control = std::make_shared<run_control>();
+  control->held = 3;
+  control->release = false;
+  auto dev = std::make_shared<held_device>();
+  dev->control = control;
+  actors::node_spec spec;
+  spec.devices["HELD"] = dev;
+  spec.max_in_flight_per_client = 2;
+  spec.max_held_bytes = 3 * graph::encode_tensor(vec(4, 1)).size(); // three requests' inputs
+  auto load = std::make_shared<actors::node_load>();
+  auto node = actors::spawn_node(sys, spec, load);
+  caf::scoped_actor a{sys}, b{sys};
+  auto session = [&](caf::scoped_actor& self) {
+    caf::actor s;
+    self->request(node, std::chrono::seconds(30), np::hello_atom::value, np::hello{np::version, "", caf::actor_cast<caf::actor>(self)})
+        .receive([&](np::welcome& w) { s = w.session; }, [&](caf::error& e) { BOOST_FAIL(caf::to_string(e)); });
+    return s;
+  };
+  const auto sa = session(a), sb = session(b);
+  graph::Graph g;
+  g.outputs.push_back(g.add_input("x", element_type::f32, PartialShape(Shape{4})));
+  np::compile_request c;
+  c.device = "HELD";
+  c.graph = graph::encode_graph(g);
+  c.streams = 4;
+  c.hash = actors::model_hash(c.graph, c);
+  uint64_t model = 0;
+  a->request(sa, std::chrono::seconds(30), np::compile_atom::value, c)
+      .receive([&](np::compiled& m) { model = m.model; }, [&](caf::error& e) { BOOST_FAIL(caf::to_string(e)); });
+  const np::infer_request req{model, {graph::encode_tensor(vec(4, 1))}};
+  auto refusal = [&](caf::scoped_actor& self, const caf::actor& s) {
+    std::string r = "answered";
+    self->request(s, std::chrono::seconds(30), np::infer_atom::value, req)
+        .receive([&](np::infer_reply&) {}, [&](caf::error& e) { r = caf::to_string(e); });
+    return r;
+  };
+  // Client a: two held in flight, the third refused.
+  a->send(sa, np::infer_atom::value, req);
+  a->send(sa, np::infer_atom::value, req);
+  control->wait_started(2);
+  const auto third = refusal(a, sa);
+  BOOST_TEST(third.find("has 2 requests in flight; this node runs at most 2 per client") != std::string::npos, third);
+  // Client b: one more fits the bytes (all three held now), the next would pass them.
+  b->send(sb, np::infer_atom::value, req);
+  control->wait_started(3);
+  BOOST_TEST(load->held_bytes.load() == 3 * req.inputs[0].size());
+  const auto bytes = refusal(b, sb);
+  BOOST_TEST(bytes.find("would pass its bound of " + std::to_string(spec.max_held_bytes)) != std::string::npos, bytes);
+  control->open();
+  for (auto* self : {&a, &a, &b})
+    (*self)->receive([](np::infer_reply&) {}, caf::after(std::chrono::seconds(30)) >> [] { BOOST_FAIL("no reply"); });
+  for (int i = 0; i < 100 && load->held_bytes.load() != 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  BOOST_TEST(load->held_bytes.load() == 0u);
+  BOOST_TEST(refusal(a, sa) == "answered");
+  caf::anon_send_exit(node, caf::exit_reason::user_shutdown);
+}
 
 BOOST_FIXTURE_TEST_CASE(a_session_nobody_holds_ends_alone, node_fixture) {
   // A client that says hello twice and keeps the second session: the first ends (nobody holds
