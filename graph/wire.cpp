@@ -358,6 +358,36 @@ Op read_op(reader& r, std::size_t index, std::size_t n_values, int depth) {
   return op;
 }
 
+/// Every value has one source, before its readers: a graph input, a constant or one op's output
+/// (a subgraph's outer values are among its inputs). Ids in range do not make a graph: an op
+/// that writes a graph input, or reads what a later op writes, hung the CPU's compile.
+void check_dataflow(reader& r, const Graph& g) {
+  part p(r, "dataflow");
+  const auto name = [&](ValueId v) { return quoted(g.values[static_cast<std::size_t>(v)].name); };
+  std::vector<char> defined(g.values.size(), 0);
+  for (std::size_t v = 0; v < g.values.size(); ++v) defined[v] = g.values[v].constant.has_value();
+  for (ValueId v : g.inputs) {
+    if (defined[static_cast<std::size_t>(v)]) r.fail("graph input " + name(v) + " is a constant or listed twice");
+    defined[static_cast<std::size_t>(v)] = 1;
+  }
+  for (std::size_t i = 0; i < g.ops.size(); ++i) {
+    const auto& op = g.ops[i];
+    for (ValueId v : op.inputs)
+      if (v != no_value && !defined[static_cast<std::size_t>(v)])
+        r.fail("op #" + std::to_string(i) + " " + quoted(op.name) + " reads value " + name(v) +
+               " before anything produces it (a later op, or none)");
+    for (ValueId v : op.outputs) {
+      if (v == no_value) continue;
+      if (defined[static_cast<std::size_t>(v)])
+        r.fail("op #" + std::to_string(i) + " " + quoted(op.name) + " writes value " + name(v) +
+               ", which is a graph input, a constant or an earlier op's output");
+      defined[static_cast<std::size_t>(v)] = 1;
+    }
+  }
+  for (ValueId v : g.outputs)
+    if (!defined[static_cast<std::size_t>(v)]) r.fail("graph output " + name(v) + " is never produced");
+}
+
 Graph read_graph(reader& r, int depth) {
   Graph g;
   {
@@ -395,6 +425,7 @@ Graph read_graph(reader& r, int depth) {
     part p(r, "graph outputs");
     g.outputs = r.ids(n_values, false, "output");
   }
+  check_dataflow(r, g);
   return g;
 }
 

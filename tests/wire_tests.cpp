@@ -449,6 +449,28 @@ BOOST_AUTO_TEST_CASE(value_ids_out_of_range_are_refused) {
   expect_error([&] { decode_graph(encode_graph(g), what); }, {what, "graph outputs", "output #2 is value id -1"});
 }
 
+BOOST_AUTO_TEST_CASE(a_graph_whose_values_have_no_single_earlier_source_is_refused) {
+  // Ids in range are not yet a graph: node_protocol_fuzz sent an Add writing the graph input it
+  // read, and the CPU's compile hung on it.
+  Graph g = small_graph();
+  g.ops[0].outputs[0] = g.inputs[0];
+  expect_error([&] { decode_graph(encode_graph(g), what); },
+               {what, "dataflow", "op #0 'conv1' writes value 'x', which is a graph input, a constant or an earlier op's output"});
+  g = small_graph();
+  std::swap(g.ops[0], g.ops[1]); // the Resize reads the conv's output before the conv
+  expect_error([&] { decode_graph(encode_graph(g), what); },
+               {what, "dataflow", "op #0 '' reads value", "before anything produces it"});
+  g = small_graph();
+  g.ops[1].outputs[0] = g.ops[0].outputs[0]; // two writers
+  expect_error([&] { decode_graph(encode_graph(g), what); }, {what, "op #1 '' writes value", "an earlier op's output"});
+  g = small_graph();
+  g.ops.pop_back(); // the Dropout's output is a graph output nobody produces now
+  expect_error([&] { decode_graph(encode_graph(g), what); }, {what, "graph output", "is never produced"});
+  g = small_graph();
+  g.inputs.push_back(g.find_value("sizes")); // a constant listed as an input
+  expect_error([&] { decode_graph(encode_graph(g), what); }, {what, "graph input 'sizes' is a constant or listed twice"});
+}
+
 BOOST_AUTO_TEST_CASE(wrong_magic_version_kind_and_type_are_named) {
   const std::string bytes = encode_graph(small_graph());
   expect_error([&] { decode_graph("", what); }, {what, "header", "not a troupe graph blob"});
