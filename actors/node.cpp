@@ -28,6 +28,9 @@ caf::error failure_error(const failure& f) {
 /// A model compiled on this node, shared by every session that sends the same graph.
 struct node_model {
   uint64_t id = 0;
+  uint64_t hash = 0;
+  uint64_t last_use = 0;           ///< node_shared::clock when last compiled or run (under its mutex)
+  std::atomic<int> in_flight{0};   ///< inferences running on it: it is not forgotten meanwhile
   std::string device;
   std::vector<graph::Value> inputs; ///< what each input must be
   std::unique_ptr<subgraph> run;
@@ -52,15 +55,36 @@ struct node_shared {
   void log(const std::string& line) const {
     if (spec.log) spec.log(line);
   }
+  uint64_t clock = 0;
   std::shared_ptr<node_model> find_hash(uint64_t h) {
     std::lock_guard lock(mutex);
     auto it = by_hash.find(h);
-    return it == by_hash.end() ? nullptr : it->second;
+    if (it == by_hash.end()) return nullptr;
+    it->second->last_use = ++clock;
+    return it->second;
   }
   std::shared_ptr<node_model> find_id(uint64_t id) {
     std::lock_guard lock(mutex);
     auto it = by_id.find(id);
-    return it == by_id.end() ? nullptr : it->second;
+    if (it == by_id.end()) return nullptr;
+    it->second->last_use = ++clock;
+    return it->second;
+  }
+  /// Past max_models, the least recently used models that run nothing are forgotten (under the
+  /// mutex): a client that asks for one again gets need_graph and sends it again. Returns what
+  /// was forgotten, to be destroyed (and logged) outside the lock.
+  std::vector<std::shared_ptr<node_model>> forget_idle_models() {
+    std::vector<std::shared_ptr<node_model>> gone;
+    while (by_id.size() > spec.max_models) {
+      std::shared_ptr<node_model> oldest;
+      for (const auto& [id, m] : by_id)
+        if (m->in_flight.load() == 0 && (!oldest || m->last_use < oldest->last_use)) oldest = m;
+      if (!oldest) break; // every one is running: over the bound until they finish
+      by_id.erase(oldest->id);
+      by_hash.erase(oldest->hash);
+      gone.push_back(std::move(oldest));
+    }
+    return gone;
   }
 };
 
@@ -91,7 +115,8 @@ private:
 
 struct session_state {
   std::map<uint64_t, caf::response_promise> pending;   ///< inferences running
-  std::map<uint64_t, uint64_t> held;                   ///< their input bytes (node_load::held_bytes)
+  /// Their input bytes (node_load::held_bytes) and models (node_model::in_flight).
+  std::map<uint64_t, std::pair<uint64_t, std::shared_ptr<node_model>>> held;
   std::map<uint64_t, caf::response_promise> compiling; ///< compiles running (jobs share the numbering)
   uint64_t next_job = 1;
 };
@@ -123,7 +148,8 @@ auto unexpected_message_handler(std::shared_ptr<node_shared> sh, std::string whe
 void release(session_state& st, node_load& load, uint64_t job) {
   --load.in_flight;
   if (auto it = st.held.find(job); it != st.held.end()) {
-    load.held_bytes -= it->second;
+    load.held_bytes -= it->second.first;
+    --it->second.second->in_flight;
     st.held.erase(it);
   }
 }
@@ -190,13 +216,21 @@ caf::expected<np::compiled> compile(node_shared& sh, caf::actor_system& sys, np:
     spec.streams = static_cast<std::size_t>(m->streams);
     spec.pool = sh.spec.pool_for ? sh.spec.pool_for(req.device) : nullptr;
     m->run = std::make_unique<subgraph>(sys, std::move(spec));
-    std::lock_guard lock(sh.mutex);
+    std::unique_lock lock(sh.mutex);
     if (auto it = sh.by_hash.find(req.hash); it != sh.by_hash.end()) // another client was faster
       return np::compiled{it->second->id, it->second->streams};
     m->id = sh.next_id++;
+    m->hash = req.hash;
+    m->last_use = ++sh.clock;
     sh.by_hash[req.hash] = m;
     sh.by_id[m->id] = m;
-    return np::compiled{m->id, m->streams};
+    const np::compiled done{m->id, m->streams};
+    auto gone = sh.forget_idle_models();
+    lock.unlock();
+    for (const auto& f : gone)
+      sh.log("forgot model " + std::to_string(f->id) + " on " + f->device + " (the least recently used of more than " +
+             std::to_string(sh.spec.max_models) + ")");
+    return done;
   } catch (const std::exception& e) {
     return node_error(np::node_errc::bad_request, e.what());
   }
@@ -249,7 +283,10 @@ caf::behavior session(caf::stateful_actor<session_state>* self, std::shared_ptr<
       --sh->load->in_flight;
     }
     self->state.pending.clear();
-    for (const auto& [job, bytes] : self->state.held) sh->load->held_bytes -= bytes;
+    for (const auto& [job, h] : self->state.held) {
+      sh->load->held_bytes -= h.first;
+      --h.second->in_flight;
+    }
     self->state.held.clear();
     for (auto& [job, p] : self->state.compiling) p.deliver(failure_error({failure_kind::cancelled, "the client is gone"}));
     self->state.compiling.clear();
@@ -299,7 +336,8 @@ caf::behavior session(caf::stateful_actor<session_state>* self, std::shared_ptr<
         const uint64_t job = self->state.next_job++;
         auto promise = self->make_response_promise<np::infer_reply>();
         self->state.pending.emplace(job, promise);
-        self->state.held.emplace(job, bytes);
+        ++m->in_flight;
+        self->state.held.emplace(job, std::make_pair(bytes, m));
         ++sh->load->in_flight;
         m->run->submit(inference{job, std::move(inputs),
                                  std::make_shared<reply_sink>(caf::actor_cast<caf::actor>(self), job), 0});

@@ -44,6 +44,9 @@ struct node_spec {
   /// device failure (MULTI takes it elsewhere), not queued.
   std::size_t max_in_flight_per_client = 256;
   std::size_t max_held_bytes = std::size_t(8) << 30;
+  /// Compiled models kept (every client's together); past it the least recently used idle
+  /// ones are forgotten, and a client that asks for one again sends its bytes again.
+  std::size_t max_models = 64;
   /// One line per event worth a log: connects, disconnects, refusals, rejected messages.
   std::function<void(const std::string&)> log;
 };

@@ -720,6 +720,45 @@ BOOST_FIXTURE_TEST_CASE(a_session_nobody_holds_ends_alone, node_fixture) {
   BOOST_TEST(static_cast<bool>(third));
 }
 
+BOOST_FIXTURE_TEST_CASE(past_max_models_the_least_recently_used_idle_one_is_forgotten, node_fixture) {
+  // A client sending model after model must not fill the worker's memory: past max_models the
+  // least recently used idle model goes, and a request for it gets need_graph (troupe's client
+  // then sends the bytes again: remote_device.cpp).
+  caf::anon_send_exit(node, caf::exit_reason::user_shutdown);
+  actors::node_spec spec;
+  spec.devices["CPU"] = std::shared_ptr<kernels::device>(kernels::cpu::make_cpu_device());
+  spec.token = "t";
+  spec.max_models = 2;
+  spec.log = [log = log, m = log_mutex](const std::string& line) {
+    std::lock_guard lock(*m);
+    log->push_back(line);
+  };
+  node = actors::spawn_node(*sys, std::move(spec), std::make_shared<actors::node_load>());
+  caf::scoped_actor self{*sys};
+  auto session = hello(self);
+  std::vector<uint64_t> ids;
+  for (int64_t rows : {2, 3, 4}) {
+    auto c = compile(self, session, cpu_request(add_relu_bytes({rows, 4}, {rows, 4})));
+    BOOST_TEST_REQUIRE(std::holds_alternative<np::compiled>(c), why(c));
+    ids.push_back(std::get<np::compiled>(c).model);
+    if (rows == 3) { // the first is used again: the second is now the least recent
+      Tensor x(element_type::f32, Shape{2, 4});
+      auto r = ask<np::infer_reply>(self, session, np::infer_atom::value, np::infer_request{ids[0], {graph::encode_tensor(x)}});
+      BOOST_TEST(std::holds_alternative<np::infer_reply>(r), why(r));
+    }
+  }
+  Tensor x3(element_type::f32, Shape{3, 4});
+  auto r = ask<np::infer_reply>(self, session, np::infer_atom::value, np::infer_request{ids[1], {graph::encode_tensor(x3)}});
+  BOOST_TEST(why(r).find("no model " + std::to_string(ids[1]) + " on this node") != std::string::npos, why(r));
+  Tensor x2(element_type::f32, Shape{2, 4});
+  r = ask<np::infer_reply>(self, session, np::infer_atom::value, np::infer_request{ids[0], {graph::encode_tensor(x2)}});
+  BOOST_TEST(std::holds_alternative<np::infer_reply>(r), why(r));
+  std::lock_guard lock(*log_mutex);
+  BOOST_TEST((std::find_if(log->begin(), log->end(), [&](const std::string& l) {
+                return l.find("forgot model " + std::to_string(ids[1]) + " on CPU") != std::string::npos;
+              }) != log->end()));
+}
+
 BOOST_FIXTURE_TEST_CASE(a_message_of_no_protocol_step_is_refused_and_logged, node_fixture) {
   // Before hello and after: an error to the client and a log line (CAF's default printed each
   // on stderr, a flood a client could make), and the node serves on.

@@ -11,7 +11,8 @@
 ///            bytes when the node may know the hash: error need_graph asks for them
 ///   session: (infer_atom, infer_request)     -> infer_reply, or an error whose code is the
 ///            failure_kind and whose context is the message
-///   session: (drop_atom, model id)           -> the node forgets a compiled model
+/// A node keeps compiled models for every client until it holds more than node_spec::max_models;
+/// then it forgets the least recently used idle ones (an infer of one gets need_graph).
 #include <cstdint>
 #include <map>
 #include <string>
@@ -28,7 +29,6 @@ constexpr uint32_t version = 2;
 using hello_atom = caf::atom_constant<caf::atom("n_hello")>;
 using compile_atom = caf::atom_constant<caf::atom("n_compile")>;
 using infer_atom = caf::atom_constant<caf::atom("n_infer")>;
-using drop_atom = caf::atom_constant<caf::atom("n_drop")>;
 
 /// The category of every error a node replies with; the code is a kernels::failure_kind plus
 /// one (CAF takes code 0 for "no error"), or one of the codes below.
