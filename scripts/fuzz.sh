@@ -7,14 +7,17 @@
 #   fuzz.sh node [SECONDS]    a worker's node actor fed a client's messages (hello, compile,
 #                             infer, any CAF message; fuzz/node_protocol_fuzz.cpp), seeded with
 #                             what a real client sends
+#   fuzz.sh build             builds the four (then FUZZ_PREBUILT=1 runs build nothing: CI runs
+#                             two side by side)
 # It ends with one line: target, seconds, executions, executions/s, corpus, crashes (0, or the
-# files). PUBLISH=1 also adds that line, dated, to docs/reliability.md's fuzzing table. Crashing
-# inputs land in fuzz/crashes/ (ignored by git): fix the code, then turn each into a test.
+# files). PUBLISH=1 also adds that line, dated, to docs/reliability.md's fuzzing table; FUZZ_QUIET=1
+# keeps libFuzzer's progress in build-fuzz/TARGET.log (printing its tail on a finding). Crashing
+# inputs land in fuzz/crashes/TARGET-* (ignored by git): fix the code, then turn each into a test.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 kind=onnx
 case "${1:-}" in
-  onnx | ir | npy | node) kind=$1; shift ;;
+  onnx | ir | npy | node | build) kind=$1; shift ;;
 esac
 seconds=${1:-300}
 # Undefined behaviour is a finding like a crash: stop at the first report and keep the input.
@@ -25,9 +28,16 @@ case $kind in
   ir) target=ir_reader_fuzz ;;
   npy) target=npy_reader_fuzz ;;
   node) target=node_protocol_fuzz ;;
+  build) target= ;;
 esac
-CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROUPE_FUZZ=ON -DTROUPE_TESTS=OFF >/dev/null
-ninja -C "$build" "$target"
+if [ "$kind" = build ]; then # every target, so that runs side by side need not build
+  CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROUPE_FUZZ=ON -DTROUPE_TESTS=OFF >/dev/null
+  exec ninja -C "$build" onnx_reader_fuzz ir_reader_fuzz npy_reader_fuzz node_protocol_fuzz >/dev/null
+fi
+if [ "${FUZZ_PREBUILT:-}" != 1 ]; then
+  CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROUPE_FUZZ=ON -DTROUPE_TESTS=OFF >/dev/null
+  ninja -C "$build" "$target" >/dev/null
+fi
 corpus=$build/corpus_$kind
 mkdir -p "$corpus" "$root/fuzz/crashes"
 flags=(-max_total_time="$seconds" -rss_limit_mb=4096 -max_len=1000000)
@@ -66,12 +76,19 @@ PY
     ;;
 esac
 log=$build/$target.log
-before=$(ls "$root/fuzz/crashes" | wc -l)
+crashes() { ls "$root/fuzz/crashes" | grep "^$target-" || true; }
+before=$(crashes | wc -l)
 set +e
-"$build/bin/$target" "$corpus" "${flags[@]}" -artifact_prefix="$root/fuzz/crashes/" -print_final_stats=1 2>&1 | tee "$log"
-status=${PIPESTATUS[0]}
+if [ "${FUZZ_QUIET:-}" = 1 ]; then # CI: the log's tail only when something was found
+  "$build/bin/$target" "$corpus" "${flags[@]}" -artifact_prefix="$root/fuzz/crashes/$target-" -print_final_stats=1 >"$log" 2>&1
+  status=$?
+  [ "$status" = 0 ] || tail -n 60 "$log"
+else
+  "$build/bin/$target" "$corpus" "${flags[@]}" -artifact_prefix="$root/fuzz/crashes/$target-" -print_final_stats=1 2>&1 | tee "$log"
+  status=${PIPESTATUS[0]}
+fi
 set -e
-new_crashes=$(ls -t "$root/fuzz/crashes" | head -n $(( $(ls "$root/fuzz/crashes" | wc -l) - before )) | tr '\n' ' ')
+new_crashes=$(ls -t "$root/fuzz/crashes" | grep "^$target-" | head -n $(( $(crashes | wc -l) - before )) | tr '\n' ' ' || true)
 line=$(/usr/bin/python3 - "$log" "$target" "$corpus" "$status" "$new_crashes" <<'PY'
 import os, re, sys
 log, target, corpus, status, crashes = sys.argv[1:6]

@@ -43,3 +43,19 @@ export VK_DRIVER_FILES=$build/icd/lvp0.json:$build/icd/lvp1.json
 export VK_ICD_FILENAMES=$VK_DRIVER_FILES # loaders older than 1.3.207
 export TROUPE_REQUIRE_GPU=1
 ctest --test-dir "$build" --output-on-failure -j "${JOBS:-1}" "${only[@]}"
+# Every libFuzzer target (the ONNX, IR and .npy readers, a worker's node protocol) for
+# FUZZ_SECONDS each (default 60; 0 skips), from their seeds, two at a time on the two cores:
+# a crash, a hang or a sanitizer report fails the run. Built with clang in build-fuzz.
+if [ ${#args[@]} -eq 0 ] && [ "${FUZZ_SECONDS:-60}" != 0 ]; then
+  bash "$root/scripts/fuzz.sh" build
+  fuzz_failed=0
+  for pair in "onnx ir" "npy node"; do
+    pids=()
+    for target in $pair; do
+      FUZZ_QUIET=1 FUZZ_PREBUILT=1 bash "$root/scripts/fuzz.sh" "$target" "${FUZZ_SECONDS:-60}" &
+      pids+=($!)
+    done
+    for p in "${pids[@]}"; do wait "$p" || fuzz_failed=1; done
+  done
+  [ "$fuzz_failed" = 0 ] || { echo "test.sh: a fuzz target found something (fuzz/crashes/)" >&2; exit 1; }
+fi
