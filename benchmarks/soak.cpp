@@ -49,6 +49,9 @@ struct options {
   fs::path models;
   double minutes = 2;
   double kill_every = 20; ///< seconds between worker kills; 0: none
+  /// The local CPU of the MULTI over every device fails every this many runs of a model, as
+  /// a device failure from inside (FAIL_EVERY); 0: never. MULTI must move those requests.
+  int fail_every = 40;
   int in_flight = 6;
   double bad_share = 0.05;
   unsigned seed = 20261128;
@@ -168,9 +171,10 @@ public:
     multi_members_ = members;
     remote_members_ = "CPU@" + workers_[0]->address + ",CPU@" + workers_[1]->address;
     prepare(gpu);
-    std::printf("troupe_soak: %.1f min, %d in flight, MULTI:%s%s; a worker killed every %.0f s; %.0f %% bad inputs\n",
+    std::printf("troupe_soak: %.1f min, %d in flight, MULTI:%s%s; a worker killed every %.0f s; its CPU fails every "
+                "%d runs (FAIL_EVERY); %.0f %% bad inputs\n",
                 o_.minutes, o_.in_flight, members.c_str(), gpu ? " and HETERO:GPU.0,CPU (rec)" : "", o_.kill_every,
-                100 * o_.bad_share);
+                o_.fail_every, 100 * o_.bad_share);
     std::fflush(stdout);
     stream();
     return report();
@@ -184,6 +188,10 @@ private:
   /// The workloads, their inputs and the CPU's outputs for each.
   void prepare(bool gpu) {
     auto cpu = [&](Model& m) { return core_.compile_model(m, "CPU"); };
+    // The MULTI over every device, its local CPU failing from inside every fail_every runs.
+    AnyMap failing;
+    if (o_.fail_every > 0) failing.insert(device_properties("CPU", {{"FAIL_EVERY", o_.fail_every}}));
+    auto multi = [&](Model& m) { return core_.compile_model(m, "MULTI:" + multi_members_, failing); };
     struct image_model {
       std::string name, file;
       Shape shape;
@@ -196,7 +204,7 @@ private:
       const std::string in = m.input().get_any_name();
       m.reshape(PartialShape(im.shape));
       auto ref = cpu(m);
-      workload w{im.name, "MULTI:" + multi_members_, core_.compile_model(m, "MULTI:" + multi_members_), {}, {}, true};
+      workload w{im.name, "MULTI:" + multi_members_, multi(m), {}, {}, true};
       for (int k = 0; k < 3; ++k) {
         variant v;
         v.inputs[in] = uniform(element_type::f32, im.shape, rng_);
@@ -219,7 +227,7 @@ private:
     // bert_tiny: dynamic [batch, length] inputs; a compile per new length on every member.
     Model bert = core_.read_model((o_.models / "bert_tiny.onnx").string());
     auto ref = cpu(bert);
-    workload w{"bert", "MULTI:" + multi_members_, core_.compile_model(bert, "MULTI:" + multi_members_), {}, {}, true};
+    workload w{"bert", "MULTI:" + multi_members_, multi(bert), {}, {}, true};
     auto ids_and_mask = [&](int64_t len, int64_t mask_len) {
       std::map<std::string, Tensor> in;
       in["input_ids"] = uniform(element_type::i64, {1, len}, rng_, 1000);
@@ -455,8 +463,10 @@ private:
                 worker_after_warmup_.second, w2.second);
     for (auto& w : workloads_)
       if (w.multi)
-        std::printf("| served, %s on %s | %s |\n", w.name.c_str(), w.device == "MULTI:" + remote_members_ ? "the workers" : "MULTI",
-                    w.cm.get_property("REQUESTS_SERVED").as_string().c_str());
+        std::printf("| served, %s on %s | %s; taken to another device after a failure: %s |\n", w.name.c_str(),
+                    w.device == "MULTI:" + remote_members_ ? "the workers" : "MULTI",
+                    w.cm.get_property("REQUESTS_SERVED").as_string().c_str(),
+                    w.cm.get_property("REQUESTS_REDISPATCHED").as_string().c_str());
     const bool pass = t_.lost == 0 && t_.twice == 0 && t_.wrong == 0 && failing == 0 && t_.with_outputs > 0;
     std::printf("\ntroupe_soak: %s (lost %llu, completed twice %llu, wrong %llu, unexpected or unclear errors %llu)\n",
                 pass ? "passed" : "FAILED", static_cast<unsigned long long>(t_.lost),
@@ -486,7 +496,7 @@ private:
 
 [[noreturn]] void usage(const std::string& why) {
   std::fprintf(stderr,
-               "troupe_soak: %s\nusage: troupe_soak -models DIR [-minutes M] [-kill-every S] [-in-flight N] "
+               "troupe_soak: %s\nusage: troupe_soak -models DIR [-minutes M] [-kill-every S] [-fail-every N] [-in-flight N] "
                "[-bad-share P] [-seed N]\n",
                why.c_str());
   std::exit(2);
@@ -507,6 +517,7 @@ int main(int argc, char** argv) {
     else if (!number) usage(flag + " takes a number >= 0, got '" + v + "'");
     else if (flag == "-minutes") o.minutes = x;
     else if (flag == "-kill-every") o.kill_every = x;
+    else if (flag == "-fail-every") o.fail_every = static_cast<int>(x);
     else if (flag == "-in-flight") o.in_flight = std::max(1, static_cast<int>(x));
     else if (flag == "-bad-share") o.bad_share = std::min(1.0, x);
     else if (flag == "-seed") o.seed = static_cast<unsigned>(x);

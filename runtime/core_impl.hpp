@@ -150,10 +150,12 @@ struct Core::Impl {
     return r;
   }
 
-  /// The device as a compile with `cfg` sees it: without the op types EXCLUDED_OPS removes.
+  /// The device as a compile with `cfg` sees it: without the op types EXCLUDED_OPS removes, and
+  /// failing every FAIL_EVERY-th run.
   static std::shared_ptr<kernels::device> as_configured(const std::string& name, const device_entry& entry,
                                                         const resolved_config& cfg) {
-    return limit_ops(entry.dev, excluded_ops(name, cfg.excluded_ops_given ? &cfg.excluded_ops : nullptr));
+    return debug_device(entry.dev, excluded_ops(name, cfg.excluded_ops_given ? &cfg.excluded_ops : nullptr),
+                        fail_every(name, cfg.fail_every_given ? &cfg.fail_every : nullptr));
   }
 
   /// The pool of device workers every subgraph compiled for `device` (canonical name) in this

@@ -148,6 +148,11 @@ const std::vector<property_spec>& property_table() {
        "compile_model, HETERO's placement), as if it lacked them, e.g. to force a HETERO split or to "
        "find the op a device gets wrong. When not set, it comes from the environment: "
        "TROUPE_EXCLUDED_OPS=\"GPU:Conv,Resize;CPU:Softmax\" (GPU meaning GPU.0)."},
+      {"FAIL_EVERY", true, on_all, "an integer >= 0 (0 = never)", "0", false,
+       "A debugging switch: every Nth run of a model compiled with it on this device fails as a device "
+       "failure (\"a failure injected by FAIL_EVERY N\"), as a driver error or a lost worker would; MULTI "
+       "must take such a request to another device (the soak's failures from inside a device). When not "
+       "set, it comes from the environment: TROUPE_FAIL_EVERY=\"CPU:25;GPU.1:3\"."},
       {"CACHE_DIR", true, on_gpu, "a folder (created if missing); empty = no cache", "", false,
        "The device's Vulkan pipeline cache is kept in this folder, one file named for the driver "
        "build and device model, so a later compile skips the driver's SPIR-V to machine code step "
@@ -319,7 +324,7 @@ void validate_property(const std::string& d, const kernels::device& dev, const s
   } else if (name == "PERFORMANCE_HINT") {
     const auto& s = v.as_string();
     if (s != "LATENCY" && s != "THROUGHPUT") bad_value(d, name, v, allowed(kind, name));
-  } else if (name == "PERFORMANCE_HINT_NUM_REQUESTS" || name == "RUNTIME_CACHE_CAPACITY") {
+  } else if (name == "PERFORMANCE_HINT_NUM_REQUESTS" || name == "RUNTIME_CACHE_CAPACITY" || name == "FAIL_EVERY") {
     if (!parse_int(v, n) || n < 0) bad_value(d, name, v, allowed(kind, name));
   } else if (name == "CACHE_DIR") {
     check_cache_dir(v.as_string(), "property CACHE_DIR of device " + d);
@@ -371,6 +376,10 @@ resolved_config resolve_config(const AnyMap& props, const kernels::device& dev) 
   r.compile.profiling = r.profiling;
   if (auto* v = get("CACHE_DIR")) r.compile.cache_dir = v->as_string();
   if (auto* v = get("RUNTIME_CACHE_CAPACITY")) r.runtime_cache_capacity = static_cast<std::size_t>(v->as<int>());
+  if (auto* v = get("FAIL_EVERY")) {
+    r.fail_every = v->as<int>();
+    r.fail_every_given = true;
+  }
   if (auto* v = get("EXCLUDED_OPS")) {
     r.excluded_ops = v->as_string();
     r.excluded_ops_given = true;

@@ -71,6 +71,8 @@ struct resolved_config {
   kernels::compile_config compile;
   std::string excluded_ops; ///< EXCLUDED_OPS as given, or absent (then the environment's)
   bool excluded_ops_given = false;
+  int64_t fail_every = 0; ///< FAIL_EVERY as given, when fail_every_given (else the environment's)
+  bool fail_every_given = false;
   std::size_t runtime_cache_capacity = 128; ///< RUNTIME_CACHE_CAPACITY (0: no bound)
 };
 

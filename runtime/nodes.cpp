@@ -226,8 +226,8 @@ Worker::Worker(Core& core, const std::string& listen, const AnyMap& options, std
   actors::node_spec spec;
   for (const auto& name : ci.listed()) {
     if (name.find('@') != std::string::npos) continue; // a node serves its own devices only
-    // TROUPE_EXCLUDED_OPS of the worker's environment narrows what it serves, as it does locally.
-    spec.devices[name] = limit_ops(ci.find(name).entry.dev, excluded_ops(name, nullptr));
+    // TROUPE_EXCLUDED_OPS and TROUPE_FAIL_EVERY of the worker's environment act as they do locally.
+    spec.devices[name] = debug_device(ci.find(name).entry.dev, excluded_ops(name, nullptr), fail_every(name, nullptr));
     impl_->devices.push_back(name);
   }
   spec.pool_for = [&ci](const std::string& name) { return ci.pool_for(name); };

@@ -22,6 +22,8 @@ esac
 seconds=${1:-300}
 # Undefined behaviour is a finding like a crash: stop at the first report and keep the input.
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+# Leaks are checked per input; what the OpenMP runtime keeps until exit is not one of them.
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$root/fuzz/lsan.supp:print_suppressions=0}
 build=$root/build-fuzz
 case $kind in
   onnx) target=onnx_reader_fuzz ;;

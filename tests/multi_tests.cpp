@@ -67,6 +67,57 @@ BOOST_AUTO_TEST_CASE(multi_spreads_requests_and_counts_them) {
   BOOST_TEST(served["CPU"] > 0u);
 }
 
+BOOST_AUTO_TEST_CASE(a_device_failing_from_inside_loses_no_request_on_multi) {
+  // FAIL_EVERY, the debugging switch the soak uses: every Nth run of a model compiled with it
+  // fails as a device failure. Alone the failure reaches the caller, named; on MULTI the request
+  // is taken to another device and completes right.
+  Core core;
+  core.set_property("CPU", {{"FAIL_EVERY", 3}});
+  BOOST_TEST(core.get_property("CPU", "FAIL_EVERY").as<int>() == 3);
+  auto model = core.read_model(add_relu_model());
+  auto cpu = core.compile_model(model, "CPU");
+  for (int r = 1; r <= 6; ++r) {
+    auto rq = cpu.create_infer_request();
+    rq.set_tensor("a", tests::filled(static_cast<float>(r)));
+    rq.set_tensor("b", tests::filled(1));
+    if (r % 3 == 0) {
+      expect_error([&] { rq.infer(); }, {"CPU", "a failure injected by FAIL_EVERY 3", "run " + std::to_string(r)});
+    } else {
+      rq.infer();
+      BOOST_TEST(rq.get_tensor("y").data<float>()[0] == tests::expected(r, 0));
+    }
+  }
+  auto cm = core.compile_model(model, "MULTI:CPU,REFERENCE");
+  const auto served = run_many(cm, 30);
+  BOOST_TEST(served.at("CPU") + served.at("REFERENCE") == 30u);
+  BOOST_TEST(std::stoi(cm.get_property("REQUESTS_REDISPATCHED").as_string()) >= 1);
+  // Bad values are named; 0 turns it off.
+  expect_error([&] { core.set_property("CPU", {{"FAIL_EVERY", -1}}); }, {"FAIL_EVERY", "-1", "CPU"});
+  expect_error([&] { core.set_property("CPU", {{"FAIL_EVERY", "often"}}); }, {"FAIL_EVERY", "often"});
+  core.set_property("CPU", {{"FAIL_EVERY", 0}});
+  auto fine = core.compile_model(model, "CPU");
+  for (int r = 0; r < 4; ++r) {
+    auto rq = fine.create_infer_request();
+    rq.set_tensor("a", tests::filled(static_cast<float>(r)));
+    rq.set_tensor("b", tests::filled(1));
+    rq.infer();
+  }
+}
+
+BOOST_AUTO_TEST_CASE(fail_every_comes_from_the_environment_when_not_set) {
+  // A worker's devices take it this way (scripts/soak.sh); troupe bench stands in for it here.
+  const auto troupe = fs::read_symlink("/proc/self/exe").parent_path() / "troupe";
+  const std::string bench = troupe.string() + " bench -m " + add_relu_model() + " -shape a[16],b[16] -niter 4 -api sync 2>&1";
+  auto r = tests::run_command("TROUPE_FAIL_EVERY='REFERENCE:1;CPU:2' " + bench);
+  BOOST_REQUIRE(r);
+  BOOST_TEST(r->code != 0, r->out);
+  BOOST_TEST(r->out.find("a failure injected by FAIL_EVERY 2") != std::string::npos, r->out);
+  r = tests::run_command("TROUPE_FAIL_EVERY=CPU:two " + bench);
+  BOOST_REQUIRE(r);
+  BOOST_TEST(r->code != 0, r->out);
+  BOOST_TEST(r->out.find("TROUPE_FAIL_EVERY: 'two' for CPU is not an integer >= 0") != std::string::npos, r->out);
+}
+
 BOOST_AUTO_TEST_CASE(new_priorities_take_effect_while_the_model_serves) {
   Core core;
   auto model = core.read_model(add_relu_model());
