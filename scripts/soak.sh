@@ -8,7 +8,8 @@
 #   scripts/soak.sh [MINUTES]       prints the tables; build/soak/soak-DATE.md keeps them
 #   PUBLISH=1 scripts/soak.sh 60    also writes them into docs/reliability.md's soak section
 #
-# KILL_EVERY (seconds, default 20), IN_FLIGHT (6), SHORT_RUNS (processes, default 20 a minute
+# KILL_EVERY (seconds, default 20), FAIL_EVERY (the local CPU's injected failures, every 40th run;
+# 0: none), IN_FLIGHT (6), SHORT_RUNS (processes, default 20 a minute
 # of soak, at most 1000), BUILD_DIR (default build), SANITIZE=1 (the ASan/UBSan build, build-asan).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -34,7 +35,7 @@ report=$out/soak-$(date -u +%Y-%m-%dT%H%M).md
 } >"$report"
 status=0
 "$build/bin/troupe_soak" -models "$root/data/models" -minutes "$minutes" -kill-every "${KILL_EVERY:-20}" \
-  -in-flight "${IN_FLIGHT:-6}" | tee -a "$report" || status=1
+  -fail-every "${FAIL_EVERY:-40}" -in-flight "${IN_FLIGHT:-6}" | tee -a "$report" || status=1
 
 # Short processes: each compiles, runs one request and exits at once (the exit race of issue 32).
 runs=${SHORT_RUNS:-$(awk -v m="$minutes" 'BEGIN { r = int(m * 20); print (r > 1000 ? 1000 : r) }')}
