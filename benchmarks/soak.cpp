@@ -282,6 +282,11 @@ private:
           break;
         }
       }
+      // RSS at the start of each minute, the client's and worker 2's (never killed): growth shows
+      // as a slope, a plateau as warm-up.
+      if (const int minute = static_cast<int>(std::chrono::duration<double>(clock_type::now() - start_).count() / 60);
+          !time_up && !rss_by_minute_.count(minute))
+        rss_by_minute_[minute] = {rss_and_fds("self").first, rss_and_fds(std::to_string(workers_[1]->pid)).first};
       if (!warmed_ && clock_type::now() - start_ >= after(std::min(60.0, o_.minutes * 30))) {
         warmed_ = true;
         client_after_warmup_ = rss_and_fds("self");
@@ -430,9 +435,17 @@ private:
 
   int report() {
     const auto client_end = rss_and_fds("self");
-    std::printf("\n| minute | completed with outputs | p50 ms | p99 ms |\n|---|---|---|---|\n");
-    for (const auto& [minute, ms] : t_.latency_ms)
-      std::printf("| %d | %zu | %.1f | %.1f |\n", minute + 1, ms.size(), percentile(ms, 0.5), percentile(ms, 0.99));
+    std::printf("\n| minute | completed with outputs | p50 ms | p99 ms | RSS MB at its start: client, worker 2 |\n"
+                "|---|---|---|---|---|\n");
+    for (const auto& [minute, ms] : t_.latency_ms) {
+      const auto rss = rss_by_minute_.find(minute);
+      std::printf("| %d | %zu | %.1f | %.1f | %s |\n", minute + 1, ms.size(), percentile(ms, 0.5), percentile(ms, 0.99),
+                  rss == rss_by_minute_.end()
+                      ? "-"
+                      : (std::to_string(static_cast<int>(rss->second.first)) + ", " +
+                         std::to_string(static_cast<int>(rss->second.second)))
+                            .c_str());
+    }
     uint64_t errors = 0, failing = 0;
     for (const auto& [kind, n] : t_.errors) {
       errors += n;
@@ -489,6 +502,7 @@ private:
   tally t_;
   clock_type::time_point start_;
   std::pair<double, int> client_start_ = rss_and_fds("self"), client_after_warmup_, worker_after_warmup_;
+  std::map<int, std::pair<double, double>> rss_by_minute_; ///< minute -> client's, worker 2's RSS MB
   bool warmed_ = false;
   std::atomic<bool> stop_chaos_{false};
   std::atomic<int> kills_{0}, restarts_{0}, stalls_{0}, rotations_{0};
