@@ -77,6 +77,7 @@ PY
     flags=(-max_total_time="$seconds" -rss_limit_mb=2048 -max_len=4096 -timeout=60)
     ;;
 esac
+commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo "?") # what is fuzzed: the tree at the start
 log=$build/$target.log
 crashes() { ls "$root/fuzz/crashes" | grep "^$target-" || true; }
 before=$(crashes | wc -l)
@@ -104,7 +105,7 @@ PY
 )
 echo "fuzz: $line"
 if [ "${PUBLISH:-}" = 1 ]; then
-  /usr/bin/python3 - "$root/docs/reliability.md" "$line" "$(date -u '+%Y-%m-%d %H:%M')" "$(nproc) cores ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)), $(git -C "$root" rev-parse --short HEAD)" <<'PY'
+  /usr/bin/python3 - "$root/docs/reliability.md" "$line" "$(date -u '+%Y-%m-%d %H:%M')" "$(nproc) cores ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)), $commit" <<'PY'
 import sys
 doc, line, date, machine = sys.argv[1:5]
 text = open(doc).read()
