@@ -87,17 +87,28 @@ BOOST_AUTO_TEST_CASE(a_device_failing_from_inside_loses_no_request_on_multi) {
       BOOST_TEST(rq.get_tensor("y").data<float>()[0] == tests::expected(r, 0));
     }
   }
-  // ROUND_ROBIN: the CPU gets its turns whatever the estimates say of this tiny model.
-  auto cm = core.compile_model(model, "MULTI:CPU,REFERENCE", {{"SCHEDULE_POLICY", "ROUND_ROBIN"}});
-  // Batches until the CPU has run at least three times; every request of every batch completes
-  // right (run_many checks).
+  // Until the CPU has run three times: MULTI sends each request where it expects it to finish
+  // first, and the CPU's first run (oneDNN's warm-up) can make it look slower than REFERENCE
+  // for this tiny model; an idle member is probed again after 2 s (docs/multi.md), hence the
+  // pause. Every request completes right either way.
+  auto cm = core.compile_model(model, "MULTI:CPU,REFERENCE");
   std::map<std::string, uint64_t> served;
   uint64_t moved = 0;
-  for (int batch = 1; batch <= 20 && served["CPU"] + moved < 3; ++batch) {
-    served = run_many(cm, 30);
-    BOOST_TEST(served["CPU"] + served["REFERENCE"] == 30u * static_cast<uint64_t>(batch));
+  int sent = 0;
+  for (int round = 0; round < 10 && served["CPU"] + moved < 3; ++round) {
+    if (round > 0) std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    for (int k = 0; k < 10; ++k, ++sent) {
+      auto rq = cm.create_infer_request();
+      rq.set_tensor("a", tests::filled(static_cast<float>(sent)));
+      rq.set_tensor("b", tests::filled(1));
+      rq.infer();
+      for (int i = 0; i < 16; ++i) BOOST_TEST(rq.get_tensor("y").data<float>()[i] == tests::expected(sent, i), "request " << sent);
+    }
+    served = tests::served_counts(cm);
     moved = static_cast<uint64_t>(std::stoi(cm.get_property("REQUESTS_REDISPATCHED").as_string()));
   }
+  BOOST_TEST(served["CPU"] + served["REFERENCE"] == static_cast<uint64_t>(sent));
+  BOOST_TEST_MESSAGE("served " << cm.get_property("REQUESTS_SERVED").as_string() << ", moved " << moved);
   // Only the CPU fails: its runs are what it served and what it failed, every third of them.
   BOOST_TEST(moved >= 1u, "CPU served " << served["CPU"]);
   BOOST_TEST(moved == (served["CPU"] + moved) / 3, "CPU served " << served["CPU"] << ", moved " << moved);
