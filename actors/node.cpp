@@ -237,12 +237,11 @@ caf::expected<np::compiled> compile(node_shared& sh, caf::actor_system& sys, np:
 }
 
 /// Decodes and checks a request's inputs against the model's.
-std::vector<Tensor> inputs_of(const node_model& m, const np::infer_request& req, std::size_t max_bytes) {
+/// `bytes`: the request's input bytes, counted once by the caller (it also bounds what is held).
+std::vector<Tensor> inputs_of(const node_model& m, const np::infer_request& req, uint64_t bytes, std::size_t max_bytes) {
   if (req.inputs.size() != m.inputs.size())
     throw Exception("the model on " + m.device + " takes " + std::to_string(m.inputs.size()) + " inputs, the request has " +
                     std::to_string(req.inputs.size()));
-  std::size_t bytes = 0;
-  for (const auto& b : req.inputs) bytes += b.size();
   if (bytes > max_bytes)
     throw Exception("the request is " + std::to_string(bytes) + " bytes, more than this node takes (" +
                     std::to_string(max_bytes) + ")");
@@ -280,14 +279,9 @@ caf::behavior session(caf::stateful_actor<session_state>* self, std::shared_ptr<
     sh->log("client " + who + " disconnected");
     for (auto& [job, p] : self->state.pending) {
       p.deliver(failure_error({failure_kind::cancelled, "the client is gone"}));
-      --sh->load->in_flight;
+      release(self->state, *sh->load, job);
     }
     self->state.pending.clear();
-    for (const auto& [job, h] : self->state.held) {
-      sh->load->held_bytes -= h.first;
-      --h.second->in_flight;
-    }
-    self->state.held.clear();
     for (auto& [job, p] : self->state.compiling) p.deliver(failure_error({failure_kind::cancelled, "the client is gone"}));
     self->state.compiling.clear();
     self->quit();
@@ -308,17 +302,17 @@ caf::behavior session(caf::stateful_actor<session_state>* self, std::shared_ptr<
           sh->log("client " + who + " asked for model " + std::to_string(req.model) + ", which this node does not have");
           return node_error(np::node_errc::need_graph, "no model " + std::to_string(req.model) + " on this node");
         }
+        uint64_t bytes = 0;
+        for (const auto& b : req.inputs) bytes += b.size();
         std::vector<Tensor> inputs;
         try {
-          inputs = inputs_of(*m, req, sh->spec.max_request_bytes);
+          inputs = inputs_of(*m, req, bytes, sh->spec.max_request_bytes);
         } catch (const std::exception& e) {
           sh->log("rejected a request of client " + who + ": " + e.what());
           return failure_error({failure_kind::bad_input, e.what()});
         }
         // Bounded before it is queued: one client's flood, or all clients' bytes together,
         // must not take the worker's memory.
-        uint64_t bytes = 0;
-        for (const auto& b : req.inputs) bytes += b.size();
         std::string busy;
         if (self->state.pending.size() >= sh->spec.max_in_flight_per_client)
           busy = "client " + who + " has " + std::to_string(self->state.pending.size()) +

@@ -74,7 +74,14 @@ harness& the_harness() {
   return *h;
 }
 
-/// TROUPE_FUZZ_PRINT=1: what a compile record asks for, to read a finding by.
+/// TROUPE_FUZZ_PRINT=1: each message and its answer on stderr, to read a finding by (read
+/// once: the fuzzer sends thousands of messages a second).
+bool printing() {
+  static const bool yes = std::getenv("TROUPE_FUZZ_PRINT") != nullptr;
+  return yes;
+}
+
+/// What a compile record asks for.
 void print_compile(const np::compile_request& r) {
   std::fprintf(stderr, "compile on '%s', streams %d, threads %d, precision '%s'\n", r.device.c_str(), r.streams,
                r.num_threads, r.precision.c_str());
@@ -99,8 +106,10 @@ void print_compile(const np::compile_request& r) {
 template <class... Ts>
 void ask(caf::scoped_actor& self, const caf::actor& to, caf::actor* session, uint64_t* compiled, Ts&&... xs) {
   bool timed_out = false;
-  const bool print = std::getenv("TROUPE_FUZZ_PRINT") != nullptr;
-  if (print) std::fprintf(stderr, "ask %s: %s\n", to == *session ? "session" : "node", caf::deep_to_string(caf::make_message(xs...)).substr(0, 300).c_str());
+  const bool print = printing();
+  if (print)
+    std::fprintf(stderr, "ask %s: %s\n", to == *session ? "session" : "node",
+                 caf::deep_to_string(caf::make_message(xs...)).substr(0, 300).c_str());
   self->request(to, reply_timeout, std::forward<Ts>(xs)...)
       .receive([&](caf::error& e) {
                  timed_out = e == caf::sec::request_timeout;
@@ -149,7 +158,7 @@ void run(const uint8_t* data, std::size_t size) {
       np::compile_request r;
       if (src(r.hash, r.device, r.graph, r.streams, r.num_threads, r.precision, r.profiling, r.f16_arithmetic)) break;
       if (r.hash == 0) r.hash = actors::model_hash(r.graph, r);
-      if (std::getenv("TROUPE_FUZZ_PRINT")) print_compile(r);
+      if (printing()) print_compile(r);
       ask(self, to, &session, &compiled, np::compile_atom::value, std::move(r));
       break;
     }

@@ -712,8 +712,9 @@ BOOST_FIXTURE_TEST_CASE(a_session_nobody_holds_ends_alone, node_fixture) {
   caf::scoped_actor self{*sys};
   auto first = hello(self);
   auto second = hello(self);
+  self->monitor(first); // a monitor does not keep it alive
   first = caf::actor{};
-  std::this_thread::sleep_for(std::chrono::milliseconds(100)); // the first ends meanwhile
+  self->receive([](caf::down_msg&) {}); // the first has ended: the node got its exit
   auto c = compile(self, second, cpu_request(add_relu_bytes({2, 4})));
   BOOST_TEST(std::holds_alternative<np::compiled>(c), why(c));
   auto third = hello(self);
