@@ -21,7 +21,7 @@
 #include "runtime/device_string.hpp"
 #include "runtime/engine.hpp"
 #include "runtime/hetero.hpp"
-#include "runtime/limited_device.hpp"
+#include "runtime/debug_device.hpp"
 #include "runtime/model_impl.hpp"
 #include "runtime/reference_device.hpp"
 

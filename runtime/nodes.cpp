@@ -20,7 +20,7 @@
 #include "runtime/basp_gate.hpp"
 #include "runtime/core_impl.hpp"
 #include "runtime/device_properties.hpp"
-#include "runtime/limited_device.hpp"
+#include "runtime/debug_device.hpp"
 #include "runtime/node_tls.hpp"
 
 namespace troupe {

@@ -1,4 +1,4 @@
-#include "runtime/limited_device.hpp"
+#include "runtime/debug_device.hpp"
 
 #include "runtime/device_string.hpp"
 
@@ -38,9 +38,9 @@ private:
   std::string device_;
 };
 
-class limited_device final : public kernels::device {
+class switched_device final : public kernels::device {
 public:
-  limited_device(std::shared_ptr<kernels::device> inner, std::set<std::string> excluded, int64_t fail_every)
+  switched_device(std::shared_ptr<kernels::device> inner, std::set<std::string> excluded, int64_t fail_every)
       : inner_(std::move(inner)), excluded_(std::move(excluded)), fail_every_(fail_every) {}
   std::string name() const override { return inner_->name(); }
   std::map<std::string, std::string> info() const override { return inner_->info(); }
@@ -110,7 +110,7 @@ std::optional<std::string> env_entry(const char* var, const std::string& device,
 std::shared_ptr<kernels::device> debug_device(std::shared_ptr<kernels::device> inner, std::set<std::string> excluded,
                                               int64_t fail_every) {
   if (excluded.empty() && fail_every <= 0) return inner;
-  return std::make_shared<limited_device>(std::move(inner), std::move(excluded), fail_every);
+  return std::make_shared<switched_device>(std::move(inner), std::move(excluded), fail_every);
 }
 
 std::set<std::string> excluded_ops(const std::string& device, const std::string* property_value) {
