@@ -1,10 +1,13 @@
 #pragma once
 /// A child process whose first stdout line says where it listens ("listening on H:P, ..."), as
 /// `troupe worker` does: started, killed, restarted at the same address; the rest of its log is
-/// drained in the background so that it never blocks on the pipe.
+/// drained in the background so that it never blocks on the pipe (kept in $TROUPE_CHILD_LOG
+/// where that is set).
 #include <troupe/exception.hpp>
 
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -46,10 +49,13 @@ struct listening_child {
       line.clear();
       while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
     } while (line.rfind("warning: ", 0) == 0);
-    std::thread([fd = out[0]] {
+    // TROUPE_CHILD_LOG=FILE keeps what the children log (appended), for a run to be explained.
+    std::FILE* keep = std::getenv("TROUPE_CHILD_LOG") ? std::fopen(std::getenv("TROUPE_CHILD_LOG"), "a") : nullptr;
+    std::thread([fd = out[0], keep] {
       char buf[256];
-      while (read(fd, buf, sizeof buf) > 0) {
-      }
+      for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;)
+        if (keep) std::fwrite(buf, 1, static_cast<std::size_t>(n), keep), std::fflush(keep);
+      if (keep) std::fclose(keep);
       close(fd);
     }).detach();
     const std::string head = "listening on ";

@@ -30,6 +30,9 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <memory>
 #include <mutex>
 #include <random>
@@ -122,6 +125,18 @@ std::pair<double, int> rss_and_fds(const std::string& pid) {
   for (auto it = fs::directory_iterator("/proc/" + pid + "/fd", ec); !ec && it != fs::directory_iterator(); it.increment(ec))
     ++fds;
   return {mb, fds};
+}
+
+/// This process's malloc heap in MB: bytes in use by the program, and bytes malloc holds from
+/// the system (in use plus free chunks it kept). RSS growing with the first flat is
+/// fragmentation or memory outside malloc; with the first growing, something accumulates.
+std::pair<double, double> heap_mb() {
+#if defined(__GLIBC__)
+  const struct mallinfo2 m = mallinfo2();
+  return {static_cast<double>(m.uordblks + m.hblkhd) / (1 << 20), static_cast<double>(m.arena + m.hblkhd) / (1 << 20)};
+#else
+  return {0, 0};
+#endif
 }
 
 double percentile(std::vector<double> v, double p) {
@@ -286,7 +301,8 @@ private:
       // as a slope, a plateau as warm-up.
       if (const int minute = static_cast<int>(std::chrono::duration<double>(clock_type::now() - start_).count() / 60);
           !time_up && !rss_by_minute_.count(minute))
-        rss_by_minute_[minute] = {rss_and_fds("self").first, rss_and_fds(std::to_string(workers_[1]->pid)).first};
+        rss_by_minute_[minute] = {rss_and_fds("self").first, rss_and_fds(std::to_string(workers_[1]->pid)).first,
+                                  heap_mb()};
       if (!warmed_ && clock_type::now() - start_ >= after(std::min(60.0, o_.minutes * 30))) {
         warmed_ = true;
         client_after_warmup_ = rss_and_fds("self");
@@ -435,16 +451,19 @@ private:
 
   int report() {
     const auto client_end = rss_and_fds("self");
-    std::printf("\n| minute | completed with outputs | p50 ms | p99 ms | RSS MB at its start: client, worker 2 |\n"
-                "|---|---|---|---|---|\n");
+    std::printf("\n| minute | completed with outputs | p50 ms | p99 ms | RSS MB at its start: client, worker 2 "
+                "| client's heap MB: in use, held |\n"
+                "|---|---|---|---|---|---|\n");
     for (const auto& [minute, ms] : t_.latency_ms) {
-      const auto rss = rss_by_minute_.find(minute);
-      std::printf("| %d | %zu | %.1f | %.1f | %s |\n", minute + 1, ms.size(), percentile(ms, 0.5), percentile(ms, 0.99),
-                  rss == rss_by_minute_.end()
-                      ? "-"
-                      : (std::to_string(static_cast<int>(rss->second.first)) + ", " +
-                         std::to_string(static_cast<int>(rss->second.second)))
-                            .c_str());
+      const auto at = rss_by_minute_.find(minute);
+      std::string rss = "-", heap = "-";
+      if (at != rss_by_minute_.end()) {
+        rss = std::to_string(static_cast<int>(at->second.client)) + ", " + std::to_string(static_cast<int>(at->second.worker));
+        heap = std::to_string(static_cast<int>(at->second.heap.first)) + ", " +
+               std::to_string(static_cast<int>(at->second.heap.second));
+      }
+      std::printf("| %d | %zu | %.1f | %.1f | %s | %s |\n", minute + 1, ms.size(), percentile(ms, 0.5),
+                  percentile(ms, 0.99), rss.c_str(), heap.c_str());
     }
     uint64_t errors = 0, failing = 0;
     for (const auto& [kind, n] : t_.errors) {
@@ -502,7 +521,11 @@ private:
   tally t_;
   clock_type::time_point start_;
   std::pair<double, int> client_start_ = rss_and_fds("self"), client_after_warmup_, worker_after_warmup_;
-  std::map<int, std::pair<double, double>> rss_by_minute_; ///< minute -> client's, worker 2's RSS MB
+  struct memory_sample {
+    double client, worker;          ///< RSS MB, the client's and worker 2's
+    std::pair<double, double> heap; ///< the client's heap_mb()
+  };
+  std::map<int, memory_sample> rss_by_minute_; ///< minute -> memory at its start
   bool warmed_ = false;
   std::atomic<bool> stop_chaos_{false};
   std::atomic<int> kills_{0}, restarts_{0}, stalls_{0}, rotations_{0};

@@ -11,7 +11,8 @@
 #                             two side by side)
 # It ends with one line: target, seconds, executions, executions/s, corpus, crashes (0, or the
 # files). PUBLISH=1 also adds that line, dated, to docs/reliability.md's fuzzing table; FUZZ_QUIET=1
-# keeps libFuzzer's progress in build-fuzz/TARGET.log (printing its tail on a finding). Crashing
+# keeps libFuzzer's progress in build-fuzz/TARGET.log (printing its tail on a finding);
+# FUZZ_RUNS=N also stops at N executions (the goal's 1 million, whichever comes first). Crashing
 # inputs land in fuzz/crashes/TARGET-* (ignored by git): fix the code, then turn each into a test.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -77,6 +78,7 @@ PY
     flags=(-max_total_time="$seconds" -rss_limit_mb=2048 -max_len=4096 -timeout=60)
     ;;
 esac
+[ -n "${FUZZ_RUNS:-}" ] && flags+=(-runs="$FUZZ_RUNS")
 commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo "?") # what is fuzzed: the tree at the start
 log=$build/$target.log
 crashes() { ls "$root/fuzz/crashes" | grep "^$target-" || true; }
