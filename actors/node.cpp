@@ -5,6 +5,7 @@
 #include <set>
 
 #include "actors/protocol/node.hpp"
+#include "base/rate_limited_log.hpp"
 #include "actors/subgraph_actor.hpp"
 #include "graph/shape_inference.hpp"
 #include "graph/wire.hpp"
@@ -38,6 +39,9 @@ struct node_model {
   int streams = 1;
 };
 
+/// The host part of a node id's text ("HOSTHASH#PID"): the processes of one machine share it.
+std::string host_of(const std::string& who) { return who.substr(0, who.find('#')); }
+
 struct node_shared {
   node_spec spec;
   std::shared_ptr<node_load> load;
@@ -53,9 +57,12 @@ struct node_shared {
   /// The sessions alive, linked to the node: their ends are not the node's.
   std::set<caf::actor_addr> sessions;
 
-  void log(const std::string& line) const {
+  /// Every line of the node goes through here, by kind: a client's flood of bad messages
+  /// costs the worker ten lines a second, not one per message.
+  rate_limited_log limited{[this](const std::string& line) {
     if (spec.log) spec.log(line);
-  }
+  }};
+  void log(const std::string& kind, const std::string& line) { limited(kind, line); }
   uint64_t clock = 0;
   std::shared_ptr<node_model> find_hash(uint64_t h) {
     std::lock_guard lock(mutex);
@@ -153,8 +160,9 @@ std::string element_types(caf::actor_system& sys, caf::message_view& x) {
 auto unexpected_message_handler(std::shared_ptr<node_shared> sh, std::string where) {
   return [sh, where](caf::scheduled_actor* self, caf::message_view& x) -> caf::result<caf::message> {
     const auto sender = self->current_sender();
-    sh->log(where + ": an unexpected message from " + (sender ? caf::to_string(sender->node()) : std::string("?")) +
-            " was refused: " + element_types(self->home_system(), x));
+    const std::string from = sender ? caf::to_string(sender->node()) : std::string("?");
+    sh->log("unexpected messages from " + from,
+            where + ": an unexpected message from " + from + " was refused: " + element_types(self->home_system(), x));
     return caf::sec::unexpected_message;
   };
 }
@@ -243,7 +251,7 @@ caf::expected<np::compiled> compile(node_shared& sh, caf::actor_system& sys, np:
     auto gone = sh.forget_idle_models();
     lock.unlock();
     for (const auto& f : gone)
-      sh.log("forgot model " + std::to_string(f->id) + " on " + f->device + " (the least recently used of more than " +
+      sh.log("models forgotten", "forgot model " + std::to_string(f->id) + " on " + f->device + " (the least recently used of more than " +
              std::to_string(sh.spec.max_models) + ")");
     return done;
   } catch (const std::exception& e) {
@@ -279,7 +287,7 @@ void compile_job(caf::blocking_actor*, std::shared_ptr<node_shared> sh, np::comp
                  uint64_t job, std::string who) {
   auto r = compile(*sh, session->home_system(), req);
   if (!r && r.error().code() != static_cast<uint8_t>(np::node_errc::need_graph))
-    sh->log("refused a model of client " + who + " for " + req.device + ": " +
+    sh->log("refused models of " + who, "refused a model of client " + who + " for " + req.device + ": " +
             (r.error().context().match_elements<std::string>() ? r.error().context().get_as<std::string>(0)
                                                                  : std::string("?")));
   if (r) caf::anon_send(session, done_atom::value, job, *r);
@@ -291,7 +299,7 @@ caf::behavior session(caf::stateful_actor<session_state>* self, std::shared_ptr<
   self->monitor(client);
   self->set_default_handler(unexpected_message_handler(sh, "the session of client " + who));
   self->set_down_handler([=](caf::down_msg&) {
-    sh->log("client " + who + " disconnected");
+    sh->log("clients of " + host_of(who), "client " + who + " disconnected");
     for (auto& [job, p] : self->state.pending) {
       p.deliver(failure_error({failure_kind::cancelled, "the client is gone"}));
       release(self->state, *sh->load, job);
@@ -314,7 +322,7 @@ caf::behavior session(caf::stateful_actor<session_state>* self, std::shared_ptr<
         auto m = sh->find_id(req.model);
         // need_graph: the client compiled it on an earlier run of this worker; it sends it again.
         if (!m) {
-          sh->log("client " + who + " asked for model " + std::to_string(req.model) + ", which this node does not have");
+          sh->log("unknown models asked by " + who, "client " + who + " asked for model " + std::to_string(req.model) + ", which this node does not have");
           return node_error(np::node_errc::need_graph, "no model " + std::to_string(req.model) + " on this node");
         }
         uint64_t bytes = 0;
@@ -323,7 +331,7 @@ caf::behavior session(caf::stateful_actor<session_state>* self, std::shared_ptr<
         try {
           inputs = inputs_of(*m, req, bytes, sh->spec.max_request_bytes);
         } catch (const std::exception& e) {
-          sh->log("rejected a request of client " + who + ": " + e.what());
+          sh->log("rejected requests of " + who, "rejected a request of client " + who + ": " + e.what());
           return failure_error({failure_kind::bad_input, e.what()});
         }
         // Bounded before it is queued: one client's flood, or all clients' bytes together,
@@ -339,7 +347,7 @@ caf::behavior session(caf::stateful_actor<session_state>* self, std::shared_ptr<
                  std::to_string(bytes) + " more would pass its bound of " + std::to_string(sh->spec.max_held_bytes);
         }
         if (!busy.empty()) {
-          sh->log("refused a request of client " + who + ": " + busy);
+          sh->log("busy refusals of " + who, "refused a request of client " + who + ": " + busy);
           return failure_error({failure_kind::device_failure, busy});
         }
         const uint64_t job = self->state.next_job++;
@@ -406,9 +414,9 @@ caf::behavior node_actor(caf::event_based_actor* self, std::shared_ptr<node_shar
       },
       [=](np::hello_atom, np::hello& h) -> caf::result<np::welcome> {
         const std::string who = caf::to_string(self->current_sender() ? self->current_sender()->node() : caf::node_id());
-        const std::string host = who.substr(0, who.find('#'));
+        const std::string host = host_of(who);
         if (h.version != np::version) {
-          sh->log("refused client " + who + ": protocol version " + std::to_string(h.version) + ", this node speaks " +
+          sh->log("refusals of " + host, "refused client " + who + ": protocol version " + std::to_string(h.version) + ", this node speaks " +
                   std::to_string(np::version));
           return node_error(np::node_errc::refused, "this node speaks troupe's node protocol version " +
                                                         std::to_string(np::version) + ", the client " +
@@ -418,7 +426,7 @@ caf::behavior node_actor(caf::event_based_actor* self, std::shared_ptr<node_shar
           const int n = ++sh->refused_in_a_row[host];
           const auto delay = refusal_delay(n);
           const std::string message = h.token.empty() ? "this node needs a token" : "wrong token";
-          sh->log("refused client " + who + ": " + (h.token.empty() ? "no token" : "wrong token") +
+          sh->log("refusals of " + host, "refused client " + who + ": " + (h.token.empty() ? "no token" : "wrong token") +
                   (delay.count() ? " (" + std::to_string(n) + " in a row from its host: answered after " +
                                        std::to_string(delay.count()) + " ms)"
                                  : ""));
@@ -442,7 +450,7 @@ caf::behavior node_actor(caf::event_based_actor* self, std::shared_ptr<node_shar
         // wire referenced after it ended, and then ~actor_system waits for it for ever.
         w.session = self->spawn<caf::linked>(session, sh, h.client, who);
         sh->sessions.insert(w.session.address());
-        sh->log("client " + who + " connected");
+        sh->log("clients of " + host, "client " + who + " connected");
         return w;
       },
   };

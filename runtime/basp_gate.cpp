@@ -2,6 +2,8 @@
 
 #include <troupe/exception.hpp>
 
+#include "base/rate_limited_log.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -59,7 +61,7 @@ struct byte_queue {
 /// One client's connection and its twin to CAF's port.
 struct link {
   int client = -1, inner = -1;
-  std::string peer;
+  std::string peer, host; ///< "HOST:PORT", and HOST alone
   byte_queue to_inner, to_client; ///< bytes read from one side, not yet written to the other
   unsigned char header[header_size] = {};
   std::size_t header_got = 0;
@@ -134,7 +136,7 @@ template <class Q> bool fill(int fd, Q& q, std::size_t cap) {
 
 struct basp_gate::state {
   basp_gate_limits lim;
-  std::function<void(const std::string&)> log;
+  std::unique_ptr<rate_limited_log> log; ///< by client host: a flood of connections is not one of lines
   int listener = -1;
   int wake[2] = {-1, -1};
   uint16_t port = 0, inner_port = 0;
@@ -142,25 +144,42 @@ struct basp_gate::state {
   std::list<link> links;
   std::thread thread;
 
-  void say(const std::string& line) {
-    if (log) log(line);
-  }
+  void say(const std::string& host, const std::string& line) { (*log)("connections from " + host, line); }
 
   void close_link(std::list<link>::iterator it, const std::string& why) {
-    if (!why.empty()) say("closed the connection from " + it->peer + ": " + why);
+    if (!why.empty()) say(it->host, "closed the connection from " + it->peer + ": " + why);
     ::close(it->client);
     if (it->inner >= 0) ::close(it->inner);
     links.erase(it);
   }
 
+  /// The oldest link that has not sent a whole first frame (of `host`, or any when empty).
+  std::list<link>::iterator oldest_silent(const std::string& host) {
+    for (auto it = links.begin(); it != links.end(); ++it) // in the order they were opened
+      if (!it->first_frame && (host.empty() || it->host == host)) return it;
+    return links.end();
+  }
+
+  /// Takes a new connection. Where its host, or the gate, is full, the oldest connection that
+  /// never sent a handshake makes room (a flood of silent connections cannot lock a client
+  /// out); where every one has, the new one is refused.
   void accept_one() {
     const int c = ::accept(listener, nullptr, nullptr);
     if (c < 0) return;
-    const std::string peer = peer_of(c);
-    if (links.size() >= lim.max_connections) {
-      say("refused a connection from " + peer + ": " + std::to_string(lim.max_connections) + " are open");
-      ::close(c);
-      return;
+    const std::string peer = peer_of(c), host = peer.substr(0, peer.rfind(':'));
+    const auto of_host = static_cast<std::size_t>(
+        std::count_if(links.begin(), links.end(), [&](const link& l) { return l.host == host; }));
+    const bool host_full = of_host >= lim.max_per_host, full = links.size() >= lim.max_connections;
+    if (host_full || full) {
+      const auto room = oldest_silent(host_full ? host : std::string());
+      if (room == links.end()) {
+        say(host, "refused a connection from " + peer + ": " +
+                      (host_full ? std::to_string(lim.max_per_host) + " from " + host : std::to_string(lim.max_connections)) +
+                      " are open and have sent their handshake");
+        ::close(c);
+        return;
+      }
+      close_link(room, "no handshake yet, and a new connection needed its place");
     }
     const int in = ::socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in a{};
@@ -168,7 +187,7 @@ struct basp_gate::state {
     a.sin_port = htons(inner_port);
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     if (in < 0 || ::connect(in, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-      say("could not pass the connection from " + peer + " on: " + std::strerror(errno));
+      say(host, "could not pass the connection from " + peer + " on: " + std::strerror(errno));
       if (in >= 0) ::close(in);
       ::close(c);
       return;
@@ -179,7 +198,7 @@ struct basp_gate::state {
     nonblocking(c);
     nonblocking(in);
     link l;
-    l.client = c, l.inner = in, l.peer = peer;
+    l.client = c, l.inner = in, l.peer = peer, l.host = host;
     links.push_back(std::move(l));
   }
 
@@ -249,7 +268,7 @@ basp_gate::basp_gate(const std::string& host, uint16_t port, uint16_t inner_port
                      std::function<void(const std::string&)> log)
     : s_(std::make_unique<state>()) {
   s_->lim = limits;
-  s_->log = std::move(log);
+  s_->log = std::make_unique<rate_limited_log>(std::move(log));
   s_->inner_port = inner_port;
   std::string h = host;
   if (h.size() > 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);

@@ -12,7 +12,11 @@
 ///   - a connection that has not sent a whole first frame within `handshake_timeout`, or that
 ///     sends nothing for `idle_timeout` (troupe's clients send CAF heartbeats every 100 ms), is
 ///     closed, logged;
-///   - at most `max_connections` at once: one more is closed at once, logged.
+///   - at most `max_connections` at once, and `max_per_host` from one client host: past either,
+///     the oldest connection that has not sent a whole first frame makes room (a flood of
+///     silent connections cannot lock clients out), or, when every one has, the new one is
+///     closed at once, logged;
+///   - its log lines are limited per client host (base/rate_limited_log.hpp).
 /// Each connection is its own relay: one client flooding frames waits on its own sockets only.
 /// TLS ports need no gate: their clients must hold a certificate the worker's CA signed
 /// before any BASP byte is read.
@@ -31,6 +35,7 @@ struct basp_gate_limits {
   std::chrono::milliseconds handshake_timeout{10000};
   std::chrono::milliseconds idle_timeout{30000};
   std::size_t max_connections = 256;
+  std::size_t max_per_host = 64;
 };
 
 class basp_gate {

@@ -760,6 +760,26 @@ BOOST_FIXTURE_TEST_CASE(past_max_models_the_least_recently_used_idle_one_is_forg
               }) != log->end()));
 }
 
+BOOST_FIXTURE_TEST_CASE(every_wrong_token_is_answered_even_many_at_once, node_fixture) {
+  // Refusals past the third in a row are held back (at most 4 s each): a client that keeps
+  // many hellos in flight gets every one of them answered, none lost.
+  caf::scoped_actor self{*sys};
+  constexpr int n = 40;
+  for (int i = 0; i < n; ++i)
+    self->send(node, np::hello_atom::value, np::hello{np::version, "guess", caf::actor_cast<caf::actor>(self)});
+  int refused = 0;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+  while (refused < n && std::chrono::steady_clock::now() < until)
+    self->receive([&](caf::error& e) { refused += caf::to_string(e).find("wrong token") != std::string::npos; },
+                  [&](np::welcome&) { BOOST_FAIL("a wrong token was welcomed"); },
+                  caf::after(std::chrono::seconds(1)) >> [] {});
+  BOOST_TEST(refused == n);
+  // And the right token still gets in at once.
+  const auto t0 = std::chrono::steady_clock::now();
+  hello(self);
+  BOOST_TEST((std::chrono::steady_clock::now() - t0 < std::chrono::seconds(1)));
+}
+
 BOOST_FIXTURE_TEST_CASE(a_message_of_no_protocol_step_is_refused_and_logged, node_fixture) {
   // Before hello and after: an error to the client and a log line (CAF's default printed each
   // on stderr, a flood a client could make), and the node serves on. The line names the

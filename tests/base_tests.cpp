@@ -10,6 +10,12 @@
 
 #include <troupe/float16.hpp>
 
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/rate_limited_log.hpp"
+
 using namespace troupe;
 
 namespace {
@@ -172,6 +178,46 @@ BOOST_AUTO_TEST_CASE(conversions_are_constexpr) {
   static_assert(float_to_bf16_bits(1.0f) == 0x3f80);
   static_assert(bf16_bits_to_float(0xc000) == -2.0f);
   BOOST_TEST(true);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(rate_limited_log_suite)
+
+BOOST_AUTO_TEST_CASE(each_kind_prints_its_share_a_second_and_says_what_it_left_out) {
+  std::vector<std::string> lines;
+  troupe::rate_limited_log log([&](const std::string& l) { lines.push_back(l); }, 3);
+  for (int i = 0; i < 1000; ++i) log("flood from a", "a " + std::to_string(i));
+  log("b", "b 0"); // another kind is not held back by a's flood
+  BOOST_TEST_REQUIRE(lines.size() == 4u);
+  BOOST_TEST(lines[0] == "a 0");
+  BOOST_TEST(lines[2] == "a 2");
+  BOOST_TEST(lines[3] == "b 0");
+  BOOST_TEST(log.left_out() == 997u);
+  // A second later the next line of the kind first says what was left out.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  log("flood from a", "a again");
+  BOOST_TEST_REQUIRE(lines.size() == 6u);
+  BOOST_TEST(lines[4].find("... and 997 more like it in 1.") == 0u, lines[4]);
+  BOOST_TEST(lines[4].find("(flood from a)") != std::string::npos, lines[4]);
+  BOOST_TEST(lines[5] == "a again");
+  // flush() says what is left out now; a kind that left nothing out says nothing.
+  for (int i = 0; i < 5; ++i) log("flood from a", "x");
+  log.flush();
+  BOOST_TEST_REQUIRE(lines.size() == 9u);
+  BOOST_TEST(lines[8].find("... and 3 more like it") == 0u, lines[8]);
+}
+
+BOOST_AUTO_TEST_CASE(a_kind_gone_quiet_is_summed_up_when_any_kind_speaks_a_second_later) {
+  std::vector<std::string> lines;
+  troupe::rate_limited_log log([&](const std::string& l) { lines.push_back(l); }, 1);
+  log("a", "a 0");
+  log("a", "a 1");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  log("b", "b 0");
+  BOOST_TEST_REQUIRE(lines.size() == 3u);
+  BOOST_TEST(lines[1].find("... and 1 more like it") == 0u, lines[1]);
+  BOOST_TEST(lines[2] == "b 0");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

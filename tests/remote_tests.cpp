@@ -615,6 +615,35 @@ BOOST_AUTO_TEST_CASE(the_gate_passes_frames_whole_holds_large_ones_until_sent_an
   }
   while (inner.bytes(5).size() < 32) std::this_thread::yield(); // all three are through
   expect_closed(connect_loopback(full.port()));
-  logged("3 are open");
+  logged("3 are open and have sent their handshake");
+  // A connection that has sent nothing makes room for a new one (a flood of silent ones must
+  // not lock clients out): the oldest silent one goes.
+  ::close(open.back());
+  open.pop_back();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300)); // the gate has seen it go
+  const int silent = connect_loopback(full.port());
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const int newcomer = connect_loopback(full.port());
+  expect_closed(silent);
+  logged("no handshake yet, and a new connection needed its place");
+  BOOST_REQUIRE(::write(newcomer, small.data(), small.size()) == 32);
+  while (inner.bytes(7).size() < 32) std::this_thread::yield(); // the refused one never reached it; 6 is the silent one
+  ::close(newcomer);
+  for (int f : open) ::close(f);
+  // One client host may hold at most max_per_host of them.
+  lim.max_connections = 10;
+  lim.max_per_host = 2;
+  basp_gate per_host("127.0.0.1", 0, inner.port, lim, [&](const std::string& line) {
+    std::lock_guard l(lm);
+    log += line + "\n";
+  });
+  open.clear();
+  for (int k = 0; k < 2; ++k) {
+    open.push_back(connect_loopback(per_host.port()));
+    BOOST_REQUIRE(::write(open.back(), small.data(), small.size()) == 32);
+  }
+  while (inner.bytes(9).size() < 32) std::this_thread::yield();
+  expect_closed(connect_loopback(per_host.port()));
+  logged("2 from 127.0.0.1 are open");
   for (int f : open) ::close(f);
 }
