@@ -80,7 +80,9 @@ std::optional<std::size_t> dispatch_table::pick(const std::vector<bool>& tried, 
   // take (one at a time, as a device never measured), and that run replaces the estimate.
   if (wait_for_faster_)
     for (auto& dev : devices_)
-      if (dev.service_us > 0 && dev.busy == 0 && now_us - dev.measured_at > std::max(stale_after_us, 10 * dev.service_us))
+      if (dev.service_us > 0 && dev.busy == 0 &&
+          now_us - dev.measured_at > (dev.served == 1 ? std::max(first_run_stale_after_us, 2 * dev.service_us)
+                                                      : std::max(stale_after_us, 10 * dev.service_us)))
         dev.service_us = 0;
   const auto cand = candidates(tried);
   const std::size_t n = order_.size();

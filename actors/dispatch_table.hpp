@@ -84,6 +84,11 @@ public:
   /// it (a worker stopped for 3 s once kept an estimate of seconds, and served 547 requests
   /// where its twin served 12 335).
   static constexpr double stale_after_us = 2e6;
+  /// A device measured by one run only is measured again sooner: after this long idle, or two
+  /// of that run's times. A first run is a warm-up (oneDNN creates its primitives, a GPU its
+  /// pipelines) and can take ten times a steady one: judged by it, a CPU of MULTI got 1
+  /// request of 600 until its 2-s probe (multi_tests' FAIL_EVERY case, 2026-11-29).
+  static constexpr double first_run_stale_after_us = 2e5;
 
 private:
   bool open(std::size_t d, const std::vector<bool>& tried) const;

@@ -97,10 +97,12 @@ BOOST_AUTO_TEST_CASE(a_request_waits_for_a_faster_busy_device_rather_than_run_sl
 }
 
 BOOST_AUTO_TEST_CASE(a_stale_estimate_is_measured_again) {
-  // B's one run took 3 s (its node stalled), A's 100 us: B gets nothing while A is busy, the
+  // B's runs took 3 s (its node stalled), A's 100 us: B gets nothing while A is busy, the
   // request waits for A. Once B's estimate is older than max(2 s, 10 x 3 s), both are measured
   // again (A first, then B, one request each), and B, now as fast as A, serves again.
   dispatch_table t({"A", "B"}, {1, 1}, schedule_policy::device_priority);
+  t.started(1, -3e6); // B's first run (a warm-up, for all the table knows)
+  t.finished(1, -3e6, 0, false);
   t.started(1, 0);
   t.finished(1, 0, 3e6, false);
   t.started(0, 3e6);
@@ -122,6 +124,31 @@ BOOST_AUTO_TEST_CASE(a_stale_estimate_is_measured_again) {
   BOOST_TEST(t.devices()[1].service_us == 100.0); // the probe replaced the 3 s
   t.started(0, stale + 200);
   BOOST_TEST(*t.pick(none_tried(), stale + 200) == 1u); // A busy: B takes it
+}
+
+BOOST_AUTO_TEST_CASE(a_devices_first_run_is_measured_again_soon) {
+  // B's first run took 50 ms (a warm-up), A's runs 100 us. While that one run is B's whole
+  // record, B is measured again once idle for max(0.2 s, 2 x 50 ms), not after 2 s; the
+  // second run replaces the first, and B, as fast as A, serves.
+  dispatch_table t({"A", "B"}, {1, 1}, schedule_policy::device_priority);
+  t.started(1, 0);
+  t.finished(1, 0, 5e4, false);
+  ran(t, 0, 100);
+  t.started(0, 5e4);
+  BOOST_TEST(!t.pick(none_tried(), 5e4 + 10)); // A frees in 90 us: better than B's 50 ms
+  t.finished(0, 5e4, 5e4 + 100, false);
+  const double soon = 5e4 + 2.1e5;
+  t.started(0, soon);
+  BOOST_TEST(*t.pick(none_tried(), soon) == 1u); // B's second measure
+  t.started(1, soon);
+  t.finished(1, soon, soon + 100, false);
+  t.finished(0, soon, soon + 100, false);
+  BOOST_TEST(t.devices()[1].service_us == 100.0);
+  // Measured twice, B's estimate lasts the usual 2 s.
+  t.started(1, soon + 200);
+  t.finished(1, soon + 200, soon + 200 + 5e4, false); // one slow run now: blended, not stale soon
+  t.started(0, soon + 2e5 + 3e5);
+  BOOST_TEST(!t.pick(none_tried(), soon + 2e5 + 3e5)); // B (~10 ms) waits behind A (100 us)
 }
 
 BOOST_AUTO_TEST_CASE(a_device_not_measured_yet_takes_one_request_at_a_time) {
