@@ -33,8 +33,6 @@
 #include <thread>
 #include <vector>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -43,6 +41,7 @@
 
 #include "actors/protocol/node.hpp"
 #include "benchmarks/listening_child.hpp"
+#include "benchmarks/loopback_socket.hpp"
 #include "benchmarks/tiny_onnx.hpp"
 
 namespace fs = std::filesystem;
@@ -79,20 +78,6 @@ double cpu_seconds(pid_t pid) {
     if (i == 15) stime = std::stoull(field);
   }
   return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
-
-/// A TCP connection to 127.0.0.1:port, or -1.
-int connect_loopback(uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in at{};
-  at.sin_family = AF_INET;
-  at.sin_port = htons(port);
-  at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&at), sizeof at) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
 }
 
 /// One flood: runs on its own threads from start() until stop(), counting what it sent.
@@ -227,7 +212,7 @@ int main(int argc, char** argv) {
       std::string header(32, '\0');
       header[4] = header[5] = header[6] = header[7] = '\xff'; // a payload of 4 GiB announced
       while (!stop) {
-        const int fd = connect_loopback(port);
+        const int fd = bench::connect_loopback(port);
         if (fd < 0) continue;
         if (::write(fd, header.data(), header.size()) > 0) ++sent;
         ::close(fd);
@@ -237,7 +222,7 @@ int main(int argc, char** argv) {
       std::vector<int> open;
       while (!stop) {
         if (open.size() < 600) { // past the worker's bound it closes them; reopen what it closed
-          const int fd = connect_loopback(port);
+          const int fd = bench::connect_loopback(port);
           if (fd >= 0) open.push_back(fd), ++sent;
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(1));

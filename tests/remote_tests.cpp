@@ -28,6 +28,7 @@
 
 #include "actors/node.hpp"
 #include "actors/protocol/node.hpp"
+#include "benchmarks/loopback_socket.hpp"
 #include "benchmarks/tiny_onnx.hpp"
 #include "runtime/basp_gate.hpp"
 #include "tests/support/add_relu_model.hpp"
@@ -477,12 +478,8 @@ namespace {
 
 /// A TCP connection to 127.0.0.1:port.
 int connect_loopback(uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in at{};
-  at.sin_family = AF_INET;
-  at.sin_port = htons(port);
-  at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  BOOST_REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&at), sizeof at) == 0);
+  const int fd = bench::connect_loopback(port);
+  BOOST_REQUIRE(fd >= 0);
   return fd;
 }
 
