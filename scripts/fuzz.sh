@@ -7,7 +7,9 @@
 #   fuzz.sh node [SECONDS]    a worker's node actor fed a client's messages (hello, compile,
 #                             infer, any CAF message; fuzz/node_protocol_fuzz.cpp), seeded with
 #                             what a real client sends
-#   fuzz.sh build             builds the four (then FUZZ_PREBUILT=1 runs build nothing: CI runs
+#   fuzz.sh image [SECONDS]   the PNG/JPEG reader of troupe_ocr (examples/ocr/image.cpp),
+#                             seeded with small PNGs and JPEGs the target writes
+#   fuzz.sh build             builds the five (then FUZZ_PREBUILT=1 runs build nothing: CI runs
 #                             two side by side)
 # It ends with one line: target, seconds, executions, executions/s, corpus, crashes (0, or the
 # files). PUBLISH=1 also adds that line, dated, to docs/reliability.md's fuzzing table; FUZZ_QUIET=1
@@ -18,7 +20,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 kind=onnx
 case "${1:-}" in
-  onnx | ir | npy | node | build) kind=$1; shift ;;
+  onnx | ir | npy | node | image | build) kind=$1; shift ;;
 esac
 seconds=${1:-300}
 # Undefined behaviour is a finding like a crash: stop at the first report and keep the input.
@@ -31,11 +33,12 @@ case $kind in
   ir) target=ir_reader_fuzz ;;
   npy) target=npy_reader_fuzz ;;
   node) target=node_protocol_fuzz ;;
+  image) target=image_reader_fuzz ;;
   build) target= ;;
 esac
 if [ "$kind" = build ]; then # every target, so that runs side by side need not build
   CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROUPE_FUZZ=ON -DTROUPE_TESTS=OFF >/dev/null
-  exec ninja -C "$build" onnx_reader_fuzz ir_reader_fuzz npy_reader_fuzz node_protocol_fuzz >/dev/null
+  exec ninja -C "$build" onnx_reader_fuzz ir_reader_fuzz npy_reader_fuzz node_protocol_fuzz image_reader_fuzz >/dev/null
 fi
 if [ "${FUZZ_PREBUILT:-}" != 1 ]; then
   CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROUPE_FUZZ=ON -DTROUPE_TESTS=OFF >/dev/null
@@ -70,6 +73,10 @@ for i, a in enumerate([np.zeros((2, 3), "<f4"), np.arange(5, dtype="<i8"), np.on
     np.save(f"{d}/seed{i}.npy", a)
 PY
     flags=(-max_total_time="$seconds" -rss_limit_mb=2048 -max_len=4096)
+    ;;
+  image)
+    TROUPE_FUZZ_SEEDS=$corpus "$build/bin/$target"
+    flags=(-max_total_time="$seconds" -rss_limit_mb=2048 -max_len=65536)
     ;;
   node)
     TROUPE_FUZZ_SEEDS=$corpus "$build/bin/$target"

@@ -43,13 +43,13 @@ export VK_DRIVER_FILES=$build/icd/lvp0.json:$build/icd/lvp1.json
 export VK_ICD_FILENAMES=$VK_DRIVER_FILES # loaders older than 1.3.207
 export TROUPE_REQUIRE_GPU=1
 ctest --test-dir "$build" --output-on-failure -j "${JOBS:-1}" "${only[@]}"
-# Every libFuzzer target (the ONNX, IR and .npy readers, a worker's node protocol) for
+# Every libFuzzer target (the ONNX, IR and .npy readers, a worker's node protocol, troupe_ocr's PNG/JPEG reader) for
 # FUZZ_SECONDS each (default 60; 0 skips), from their seeds, two at a time on the two cores:
 # a crash, a hang or a sanitizer report fails the run. Built with clang in build-fuzz.
 if [ ${#args[@]} -eq 0 ] && [ "${FUZZ_SECONDS:-60}" != 0 ]; then
   bash "$root/scripts/fuzz.sh" build
   fuzz_failed=0
-  for pair in "onnx ir" "npy node"; do
+  for pair in "onnx ir" "npy node" "image"; do
     pids=()
     for target in $pair; do
       FUZZ_QUIET=1 FUZZ_PREBUILT=1 bash "$root/scripts/fuzz.sh" "$target" "${FUZZ_SECONDS:-60}" &
