@@ -5,8 +5,8 @@
 #include <set>
 
 #include "actors/protocol/node.hpp"
-#include "base/rate_limited_log.hpp"
 #include "actors/subgraph_actor.hpp"
+#include "base/rate_limited_log.hpp"
 #include "graph/shape_inference.hpp"
 #include "graph/wire.hpp"
 
@@ -140,7 +140,7 @@ bool settle(std::map<uint64_t, caf::response_promise>& jobs, uint64_t job, T&& v
   return true;
 }
 
-/// The element types of a message, e.g. "(std::string, int32_t)": what a log line says of a
+/// The element types of a message by CAF's names, e.g. "(@str, @i32)": what a log line says of a
 /// message it refuses. Never its values: a client may send one as large as a frame may be.
 std::string element_types(caf::actor_system& sys, caf::message_view& x) {
   auto& content = x.content();
@@ -251,8 +251,8 @@ caf::expected<np::compiled> compile(node_shared& sh, caf::actor_system& sys, np:
     auto gone = sh.forget_idle_models();
     lock.unlock();
     for (const auto& f : gone)
-      sh.log("models forgotten", "forgot model " + std::to_string(f->id) + " on " + f->device + " (the least recently used of more than " +
-             std::to_string(sh.spec.max_models) + ")");
+      sh.log("models forgotten", "forgot model " + std::to_string(f->id) + " on " + f->device +
+                                     " (the least recently used of more than " + std::to_string(sh.spec.max_models) + ")");
     return done;
   } catch (const std::exception& e) {
     return node_error(np::node_errc::bad_request, e.what());
@@ -322,7 +322,8 @@ caf::behavior session(caf::stateful_actor<session_state>* self, std::shared_ptr<
         auto m = sh->find_id(req.model);
         // need_graph: the client compiled it on an earlier run of this worker; it sends it again.
         if (!m) {
-          sh->log("unknown models asked by " + who, "client " + who + " asked for model " + std::to_string(req.model) + ", which this node does not have");
+          sh->log("unknown models asked by " + who, "client " + who + " asked for model " + std::to_string(req.model) +
+                                                        ", which this node does not have");
           return node_error(np::node_errc::need_graph, "no model " + std::to_string(req.model) + " on this node");
         }
         uint64_t bytes = 0;
@@ -416,8 +417,8 @@ caf::behavior node_actor(caf::event_based_actor* self, std::shared_ptr<node_shar
         const std::string who = caf::to_string(self->current_sender() ? self->current_sender()->node() : caf::node_id());
         const std::string host = host_of(who);
         if (h.version != np::version) {
-          sh->log("refusals of " + host, "refused client " + who + ": protocol version " + std::to_string(h.version) + ", this node speaks " +
-                  std::to_string(np::version));
+          sh->log("refusals of " + host, "refused client " + who + ": protocol version " + std::to_string(h.version) +
+                                             ", this node speaks " + std::to_string(np::version));
           return node_error(np::node_errc::refused, "this node speaks troupe's node protocol version " +
                                                         std::to_string(np::version) + ", the client " +
                                                         std::to_string(h.version));
