@@ -40,6 +40,7 @@
 #include <caf/io/all.hpp>
 
 #include "actors/protocol/node.hpp"
+#include "base/median.hpp"
 #include "benchmarks/listening_child.hpp"
 #include "benchmarks/loopback_socket.hpp"
 #include "benchmarks/tiny_onnx.hpp"
@@ -52,12 +53,6 @@ using clock_type = std::chrono::steady_clock;
 namespace {
 
 const std::string token = "flood-bench-token";
-
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<std::size_t>(p * static_cast<double>(v.size())))];
-}
 
 double rss_mb(pid_t pid) {
   std::ifstream st("/proc/" + std::to_string(pid) + "/status");

@@ -40,6 +40,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/median.hpp"
 #include "benchmarks/listening_child.hpp"
 
 namespace fs = std::filesystem;
@@ -137,12 +138,6 @@ std::pair<double, double> heap_mb() {
 #else
   return {0, 0};
 #endif
-}
-
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<std::size_t>(p * static_cast<double>(v.size())))];
 }
 
 /// One request in flight: which workload and input, when it started, how often it completed.
@@ -309,7 +304,7 @@ private:
       // reaching their size. In a 60-minute run (2026-11-29) the client's heap grew until
       // minute 5 and then stayed within 1 % to minute 60: growth counts from min(5 minutes, a
       // quarter of the run).
-      if (!warmed_ && clock_type::now() - start_ >= after(std::min(300.0, o_.minutes * 15))) {
+      if (!warmed_ && clock_type::now() - start_ >= after(warmup_seconds())) {
         warmed_ = true;
         client_after_warmup_ = rss_and_fds("self");
         worker_after_warmup_ = rss_and_fds(std::to_string(workers_[1]->pid));
@@ -455,6 +450,9 @@ private:
     }
   }
 
+  /// Where growth counts from: min(5 minutes, a quarter of the run).
+  double warmup_seconds() const { return std::min(300.0, o_.minutes * 15); }
+
   int report() {
     const auto client_end = rss_and_fds("self");
     std::printf("\n| minute | completed with outputs | p50 ms | p99 ms | RSS MB at its start: client, worker 2 "
@@ -491,7 +489,7 @@ private:
     const double peak = std::max(client_peak_, client_end.first);
     std::printf("| client RSS MB: start, after warm-up (%.0f min), end (growth); largest since warm-up (growth) | %.0f, "
                 "%.0f, %.0f (%+.1f %%); %.0f (%+.1f %%) |\n",
-                std::min(5.0, o_.minutes / 4), client_start_.first, warm.first, client_end.first,
+                warmup_seconds() / 60, client_start_.first, warm.first, client_end.first,
                 100 * (client_end.first / warm.first - 1), peak, 100 * (peak / warm.first - 1));
     std::printf("| client open files: start, after warm-up, end | %d, %d, %d |\n", client_start_.second, warm.second,
                 client_end.second);
