@@ -92,9 +92,10 @@ void print_compile(const np::compile_request& r) {
                    g.values[i].shape.to_string().c_str(), g.values[i].constant ? " (constant)" : "");
     for (const auto& op : g.ops) {
       std::string io;
-      for (auto v : op.inputs) io += " " + std::to_string(v);
+      // append, not " " + to_string(v): GCC 12 -O3 sees a false overlap there (-Wrestrict).
+      for (auto v : op.inputs) io.append(" ").append(std::to_string(v));
       io += " ->";
-      for (auto v : op.outputs) io += " " + std::to_string(v);
+      for (auto v : op.outputs) io.append(" ").append(std::to_string(v));
       std::fprintf(stderr, "  %s '%s':%s\n", op.type.c_str(), op.name.c_str(), io.c_str());
     }
   } catch (const troupe::Exception& e) {

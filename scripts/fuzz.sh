@@ -11,6 +11,12 @@
 #                             seeded with small PNGs and JPEGs the target writes
 #   fuzz.sh build             builds the five (then FUZZ_PREBUILT=1 runs build nothing: CI runs
 #                             two side by side)
+#   fuzz.sh minimize KIND     replaces fuzz/corpus/KIND (committed) by the smallest set of inputs
+#                             of up to 64 KB, from it and build-fuzz/corpus_KIND, that covers what
+#                             they cover (libFuzzer's -merge=1)
+# A run starts from the committed corpus fuzz/corpus/KIND and grows build-fuzz/corpus_KIND; the
+# regular build replays fuzz/corpus/KIND and fuzz/regressions/KIND (inputs that once crashed a
+# target: never minimized away) as the CTest tests fuzz_corpus_KIND.
 # It ends with one line: target, seconds, executions, executions/s, corpus, crashes (0, or the
 # files). PUBLISH=1 also adds that line, dated, to docs/reliability.md's fuzzing table; FUZZ_QUIET=1
 # keeps libFuzzer's progress in build-fuzz/TARGET.log (printing its tail on a finding);
@@ -19,6 +25,11 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 kind=onnx
+minimize=0
+if [ "${1:-}" = minimize ]; then
+  minimize=1
+  shift
+fi
 case "${1:-}" in
   onnx | ir | npy | node | image | build) kind=$1; shift ;;
 esac
@@ -45,7 +56,20 @@ if [ "${FUZZ_PREBUILT:-}" != 1 ]; then
   ninja -C "$build" "$target" >/dev/null
 fi
 corpus=$build/corpus_$kind
-mkdir -p "$corpus" "$root/fuzz/crashes"
+committed=$root/fuzz/corpus/$kind
+mkdir -p "$corpus" "$committed" "$root/fuzz/crashes"
+if [ "$minimize" = 1 ]; then
+  tmp=$(mktemp -d)
+  find "$committed" "$corpus" -type f -size -65k -exec cp {} "$tmp/" \;
+  rm -rf "$committed"
+  mkdir -p "$committed"
+  LSAN_OPTIONS=detect_leaks=0 "$build/bin/$target" -merge=1 -rss_limit_mb=4096 "$committed" "$tmp" >"$build/$target.merge.log" 2>&1 ||
+    { tail -n 30 "$build/$target.merge.log"; exit 1; }
+  echo "fuzz: fuzz/corpus/$kind: $(ls "$tmp" | wc -l) inputs -> $(ls "$committed" | wc -l) ($(du -sh "$committed" | cut -f1))"
+  rm -rf "$tmp"
+  exit 0
+fi
+cp -n "$committed"/* "$corpus"/ 2>/dev/null || true
 flags=(-max_total_time="$seconds" -rss_limit_mb=4096 -max_len=1000000)
 case $kind in
   onnx)
