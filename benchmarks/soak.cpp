@@ -8,11 +8,13 @@
 /// model, compiled per length); HETERO:GPU,CPU serves rec beside it. Meanwhile MULTI's
 /// DEVICE_PRIORITIES rotate every few seconds, a worker is killed (SIGKILL) and restarted at the
 /// same address every -kill-every seconds, the other one is stopped (SIGSTOP) for a few seconds
-/// in between, and a share of requests carry bad inputs (a token id past bert's table, inputs
+/// in between (and is reached through a link that delays and loses: -link-delay-ms, -link-loss,
+/// benchmarks/link_proxy.hpp, where tc netem is not to be had), and a share of requests carry bad inputs (a token id past bert's table, inputs
 /// whose lengths disagree, a wrong image shape), whose error must come back naming the input or
 /// the op. Every output is compared with the CPU's alone on the same input.
 ///
-///   troupe_soak -models DIR [-minutes M] [-kill-every S] [-in-flight N] [-bad-share P] [-seed N]
+///   troupe_soak -models DIR [-minutes M] [-kill-every S] [-fail-every N] [-in-flight N] [-bad-share P]
+///               [-link-delay-ms D] [-link-loss PERCENT] [-seed N]
 ///
 /// Prints p50/p99 latency per minute, then submitted, completed with outputs, completed with an
 /// error (by kind), lost, completed twice, wrong, and the RSS and open files of this process and
@@ -41,6 +43,7 @@
 #include <vector>
 
 #include "base/median.hpp"
+#include "benchmarks/link_proxy.hpp"
 #include "benchmarks/listening_child.hpp"
 
 namespace fs = std::filesystem;
@@ -58,6 +61,9 @@ struct options {
   int fail_every = 40;
   int in_flight = 6;
   double bad_share = 0.05;
+  /// Worker 2's link: each chunk this late each way, and this share of them a TCP
+  /// retransmission (200 ms) later still; both 0: a direct connection.
+  double link_delay_ms = 5, link_loss_percent = 1;
   unsigned seed = 20261128;
 };
 
@@ -170,21 +176,27 @@ public:
   int run() {
     const auto bin = fs::read_symlink("/proc/self/exe").parent_path() / "troupe";
     for (int k = 0; k < 2; ++k) workers_.push_back(std::make_unique<bench::listening_child>(worker_argv(bin, "127.0.0.1:0")));
-    for (auto& w : workers_) core_.add_node(w->address);
+    if (o_.link_delay_ms > 0 || o_.link_loss_percent > 0)
+      link_ = std::make_unique<bench::link_proxy>(
+          workers_[1]->address, std::chrono::milliseconds(static_cast<int>(o_.link_delay_ms)), o_.link_loss_percent, false);
+    addresses_ = {workers_[0]->address, link_ ? link_->address() : workers_[1]->address};
+    for (const auto& a : addresses_) core_.add_node(a);
     const auto local = core_.available_devices();
     const bool gpu = std::find(local.begin(), local.end(), "GPU") != local.end() ||
                      std::find(local.begin(), local.end(), "GPU.0") != local.end();
     // GPU.0, not GPU: "GPU" in MULTI is every GPU, the workers' too (docs/multi.md), and CI's
     // two lavapipe devices in three processes would be six members compiling every model.
     std::string members = std::string(gpu ? "GPU.0," : "") + "CPU";
-    for (auto& w : workers_) members += ",CPU@" + w->address;
+    for (const auto& a : addresses_) members += ",CPU@" + a;
     multi_members_ = members;
-    remote_members_ = "CPU@" + workers_[0]->address + ",CPU@" + workers_[1]->address;
+    remote_members_ = "CPU@" + addresses_[0] + ",CPU@" + addresses_[1];
     prepare(gpu);
     std::printf("troupe_soak: %.1f min, %d in flight, MULTI:%s%s; a worker killed every %.0f s; its CPU fails every "
-                "%d runs (FAIL_EVERY); %.0f %% bad inputs\n",
+                "%d runs (FAIL_EVERY); %.0f %% bad inputs; worker 2 (%s) through a link of %.0f ms each way and %.1f %% "
+                "of chunks lost (a 200-ms retransmission)\n",
                 o_.minutes, o_.in_flight, members.c_str(), gpu ? " and HETERO:GPU.0,CPU (rec)" : "", o_.kill_every,
-                o_.fail_every, 100 * o_.bad_share);
+                o_.fail_every, 100 * o_.bad_share, addresses_[1].c_str(), link_ ? o_.link_delay_ms : 0.0,
+                link_ ? o_.link_loss_percent : 0.0);
     std::fflush(stdout);
     stream();
     return report();
@@ -518,6 +530,8 @@ private:
   std::mt19937 rng_;
   Core core_;
   std::vector<std::unique_ptr<bench::listening_child>> workers_;
+  std::unique_ptr<bench::link_proxy> link_; ///< worker 2's delaying, lossy link (none: direct)
+  std::vector<std::string> addresses_;      ///< where the client reaches each worker
   std::string multi_members_, remote_members_; ///< all members; the two workers' CPUs
   std::vector<workload> workloads_;
   std::vector<std::map<std::size_t, InferRequest>> requests_; ///< per slot, per workload
@@ -542,7 +556,7 @@ private:
 [[noreturn]] void usage(const std::string& why) {
   std::fprintf(stderr,
                "troupe_soak: %s\nusage: troupe_soak -models DIR [-minutes M] [-kill-every S] [-fail-every N] [-in-flight N] "
-               "[-bad-share P] [-seed N]\n",
+               "[-bad-share P] [-link-delay-ms D] [-link-loss PERCENT] [-seed N]\n",
                why.c_str());
   std::exit(2);
 }
@@ -565,6 +579,8 @@ int main(int argc, char** argv) {
     else if (flag == "-fail-every") o.fail_every = static_cast<int>(x);
     else if (flag == "-in-flight") o.in_flight = std::max(1, static_cast<int>(x));
     else if (flag == "-bad-share") o.bad_share = std::min(1.0, x);
+    else if (flag == "-link-delay-ms") o.link_delay_ms = x;
+    else if (flag == "-link-loss") o.link_loss_percent = std::min(100.0, x);
     else if (flag == "-seed") o.seed = static_cast<unsigned>(x);
     else usage("unknown flag " + flag);
   }

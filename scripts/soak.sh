@@ -9,7 +9,9 @@
 #   PUBLISH=1 scripts/soak.sh 60    also writes them into docs/reliability.md's soak section
 #
 # KILL_EVERY (seconds, default 20), FAIL_EVERY (the local CPU's injected failures, every 40th run;
-# 0: none), IN_FLIGHT (6), SHORT_RUNS (processes, default 20 a minute
+# 0: none), IN_FLIGHT (6), LINK_DELAY_MS and LINK_LOSS (worker 2's link: 5 ms each way, 1 % of
+# chunks a 200-ms retransmission late; a proxy in the client, as tc netem would on a veth pair),
+# SHORT_RUNS (processes, default 20 a minute
 # of soak, at most 1000), CONFORMANCE_PASSES (full passes over the ONNX test models on GPU and
 # HETERO:GPU,CPU; default 1 for runs of 30 minutes or more, else 0), BUILD_DIR (default build),
 # SANITIZE=1 (the ASan/UBSan build, build-asan).
@@ -37,7 +39,8 @@ report=$out/soak-$(date -u +%Y-%m-%dT%H%M).md
 } >"$report"
 status=0
 "$build/bin/troupe_soak" -models "$root/data/models" -minutes "$minutes" -kill-every "${KILL_EVERY:-20}" \
-  -fail-every "${FAIL_EVERY:-40}" -in-flight "${IN_FLIGHT:-6}" | tee -a "$report" || status=1
+  -fail-every "${FAIL_EVERY:-40}" -in-flight "${IN_FLIGHT:-6}" -link-delay-ms "${LINK_DELAY_MS:-5}" \
+  -link-loss "${LINK_LOSS:-1}" | tee -a "$report" || status=1
 
 # Short processes: each compiles, runs one request and exits at once (the exit race of issue 32).
 runs=${SHORT_RUNS:-$(awk -v m="$minutes" 'BEGIN { r = int(m * 20); print (r > 1000 ? 1000 : r) }')}

@@ -171,7 +171,7 @@ BOOST_AUTO_TEST_CASE(a_slow_link_is_used_only_when_it_helps) {
   // 20 ms each way in front of the worker: a request there takes 40 ms and more, against
   // microseconds on the local CPU. MULTI measures each device's service time, network
   // included, and waits for the faster device rather than hand a request to the slow one.
-  tests::link_proxy slow(w.address, std::chrono::milliseconds(20));
+  bench::link_proxy slow(w.address, std::chrono::milliseconds(20));
   Core client;
   client.add_node(slow.address());
   const std::string remote_cpu = "CPU@" + slow.address();

@@ -17,7 +17,7 @@
 
 #include "tests/support/add_relu_model.hpp"
 #include "tests/support/expect_error.hpp"
-#include "tests/support/link_proxy.hpp"
+#include "benchmarks/link_proxy.hpp"
 #include "tests/support/worker_process.hpp"
 
 namespace fs = std::filesystem;
@@ -89,13 +89,13 @@ BOOST_AUTO_TEST_CASE(a_tls_worker_serves_a_tls_client_and_neither_token_nor_mode
   // The control: without TLS the token crosses in clear (so the check below can fail).
   {
     worker_process plain("-token-file " + token_file);
-    tests::link_proxy tap(plain.address);
+    bench::link_proxy tap(plain.address);
     serve_through(tap.address(), {{"NODE_TOKEN", token}});
     BOOST_TEST(tap.seen().find(token) != std::string::npos);
     BOOST_TEST(tap.seen().find("relu") != std::string::npos); // a node name of the model
   }
   worker_process w("-token-file " + token_file + " " + keys.worker_flags());
-  tests::link_proxy tap(w.address);
+  bench::link_proxy tap(w.address);
   serve_through(tap.address(), keys.client({{"NODE_TOKEN", token}}));
   const auto seen = tap.seen();
   BOOST_TEST(seen.size() > 1000u);

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "tests/support/add_relu_model.hpp"
-#include "tests/support/link_proxy.hpp"
+#include "benchmarks/link_proxy.hpp"
 
 namespace troupe::tests {
 
@@ -73,8 +73,8 @@ inline bool behind_proxy() { return link_delay().count() > 0 || link_loss_percen
 
 /// The delaying proxies, by the address clients use: a worker restarted at that address
 /// listens again where the first one did, behind the same proxy.
-inline std::map<std::string, std::shared_ptr<link_proxy>>& delaying_proxies() {
-  static std::map<std::string, std::shared_ptr<link_proxy>> proxies;
+inline std::map<std::string, std::shared_ptr<bench::link_proxy>>& delaying_proxies() {
+  static std::map<std::string, std::shared_ptr<bench::link_proxy>> proxies;
   return proxies;
 }
 
@@ -92,7 +92,7 @@ struct worker_process {
     start(extra, listen, env);
   }
   void start(const std::string& extra, std::string listen, const std::string& env) {
-    std::shared_ptr<link_proxy> proxy;
+    std::shared_ptr<bench::link_proxy> proxy;
     if (behind_proxy()) {
       auto& proxies = delaying_proxies();
       if (auto it = proxies.find(listen); it != proxies.end()) {
@@ -143,7 +143,7 @@ struct worker_process {
     address = line.substr(head.size(), line.find(',') - head.size());
     if (behind_proxy()) {
       if (!proxy) {
-        proxy = std::make_shared<link_proxy>(address, link_delay(), link_loss_percent());
+        proxy = std::make_shared<bench::link_proxy>(address, link_delay(), link_loss_percent());
         delaying_proxies()[proxy->address()] = proxy;
       }
       address = proxy->address();

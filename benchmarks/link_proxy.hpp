@@ -1,17 +1,17 @@
 #pragma once
-/// A TCP proxy on loopback in front of a worker: forwards every connection to its target,
-/// keeps a copy of every byte (what crosses the wire: a token in clear, or not), and can hold
+/// A TCP proxy on loopback in front of a worker: forwards every connection to its target, can
+/// keep a copy of every byte (what crosses the wire: a token in clear, or not), and can hold
 /// each chunk back for a delay each way, and "lose" a share of chunks the way TCP shows a lost
 /// segment to the application: one retransmission timeout (200 ms) late, holding back what
-/// follows (a slow, lossy link where tc netem is not to be had).
-#include <boost/test/unit_test.hpp>
-
+/// follows (a slow, lossy link where tc netem is not to be had). Used by the tests
+/// (remote_tests_delayed, the TLS tap) and troupe_soak (one worker's link).
 #include <chrono>
 #include <cstdint>
 #include <condition_variable>
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -20,24 +20,29 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-namespace troupe::tests {
+namespace troupe::bench {
 
 class link_proxy {
 public:
   /// Forwards to `target` ("host:port", IPv4), each chunk `delay` late in each direction, and
   /// `loss_percent` of them 200 ms later still (a seeded draw: the same run each time).
-  explicit link_proxy(const std::string& target, std::chrono::milliseconds delay = {}, double loss_percent = 0)
-      : target_(target), delay_(delay), loss_percent_(loss_percent) {
+  /// `keep_bytes`: whether seen() has them (a long run's memory would grow with every byte).
+  explicit link_proxy(const std::string& target, std::chrono::milliseconds delay = {}, double loss_percent = 0,
+                      bool keep_bytes = true)
+      : target_(target), delay_(delay), loss_percent_(loss_percent), keep_bytes_(keep_bytes) {
     const auto colon = target.rfind(':');
     to_.sin_family = AF_INET;
     to_.sin_port = htons(static_cast<uint16_t>(std::stoi(target.substr(colon + 1))));
-    BOOST_REQUIRE(inet_pton(AF_INET, target.substr(0, colon).c_str(), &to_.sin_addr) == 1);
+    if (colon == std::string::npos || inet_pton(AF_INET, target.substr(0, colon).c_str(), &to_.sin_addr) != 1)
+      throw std::runtime_error("link_proxy: '" + target + "' is not an IPv4 host:port");
     listen_ = socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in at{};
     at.sin_family = AF_INET;
     at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    BOOST_REQUIRE(bind(listen_, reinterpret_cast<sockaddr*>(&at), sizeof at) == 0);
-    BOOST_REQUIRE(::listen(listen_, 16) == 0);
+    if (listen_ < 0 || bind(listen_, reinterpret_cast<sockaddr*>(&at), sizeof at) != 0 || ::listen(listen_, 16) != 0) {
+      if (listen_ >= 0) close(listen_);
+      throw std::runtime_error("link_proxy: cannot listen on loopback");
+    }
     socklen_t len = sizeof at;
     getsockname(listen_, reinterpret_cast<sockaddr*>(&at), &len);
     address_ = "127.0.0.1:" + std::to_string(ntohs(at.sin_port));
@@ -55,7 +60,7 @@ public:
   const std::string& address() const { return address_; }
   /// Where it forwards to.
   const std::string& target() const { return target_; }
-  /// Every byte forwarded so far, both directions, in arrival order.
+  /// Every byte forwarded so far, both directions, in arrival order (none unless keep_bytes).
   std::string seen() const {
     std::lock_guard lock(record_->m);
     return record_->bytes;
@@ -63,8 +68,10 @@ public:
 
 private:
   struct record {
+    explicit record(bool k) : keep(k) {}
     mutable std::mutex m;
     std::string bytes;
+    const bool keep;
   };
   using clock = std::chrono::steady_clock;
   /// Whether chunks wait in a lane for a writer thread (a delay or losses), or go straight on.
@@ -83,7 +90,7 @@ private:
     uint64_t draw = 0x9e3779b97f4a7c15ull ^ static_cast<uint64_t>(from); // xorshift: one seeded stream per lane
     const bool held = holds(delay, loss_percent); // else sent here at once
     for (ssize_t n; (n = read(from, buf, sizeof buf)) > 0;) {
-      {
+      if (rec->keep) {
         std::lock_guard lock(rec->m);
         rec->bytes.append(buf, static_cast<std::size_t>(n));
       }
@@ -153,11 +160,12 @@ private:
   std::string target_;
   std::chrono::milliseconds delay_;
   double loss_percent_;
+  bool keep_bytes_;
   sockaddr_in to_{};
   int listen_ = -1;
   std::string address_;
-  std::shared_ptr<record> record_ = std::make_shared<record>();
+  std::shared_ptr<record> record_ = std::make_shared<record>(keep_bytes_);
   std::thread acceptor_;
 };
 
-} // namespace troupe::tests
+} // namespace troupe::bench
