@@ -105,6 +105,22 @@ std::vector<int64_t> builder::ints_required(const std::string& k) const {
   return r;
 }
 
+std::vector<float> builder::floats(const std::string& k) const {
+  std::vector<float> r;
+  if (!has(k)) return r;
+  const std::string s = str(k);
+  if (trim(s).empty()) return r;
+  for (std::size_t b = 0; b <= s.size();) {
+    std::size_t e = s.find(',', b);
+    if (e == std::string::npos) e = s.size();
+    auto v = to_double(s.substr(b, e - b));
+    if (!v) fail("attribute '" + k + "' = '" + s + "' is not a list of numbers");
+    r.push_back(static_cast<float>(*v));
+    b = e + 1;
+  }
+  return r;
+}
+
 ValueId builder::input(std::size_t i) const {
   if (i >= in_.size() || in_[i] == no_value) fail("input " + std::to_string(i) + " is missing");
   return in_[i];
@@ -173,9 +189,11 @@ std::vector<int64_t> builder::const_ints(std::size_t i, const std::string& what)
 }
 
 std::vector<ValueId> builder::op_n(const std::string& type, std::vector<ValueId> inputs,
-                                   std::map<std::string, AttributeValue> attrs, std::size_t outputs) {
+                                   std::map<std::string, AttributeValue> attrs, std::size_t outputs,
+                                   const std::string& domain) {
   Op o;
   o.type = type;
+  o.domain = domain;
   o.name = l.name + "/" + type + "_" + std::to_string(counter_++);
   o.inputs = std::move(inputs);
   o.attrs = std::move(attrs);
@@ -280,6 +298,7 @@ const op_table& ops() {
     add_elementwise_ops(r);
     add_nn_ops(r);
     add_tensor_ops(r);
+    add_detection_ops(r);
     return r;
   }();
   return t;

@@ -56,6 +56,8 @@ public:
   bool flag(const std::string& k, bool def) const;
   std::vector<int64_t> ints(const std::string& k, std::vector<int64_t> def = {}) const;
   std::vector<int64_t> ints_required(const std::string& k) const;
+  /// A comma-separated list of numbers ("" or absent: none).
+  std::vector<float> floats(const std::string& k) const;
 
   // inputs
   std::size_t inputs() const { return in_.size(); }
@@ -74,7 +76,8 @@ public:
   // emitting
   ValueId op(const std::string& type, std::vector<ValueId> inputs, std::map<std::string, AttributeValue> attrs = {});
   std::vector<ValueId> op_n(const std::string& type, std::vector<ValueId> inputs,
-                            std::map<std::string, AttributeValue> attrs, std::size_t outputs);
+                            std::map<std::string, AttributeValue> attrs, std::size_t outputs,
+                            const std::string& domain = ""); ///< "": ai.onnx
   ValueId constant(Tensor t);
   ValueId i64s(const std::vector<int64_t>& v); ///< 1-D i64 constant
   ValueId i64_scalar(int64_t v);
@@ -108,6 +111,7 @@ using op_table = std::map<std::string, std::vector<op_entry>>;
 void add_elementwise_ops(op_table& t);
 void add_nn_ops(op_table& t);
 void add_tensor_ops(op_table& t);
+void add_detection_ops(op_table& t);
 
 /// Every mapping, keyed by IR type.
 const op_table& ops();

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <set>
 
 #include "graph/ir_op_mapping.hpp"
 
@@ -664,6 +665,34 @@ void elu(emitter& e, const Op& op) {
   c.out("Elu", "opset1", {{"alpha", number(op.attr_float("alpha", 1.0f))}}, {c.in(0)});
 }
 
+/// OpenVINO's detection heads (domain org.openvinotoolkit) go back as the layers they came
+/// from, every attribute in <data> (booleans as true/false; DetectionOutput-8 derives
+/// num_classes from its inputs).
+void openvino_op(emitter& e, const Op& op, const std::string& version) {
+  static const std::set<std::string> flags{"flip", "clip", "scale_all_sizes", "min_max_aspect_ratios_order",
+                                           "variance_encoded_in_target", "share_location", "clip_after_nms",
+                                           "clip_before_nms", "decrease_label_id", "normalized"};
+  ctx c{e, op, e.graph()};
+  attrs data;
+  for (const auto& [k, v] : op.attrs) {
+    if (k == "num_classes" && version == "opset8") continue;
+    std::string text;
+    if (const auto* i = std::get_if<int64_t>(&v)) text = flags.count(k) ? (*i ? "true" : "false") : std::to_string(*i);
+    else if (const auto* f = std::get_if<float>(&v)) text = number(*f);
+    else if (const auto* s = std::get_if<std::string>(&v)) text = *s;
+    else if (const auto* is = std::get_if<std::vector<int64_t>>(&v)) text = join(*is);
+    else if (const auto* fs = std::get_if<std::vector<float>>(&v)) {
+      for (std::size_t n = 0; n < fs->size(); ++n) text.append(n ? "," : "").append(number((*fs)[n]));
+    } else {
+      c.fail("attribute '" + k + "' has no IR form");
+    }
+    data.emplace_back(k, text);
+  }
+  std::vector<out_ref> in;
+  for (std::size_t i = 0; i < op.inputs.size(); ++i) in.push_back(c.in(i));
+  c.out(op.type, version, std::move(data), in);
+}
+
 } // namespace
 
 const std::map<std::string, op_writer>& op_writers() {
@@ -704,6 +733,9 @@ const std::map<std::string, op_writer>& op_writers() {
     r["Elu"] = elu;
     r["PRelu"] = prelu;
     r["Gelu"] = gelu;
+    r["PriorBox"] = [](emitter& e, const Op& op) { openvino_op(e, op, "opset8"); };
+    r["PriorBoxClustered"] = [](emitter& e, const Op& op) { openvino_op(e, op, "opset1"); };
+    r["DetectionOutput"] = [](emitter& e, const Op& op) { openvino_op(e, op, "opset8"); };
     r["Softmax"] = softmax;
     r["LogSoftmax"] = softmax;
     r["MatMul"] = matmul;

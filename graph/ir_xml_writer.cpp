@@ -15,6 +15,7 @@
 #include <pugixml.hpp>
 
 #include "graph/ir_op_mapping.hpp"
+#include "graph/op_domain.hpp"
 #include "graph/ir_writer.hpp"
 
 namespace troupe::graph {
@@ -239,7 +240,7 @@ void write_ir(const Graph& g, const std::string& model_name, std::string& xml_te
   const auto& writers = ir::op_writers();
   std::set<std::string> refused;
   for (const auto& op : g.ops) {
-    if (!op.domain.empty()) refused.insert(op.domain + "." + op.type);
+    if (!domain_refusal(op).empty()) refused.insert((op.domain.empty() ? "" : op.domain + ".") + op.type);
     else if (!writers.count(op.type)) refused.insert(op.type);
   }
   if (!refused.empty()) {

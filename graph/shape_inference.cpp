@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "graph/op_domain.hpp"
 #include "graph/sequence.hpp"
 #include "graph/shape_rules.hpp"
 
@@ -117,6 +118,7 @@ const rule_table& rules() {
     add_signal_rules(t);
     add_control_flow_rules(t);
     add_sequence_rules(t);
+    add_detection_rules(t);
     return t;
   }();
   return table;
@@ -128,7 +130,7 @@ std::vector<value_info> infer_op(const Graph& g, const Op& op) { return detail::
 
 std::vector<value_info> detail::infer_op_recording(const Graph& g, const Op& op, std::vector<ValueId>* wanted) {
   detail::infer_ctx c{g, op, wanted};
-  if (!op.domain.empty() && op.domain != "ai.onnx") c.fail("op domain '" + op.domain + "' is not supported");
+  if (auto why = domain_refusal(op); !why.empty()) c.fail(why);
   auto it = detail::rules().find(op.type);
   if (it == detail::rules().end()) c.fail("unsupported op type (no shape inference rule)");
   const auto& r = it->second;

@@ -55,6 +55,7 @@ void add_selection_rules(rule_table& t);
 void add_signal_rules(rule_table& t);
 void add_control_flow_rules(rule_table& t);
 void add_sequence_rules(rule_table& t);
+void add_detection_rules(rule_table& t);
 
 /// infer_op, recording in `wanted` (when not null) the non-constant inputs whose values the
 /// rule asked for.

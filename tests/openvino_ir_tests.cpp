@@ -13,6 +13,7 @@
 #include <troupe/float16.hpp>
 #include <troupe/troupe.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -25,6 +26,7 @@
 #include <sstream>
 
 #include "graph/ir_xml.hpp"
+#include "kernels/reference/interpreter.hpp"
 #include "tests/support/expect_error.hpp"
 #include "tests/support/graph_builder.hpp"
 #include "tests/support/ort_case.hpp"
@@ -188,6 +190,22 @@ void expect_same(const ir_net& net, const graph::Graph& want, const std::vector<
 
 std::vector<Tensor> run_ir(const ir_net& net, const std::vector<Tensor>& in) {
   return tests::run_reference(net.read(), in);
+}
+
+/// The same on the reference interpreter, which sizes at run time what depends on values
+/// (PriorBox's output on the feature map's shape).
+std::vector<Tensor> interpret_ir(const ir_net& net, const std::vector<Tensor>& in) {
+  return kernels::reference::interpreter(std::make_shared<const graph::Graph>(net.read())).run(in);
+}
+
+/// interpret_ir's outputs must also come from the IR the writer makes of the net, read back.
+void expect_written_back_alike(const ir_net& net, const std::vector<Tensor>& in, const std::vector<Tensor>& want) {
+  std::string xml, bin;
+  graph::write_ir(net.read(), "again", xml, bin);
+  auto again = graph::read_ir_memory(xml, bin.data(), bin.size(), "again.xml");
+  auto got = kernels::reference::interpreter(std::make_shared<const graph::Graph>(std::move(again))).run(in);
+  BOOST_TEST_REQUIRE(got.size() == want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) expect_close(got[i], want[i], 0, "written and read back, output " + std::to_string(i));
 }
 
 } // namespace
@@ -443,12 +461,120 @@ BOOST_AUTO_TEST_CASE(dynamic_dims_names_and_rt_info) {
 BOOST_AUTO_TEST_CASE(unsupported_ops_are_listed_in_one_error) {
   ir_net n;
   auto p = n.param("x", "FP32", "f32", {1, 4});
-  auto a = n.op("PriorBox", "opset1", "", {p}, {1, 4});
+  auto a = n.op("RegionYolo", "opset1", "", {p}, {1, 4});
   auto b = n.op("Relu", "opset99", "", {a}, {1, 4});
   auto c = n.op("NoSuchOp", "opset3", "", {b}, {1, 4});
   n.result(c);
   tests::expect_error([&] { n.read("bad_ops.xml"); },
-                      {"'bad_ops.xml'", "cannot map", "PriorBox (opset1)", "Relu (opset99)", "NoSuchOp (opset3)"});
+                      {"'bad_ops.xml'", "cannot map", "RegionYolo (opset1)", "Relu (opset99)", "NoSuchOp (opset3)"});
+}
+
+/// PriorBox and PriorBoxClustered over a 1x2 feature map of a 20x40 image, sizes taken from
+/// the inputs' shapes as SSD models do (ShapeOf, StridedSlice), against the boxes written out.
+BOOST_AUTO_TEST_CASE(prior_boxes_on_known_values) {
+  ir_net n;
+  auto map = n.param("map", "FP32", "f32", {1, 1, 1, 2});
+  auto img = n.param("img", "FP32", "f32", {1, 3, 20, 40});
+  auto hw = [&](const ir_net::port_ref& x) {
+    return n.op("StridedSlice", "opset1", "begin_mask=\"0\" end_mask=\"0\" new_axis_mask=\"\" shrink_axis_mask=\"\" ellipsis_mask=\"\"",
+                {n.op("ShapeOf", "opset3", "output_type=\"i64\"", {x}, {4}, "I64"), n.i64s({2}), n.i64s({4}), n.i64s({1})}, {2},
+                "I64");
+  };
+  n.result(n.op("PriorBox", "opset1",
+                "min_size=\"4\" max_size=\"9\" aspect_ratio=\"2\" flip=\"true\" clip=\"false\" step=\"10\" offset=\"0.5\" "
+                "variance=\"0.1,0.1,0.2,0.2\" density=\"\" fixed_ratio=\"\" fixed_size=\"\" scale_all_sizes=\"true\"",
+                {hw(map), hw(img)}, {2, 32}));
+  n.result(n.op("PriorBoxClustered", "opset1", "width=\"4,8\" height=\"6,2\" clip=\"true\" step=\"0\" offset=\"0.5\" variance=\"0.1\"",
+                {hw(map), hw(img)}, {2, 16}));
+  const std::vector<Tensor> in{tests::random_tensor({1, 1, 1, 2}, 1), tests::random_tensor({1, 3, 20, 40}, 2)};
+  auto y = interpret_ir(n, in);
+  expect_written_back_alike(n, in, y);
+  auto box = [](std::vector<float>& v, float cx, float cy, float hw, float hh) {
+    v.insert(v.end(), {(cx - hw) / 40, (cy - hh) / 20, (cx + hw) / 40, (cy + hh) / 20});
+  };
+  // PriorBox: per cell (centres (0.5 + x) * step) the min square, sqrt(min * max)'s square, then
+  // ratio 2 and its flip 1/2 (half sides min/2 * sqrt(r), min/2 / sqrt(r)); then the variances.
+  std::vector<float> want;
+  const float r2 = std::sqrt(2.0f);
+  for (float cx : {5.0f, 15.0f}) {
+    box(want, cx, 5, 2, 2);
+    box(want, cx, 5, 3, 3);
+    box(want, cx, 5, 2 * r2, 2 / r2);
+    box(want, cx, 5, 2 / r2, 2 * r2);
+  }
+  for (int i = 0; i < 8; ++i) want.insert(want.end(), {0.1f, 0.1f, 0.2f, 0.2f});
+  expect_close(y[0], f32_tensor({2, 32}, want), 1e-6, "PriorBox");
+  // PriorBoxClustered: step 0 spreads the cells over the image (20 pixels each way), one box
+  // per width/height pair, clipped to [0, 1]; one variance for all.
+  want.clear();
+  for (float cx : {10.0f, 30.0f}) {
+    box(want, cx, 10, 2, 3);
+    box(want, cx, 10, 4, 1);
+  }
+  for (auto& e : want) e = std::clamp(e, 0.0f, 1.0f);
+  want.resize(32, 0.1f);
+  expect_close(y[1], f32_tensor({2, 16}, want), 1e-6, "PriorBoxClustered");
+}
+
+/// DetectionOutput (Caffe's SSD): three priors, the second overlapping the first (IoU 0.68),
+/// the third moved by its offsets; class 0 is the background.
+BOOST_AUTO_TEST_CASE(detection_output_on_known_values) {
+  ir_net n;
+  auto loc = n.param("loc", "FP32", "f32", {1, 12});
+  auto conf = n.param("conf", "FP32", "f32", {1, 6});
+  auto priors = n.f32({0, 0, 0.5f, 0.5f, 0.05f, 0.05f, 0.55f, 0.55f, 0.5f, 0.5f, 1, 1,       // boxes
+                       0.1f, 0.1f, 0.2f, 0.2f, 0.1f, 0.1f, 0.2f, 0.2f, 0.1f, 0.1f, 0.2f, 0.2f}, // variances
+                      {1, 2, 12});
+  const std::string common = "background_label_id=\"0\" top_k=\"10\" code_type=\"caffe.PriorBoxParameter.CENTER_SIZE\" "
+                             "share_location=\"true\" confidence_threshold=\"0.1\" variance_encoded_in_target=\"false\" "
+                             "clip_before_nms=\"false\" decrease_label_id=\"false\" normalized=\"true\" input_height=\"1\" "
+                             "input_width=\"1\" objectness_score=\"0\" ";
+  n.result(n.op("DetectionOutput", "opset8", common + "keep_top_k=\"4\" nms_threshold=\"0.5\" clip_after_nms=\"false\"",
+                {loc, conf, priors}, {1, 1, 4, 7}));
+  n.result(n.op("DetectionOutput", "opset8", common + "keep_top_k=\"4\" nms_threshold=\"0.9\" clip_after_nms=\"true\"",
+                {loc, conf, priors}, {1, 1, 4, 7}));
+  n.result(n.op("DetectionOutput", "opset1", common + "num_classes=\"2\" keep_top_k=\"1\" nms_threshold=\"0.5\" clip_after_nms=\"false\"",
+                {loc, conf, priors}, {1, 1, 1, 7}));
+  // Offsets: the third prior's centre moves by 1 x variance 0.1 x its width 0.5 to the right.
+  std::vector<float> l(12, 0.0f);
+  l[8] = 1;
+  const std::vector<Tensor> in{f32_tensor({1, 12}, l), f32_tensor({1, 6}, {0.1f, 0.9f, 0.2f, 0.8f, 0.3f, 0.7f})};
+  auto y = run_ir(n, in);
+  expect_written_back_alike(n, in, y);
+  // NMS at 0.5 drops the second (under the first); rows sorted by score; -1 ends the list.
+  expect_close(y[0], f32_tensor({1, 1, 4, 7}, {0, 1, 0.9f, 0, 0, 0.5f, 0.5f,             //
+                                               0, 1, 0.7f, 0.55f, 0.5f, 1.05f, 1.0f,     //
+                                               -1, 0, 0, 0, 0, 0, 0,                     //
+                                               0, 0, 0, 0, 0, 0, 0}),
+               1e-6, "nms 0.5");
+  // At 0.9 the second stays; clip_after_nms keeps the third inside the image.
+  expect_close(y[1], f32_tensor({1, 1, 4, 7}, {0, 1, 0.9f, 0, 0, 0.5f, 0.5f,             //
+                                               0, 1, 0.8f, 0.05f, 0.05f, 0.55f, 0.55f,   //
+                                               0, 1, 0.7f, 0.55f, 0.5f, 1.0f, 1.0f,      //
+                                               -1, 0, 0, 0, 0, 0, 0}),
+               1e-6, "nms 0.9, clipped");
+  // keep_top_k 1: the best alone, no end row (the output is full).
+  expect_close(y[2], f32_tensor({1, 1, 1, 7}, {0, 1, 0.9f, 0, 0, 0.5f, 0.5f}), 1e-6, "keep_top_k 1");
+}
+
+BOOST_AUTO_TEST_CASE(detection_heads_bad_attributes_and_shapes) {
+  auto one = [](const std::string& type, const std::string& data, std::vector<int64_t> conf_dims) {
+    ir_net n;
+    if (type == "PriorBox") {
+      n.result(n.op(type, "opset1", data, {n.i64s({1, 2}), n.i64s({20, 40})}, {2, 8}));
+    } else {
+      auto loc = n.param("loc", "FP32", "f32", {1, 12});
+      auto conf = n.param("conf", "FP32", "f32", conf_dims);
+      n.result(n.op(type, "opset8", data + " normalized=\"true\"", {loc, conf, n.f32(std::vector<float>(24, 0.25f), {1, 2, 12})}, {1, 1, 4, 7}));
+    }
+    return n;
+  };
+  auto n = one("PriorBox", "min_size=\"4\" offset=\"0.5\" variance=\"0.1,0.2,0.3\"", {});
+  tests::expect_error([&] { n.read("pb.xml"); }, {"'pb.xml'", "PriorBox", "variance must hold 0, 1 or 4 values, not 3"});
+  n = one("DetectionOutput", "keep_top_k=\"4\" nms_threshold=\"0.5\"", {1, 7});
+  tests::expect_error([&] { n.read("do.xml"); }, {"'do.xml'", "DetectionOutput", "not a whole number of classes for 3 priors"});
+  n = one("DetectionOutput", "keep_top_k=\"4\" nms_threshold=\"0.5\" code_type=\"caffe.PriorBoxParameter.CORNER_SIZE\"", {1, 6});
+  tests::expect_error([&] { n.read("do.xml"); }, {"'do.xml'", "code_type 'caffe.PriorBoxParameter.CORNER_SIZE'"});
 }
 
 BOOST_AUTO_TEST_SUITE_END()

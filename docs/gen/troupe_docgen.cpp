@@ -29,6 +29,7 @@
 #include <troupe/core.hpp>
 #include <troupe/exception.hpp>
 
+#include "graph/op_domain.hpp"
 #include "kernels/cpu/cpu_device.hpp"
 #include "kernels/reference/kernels.hpp"
 #include "kernels/vulkan/lowering.hpp"
@@ -110,19 +111,21 @@ std::string ops_table() {
   auto has = [](const std::vector<std::string>& v, const std::string& n) {
     return std::find(v.begin(), v.end(), n) != v.end();
   };
-  std::size_t n_cpu = 0, n_gpu = 0, n_ref = 0;
+  std::size_t n_cpu = 0, n_gpu = 0, n_ref = 0, n_openvino = 0;
   std::ostringstream rows;
   for (const auto& op : all) {
+    const bool openvino = troupe::graph::is_openvino_op(op);
+    n_openvino += openvino;
     const bool r = has(ref, op), d = has(dnnl, op), cpu = r || d, g = gpu.count(op) > 0;
     n_cpu += cpu;
     n_gpu += g;
     n_ref += r;
-    rows << "| " << op << " | " << (d ? "oneDNN or reference kernel" : r ? "reference kernel" : "-") << " | "
+    rows << "| " << op << (openvino ? " (" + std::string(troupe::graph::openvino_domain) + ")" : "") << " | " << (d ? "oneDNN or reference kernel" : r ? "reference kernel" : "-") << " | "
          << (g ? "yes" : "-") << " | " << (r ? "yes" : "-") << " |\n";
   }
   std::ostringstream o;
-  o << all.size() << " op types (ONNX domain `ai.onnx`): CPU " << n_cpu << ", GPU " << n_gpu << ", REFERENCE " << n_ref
-    << ".\n\n| op | CPU | GPU | REFERENCE |\n|---|---|---|---|\n"
+  o << all.size() << " op types (" << all.size() - n_openvino << " of ONNX domain `ai.onnx`, " << n_openvino << " of `"
+    << troupe::graph::openvino_domain << "`): CPU " << n_cpu << ", GPU " << n_gpu << ", REFERENCE " << n_ref << ".\n\n| op | CPU | GPU | REFERENCE |\n|---|---|---|---|\n"
     << rows.str();
   return o.str();
 }

@@ -7,6 +7,7 @@
 
 #include <troupe/exception.hpp>
 
+#include "graph/op_domain.hpp"
 #include "kernels/cpu/cpu_executable.hpp"
 #include "kernels/cpu/plan_builder.hpp"
 
@@ -58,8 +59,7 @@ std::map<std::string, std::string> cpu_device::info() const {
 }
 
 support cpu_device::query(const graph::Graph& g, const graph::Op& op) const {
-  if (!op.domain.empty() && op.domain != "ai.onnx")
-    return {false, "the CPU runs only ai.onnx ops, not domain '" + op.domain + "'"};
+  if (auto why = graph::domain_refusal(op); !why.empty()) return {false, "the CPU cannot run it: " + why};
   if (auto why = reference::unsupported_in_subgraphs(op); !why.empty()) return {false, why};
   if (auto why = reference::string_refusal(g, op); !why.empty()) return {false, why}; // oneDNN holds no strings
   if (reference::find_kernel(op.type)) return {true, ""};

@@ -167,6 +167,7 @@ void register_tfidf_vectorizer(kernel_map& m);
 void register_sequence(kernel_map& m);
 void register_control_flow(kernel_map& m);
 void register_strings(kernel_map& m);
+void register_detection(kernel_map& m);
 
 /// Cast and CastLike where x or y is a string tensor (string_cast.cpp).
 void cast_strings(const context& ctx, const Tensor& x, Tensor& y);

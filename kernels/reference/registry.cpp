@@ -1,5 +1,7 @@
 #include "kernels/reference/common.hpp"
 
+#include "graph/op_domain.hpp"
+
 namespace troupe::kernels::reference {
 
 namespace {
@@ -32,6 +34,7 @@ const kernel_map& kernels() {
     register_sequence(k);
     register_control_flow(k);
     register_strings(k);
+    register_detection(k);
     return k;
   }();
   return m;
@@ -70,7 +73,7 @@ void apply_fused_activation(const graph::Op& op, Tensor& t) {
 }
 
 std::string kernel_refusal(const graph::Op& op) {
-  if (!op.domain.empty() && op.domain != "ai.onnx") return "no reference kernel for domain '" + op.domain + "'";
+  if (auto why = graph::domain_refusal(op); !why.empty()) return "no reference kernel: " + why;
   if (!find_kernel(op.type)) return "no reference kernel for op type '" + op.type + "'";
   return "";
 }
