@@ -1,7 +1,8 @@
-/// IR mappings of the SSD detection heads: PriorBox, PriorBoxClustered and DetectionOutput
+/// IR mappings of the detection heads. SSD's PriorBox, PriorBoxClustered and DetectionOutput
 /// become the same ops in troupe's graph, in OpenVINO's domain (graph/op_domain.hpp), with the
 /// <data> attributes parsed once (graph/detection.hpp reads them). PriorBox's inputs are
 /// usually shapes of static feature maps: the op is then folded to a constant at compile time.
+/// YOLO's RegionYolo is elementwise work on slices of its channels: ONNX ops any device runs.
 #include "graph/ir_op_mapping.hpp"
 #include "graph/op_domain.hpp"
 
@@ -62,6 +63,47 @@ std::vector<ValueId> detection_output(builder& b) {
   return openvino_op(b, "DetectionOutput", std::move(a));
 }
 
+/// RegionYolo-0: x is [N, R * (coords + 1 + classes), H, W], R boxes per cell, each as
+/// coords box entries, an objectness and class scores. YOLOv3 (do_softmax false; R = the
+/// mask's size): the logistic of the box centre (entries 0, 1), the objectness and every class
+/// score, the same shape out. YOLOv2 (do_softmax true; R = num): the logistic of the centre and
+/// objectness, a softmax over the class scores, flattened from `axis` to `end_axis` (1 and 3).
+std::vector<ValueId> region_yolo(builder& b) {
+  const int64_t coords = b.i64("coords"), classes = b.i64("classes");
+  const bool softmax = b.flag("do_softmax", true);
+  const int64_t regions = softmax ? b.i64("num") : static_cast<int64_t>(b.ints("mask").size());
+  if (coords < 2 || classes < 1 || regions < 1)
+    b.fail("coords (" + std::to_string(coords) + ") must be 2 or more, classes (" + std::to_string(classes) +
+           ") and the boxes per cell (" + std::to_string(regions) + ", from " + (softmax ? "num" : "mask") + ") 1 or more");
+  const int64_t entries = coords + 1 + classes;
+  const auto& in = b.in_port(0).shape;
+  if (in.rank_known && in.rank() != 4) b.fail("the input must be [N, C, H, W], not " + in.to_string());
+  if (in.rank_known && in.dims[1] >= 0 && in.dims[1] != regions * entries)
+    b.fail("the input has " + std::to_string(in.dims[1]) + " channels where " + std::to_string(regions) + " boxes of " +
+           std::to_string(entries) + " entries (coords + 1 + classes) make " + std::to_string(regions * entries));
+  if (softmax) {
+    const int64_t axis = b.i64("axis", 1), end = b.i64("end_axis", 3);
+    if (axis != 1 || (end != 3 && end != -1))
+      b.fail("with do_softmax, only axis 1 and end_axis 3 are supported, not " + std::to_string(axis) + " and " +
+             std::to_string(end));
+  }
+  const ValueId x = b.input(0);
+  // [N, R, entries, H * W]: the entries of a box are a dimension to slice along.
+  const ValueId boxes = b.op("Reshape", {x, b.i64s({0, regions, entries, -1})});
+  auto part = [&](int64_t from, int64_t to) { return b.op("Slice", {boxes, b.i64s({from}), b.i64s({to}), b.i64s({2})}); };
+  std::vector<ValueId> parts{b.op("Sigmoid", {part(0, 2)})};
+  if (coords > 2) parts.push_back(part(2, coords));
+  if (softmax) {
+    parts.push_back(b.op("Sigmoid", {part(coords, coords + 1)}));
+    parts.push_back(b.op("Softmax", {part(coords + 1, entries)}, {{"axis", int64_t{2}}}));
+  } else {
+    parts.push_back(b.op("Sigmoid", {part(coords, entries)}));
+  }
+  const ValueId joined = b.op("Concat", parts, {{"axis", int64_t{2}}});
+  if (softmax) return {b.op("Flatten", {joined}, {{"axis", int64_t{1}}})};
+  return {b.op("Reshape", {joined, in.is_static() ? b.i64s(in.dims) : b.op("Shape", {x})})};
+}
+
 std::vector<std::string> v(std::initializer_list<const char*> s) { return {s.begin(), s.end()}; }
 
 } // namespace
@@ -70,6 +112,7 @@ void add_detection_ops(op_table& t) {
   t["PriorBox"].push_back({v({"opset1", "opset8"}), prior_box});
   t["PriorBoxClustered"].push_back({v({"opset1"}), prior_box_clustered});
   t["DetectionOutput"].push_back({v({"opset1", "opset8"}), detection_output});
+  t["RegionYolo"].push_back({v({"opset1"}), region_yolo});
 }
 
 } // namespace troupe::graph::ir

@@ -461,12 +461,12 @@ BOOST_AUTO_TEST_CASE(dynamic_dims_names_and_rt_info) {
 BOOST_AUTO_TEST_CASE(unsupported_ops_are_listed_in_one_error) {
   ir_net n;
   auto p = n.param("x", "FP32", "f32", {1, 4});
-  auto a = n.op("RegionYolo", "opset1", "", {p}, {1, 4});
+  auto a = n.op("Proposal", "opset4", "", {p}, {1, 4});
   auto b = n.op("Relu", "opset99", "", {a}, {1, 4});
   auto c = n.op("NoSuchOp", "opset3", "", {b}, {1, 4});
   n.result(c);
   tests::expect_error([&] { n.read("bad_ops.xml"); },
-                      {"'bad_ops.xml'", "cannot map", "RegionYolo (opset1)", "Relu (opset99)", "NoSuchOp (opset3)"});
+                      {"'bad_ops.xml'", "cannot map", "Proposal (opset4)", "Relu (opset99)", "NoSuchOp (opset3)"});
 }
 
 /// PriorBox and PriorBoxClustered over a 1x2 feature map of a 20x40 image, sizes taken from
@@ -555,6 +555,38 @@ BOOST_AUTO_TEST_CASE(detection_output_on_known_values) {
                1e-6, "nms 0.9, clipped");
   // keep_top_k 1: the best alone, no end row (the output is full).
   expect_close(y[2], f32_tensor({1, 1, 1, 7}, {0, 1, 0.9f, 0, 0, 0.5f, 0.5f}), 1e-6, "keep_top_k 1");
+}
+
+/// RegionYolo in YOLOv3's form (logistic of all but the box size) and YOLOv2's (softmax over
+/// the classes, flattened), two boxes of 4 coords + objectness + 2 classes per cell of a 2x3
+/// map, against the entries worked out one by one.
+BOOST_AUTO_TEST_CASE(region_yolo_v3_and_v2) {
+  ir_net n;
+  auto x = n.param("x", "FP32", "f32", {1, 14, 2, 3});
+  n.result(n.op("RegionYolo", "opset1", "coords=\"4\" classes=\"2\" num=\"6\" mask=\"0,1\" do_softmax=\"false\" axis=\"1\" end_axis=\"3\" anchors=\"1,2\"",
+                {x}, {1, 14, 2, 3}));
+  n.result(n.op("RegionYolo", "opset1", "coords=\"4\" classes=\"2\" num=\"2\" do_softmax=\"true\" axis=\"1\" end_axis=\"3\"", {x},
+                {1, 84}));
+  const Tensor in = tests::random_tensor({1, 14, 2, 3}, 5);
+  auto y = run_ir(n, {in});
+  const float* v = in.data<float>();
+  auto logistic = [](float e) { return 1.0f / (1.0f + std::exp(-e)); };
+  std::vector<float> v3(v, v + 84), v2(v, v + 84);
+  for (int box = 0; box < 2; ++box)
+    for (int at = 0; at < 6; ++at) {
+      auto i = [&](int entry) { return static_cast<std::size_t>((box * 7 + entry) * 6 + at); };
+      for (int entry : {0, 1, 4, 5, 6}) v3[i(entry)] = logistic(v[i(entry)]);
+      for (int entry : {0, 1, 4}) v2[i(entry)] = logistic(v[i(entry)]);
+      const float m = std::max(v[i(5)], v[i(6)]), a = std::exp(v[i(5)] - m), b = std::exp(v[i(6)] - m);
+      v2[i(5)] = a / (a + b);
+      v2[i(6)] = b / (a + b);
+    }
+  expect_close(y[0], f32_tensor({1, 14, 2, 3}, v3), 1e-6, "YOLOv3");
+  expect_close(y[1], f32_tensor({1, 84}, v2), 1e-6, "YOLOv2");
+  ir_net bad;
+  bad.result(bad.op("RegionYolo", "opset1", "coords=\"4\" classes=\"3\" num=\"6\" mask=\"0,1\" do_softmax=\"false\"",
+                    {bad.param("x", "FP32", "f32", {1, 14, 2, 3})}, {1, 14, 2, 3}));
+  tests::expect_error([&] { bad.read("yolo.xml"); }, {"'yolo.xml'", "RegionYolo", "14 channels where 2 boxes of 8 entries"});
 }
 
 BOOST_AUTO_TEST_CASE(detection_heads_bad_attributes_and_shapes) {
