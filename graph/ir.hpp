@@ -40,6 +40,9 @@ struct Value {
   /// A sequence of tensors (SequenceConstruct's output, ...): `type` is its elements' type and
   /// `shape` the merge of their shapes. Only the sequence ops read one; it is never a constant.
   bool sequence = false;
+  /// A model input's or output's layout as OpenVINO IR's rt_info gives it ("[N,C,H,W]"); ""
+  /// when none. Kept as text: OpenVINO's names may be longer than troupe's one letter.
+  std::string layout = {};
 };
 
 /// The largest dimension (and element count) a model may have: the reader refuses more, and

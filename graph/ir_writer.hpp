@@ -24,6 +24,7 @@ struct written_port {
   element_type type = element_type::undefined;
   PartialShape shape;
   std::vector<std::string> names;
+  std::string layout = {}; ///< rt_info layout of a Parameter's output or a Result's input, "" none
 };
 
 struct written_layer {

@@ -338,6 +338,7 @@ private:
       }
       if (l.type == "Result") {
         if (in.size() != 1) fail(l, "a Result needs one input");
+        if (!l.inputs.empty() && !l.inputs[0].layout.empty()) g_.value(in[0]).layout = l.inputs[0].layout;
         results.push_back(in[0]);
         continue;
       }
@@ -349,6 +350,7 @@ private:
         if (*t == element_type::undefined) fail(l, "the Parameter has no element type");
         PartialShape shape = l.data.count("shape") ? parse_shape_attr(l, l.data.at("shape")) : l.outputs[0].shape;
         outs[i] = {g_.add_input(port_name(l, 0), *t, shape)};
+        g_.value(outs[i][0]).layout = l.outputs[0].layout;
         continue;
       }
       if (l.type == "Const") {

@@ -160,6 +160,7 @@ out_ref emitter::parameter(ValueId v) {
   out_ref r = layer1("Parameter", "opset1", {{"shape", shape}, {"element_type", to_string(val.type)}}, {}, val.type,
                      val.shape);
   layers_[static_cast<std::size_t>(r.layer)].name = unique(val.name);
+  layers_[static_cast<std::size_t>(r.layer)].outputs.at(0).layout = val.layout;
   bind(v, r);
   return r;
 }
@@ -168,6 +169,7 @@ void emitter::result(ValueId v, const std::string& name) {
   out_ref in = value(v);
   layer("Result", "opset1", {}, {in}, {});
   layers_.back().name = unique(name);
+  layers_.back().inputs.at(0).layout = g_.value(v).layout;
 }
 
 } // namespace ir
@@ -193,6 +195,12 @@ void append_port(pugi::xml_node parent, const ir::written_port& p) {
   }
   if (p.shape.rank_known)
     for (auto d : p.shape.dims) n.append_child("dim").text().set(std::to_string(d < 0 ? -1 : d).c_str());
+  if (!p.layout.empty()) {
+    auto a = n.append_child("rt_info").append_child("attribute");
+    a.append_attribute("name") = "layout";
+    a.append_attribute("version") = "0";
+    a.append_attribute("layout") = p.layout.c_str();
+  }
 }
 
 std::string serialize(const ir::emitter& e, const std::string& model_name) {

@@ -12,12 +12,22 @@ std::vector<Port> ports_of(const graph::Graph& g, const std::vector<graph::Value
   std::vector<Port> r;
   for (std::size_t i = 0; i < ids.size(); ++i) {
     const auto& v = g.value(ids[i]);
-    r.emplace_back(v.name, v.type, v.shape, i);
+    r.emplace_back(v.name, v.type, v.shape, i, declared_layout(v));
   }
   return r;
 }
 
 } // namespace
+
+Layout declared_layout(const graph::Value& v) {
+  if (v.layout.empty()) return {};
+  try {
+    const Layout l(v.layout);
+    if (!v.shape.rank_known || l.rank() == v.shape.rank()) return l;
+  } catch (const Exception&) {
+  }
+  return {}; // names troupe's one-letter layouts cannot hold, or a rank that disagrees
+}
 
 std::string port_list(const std::vector<Port>& ports) {
   std::string r;

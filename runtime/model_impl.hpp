@@ -15,6 +15,10 @@ struct Model::Impl {
 std::vector<Port> graph_inputs(const graph::Graph& g);
 std::vector<Port> graph_outputs(const graph::Graph& g);
 
+/// A model input's or output's declared layout (graph::Value::layout) as a Layout; empty when
+/// none, or when troupe's layouts cannot hold it.
+Layout declared_layout(const graph::Value& v);
+
 /// Every value's shape again from the graph inputs' (after they or the ops changed).
 void rederive_shapes(graph::Graph& g);
 

@@ -5,6 +5,7 @@
 #include <troupe/exception.hpp>
 
 #include "graph/shape_inference.hpp"
+#include "runtime/model_impl.hpp"
 
 namespace troupe {
 
@@ -265,7 +266,9 @@ void add_preprocessing(graph::Graph& g, const input_plan& p) {
   const std::string name = g.value(v).name;
   const element_type model_type = g.value(v).type;
   const PartialShape model_shape = g.value(v).shape;
-  const Layout ml = p.model_layout.empty() ? p.tensor_layout : p.model_layout;
+  const Layout ml = !p.model_layout.empty()                  ? p.model_layout
+                    : !declared_layout(g.value(v)).empty() ? declared_layout(g.value(v))
+                                                           : p.tensor_layout;
   const Layout tl = p.tensor_layout.empty() ? ml : p.tensor_layout;
   bool resizes = false, converts = false, lays_out = false;
   for (const auto& s : p.steps) {
@@ -365,7 +368,9 @@ void add_preprocessing(graph::Graph& g, const input_plan& p) {
 void add_postprocessing(graph::Graph& g, const output_plan& p) {
   const graph::ValueId v = g.outputs.at(p.index);
   const std::string name = g.value(v).name;
-  const Layout ml = p.model_layout.empty() ? p.tensor_layout : p.model_layout;
+  const Layout ml = !p.model_layout.empty()                  ? p.model_layout
+                    : !declared_layout(g.value(v)).empty() ? declared_layout(g.value(v))
+                                                           : p.tensor_layout;
   const Layout tl = p.tensor_layout.empty() ? ml : p.tensor_layout;
   graph::Graph work = g;
   chain c(work, "postprocessing of output '" + name + "'", name + "/postprocess", v, ml);

@@ -393,6 +393,18 @@ BOOST_AUTO_TEST_CASE(read_model_forms) {
   if (!bin.empty()) std::memcpy(weights.data(), bin.data(), bin.size());
   BOOST_TEST(core.read_model(xml, bin.empty() ? ov::Tensor() : weights)->inputs().size() == 2u);
   std::filesystem::remove_all(dir);
+  // A layout in a port's rt_info is what ov::layout::get_layout gives.
+  const std::string with_layout =
+      "<?xml version=\"1.0\"?><net name=\"l\" version=\"11\"><layers>"
+      "<layer id=\"0\" name=\"x\" type=\"Parameter\" version=\"opset1\"><data shape=\"1,3,2,2\" element_type=\"f32\"/>"
+      "<output><port id=\"0\" precision=\"FP32\" names=\"x\"><dim>1</dim><dim>3</dim><dim>2</dim><dim>2</dim>"
+      "<rt_info><attribute name=\"layout\" version=\"0\" layout=\"[N,C,H,W]\"/></rt_info></port></output></layer>"
+      "<layer id=\"1\" name=\"y\" type=\"Result\" version=\"opset1\"><input><port id=\"0\" precision=\"FP32\">"
+      "<dim>1</dim><dim>3</dim><dim>2</dim><dim>2</dim></port></input></layer></layers>"
+      "<edges><edge from-layer=\"0\" from-port=\"0\" to-layer=\"1\" to-port=\"0\"/></edges></net>";
+  auto laid_out = core.read_model(with_layout, ov::Tensor());
+  BOOST_TEST(ov::layout::get_layout(laid_out->input()).to_string() == ov::Layout("NCHW").to_string());
+  BOOST_TEST(ov::layout::channels_idx(ov::layout::get_layout(laid_out->input())) == 1);
   expect_ov_error([&] { core.read_model("no_such_model.xml", "no_such_model.bin"); }, {"no_such_model.xml"});
   expect_ov_error([&] { core.read_model("<?xml version=\"1.0\"?><net/>", ov::Tensor()); }, {"IR"});
   expect_ov_error([&] { core.read_model(path, "", ov::AnyMap{{"X", 1}}); }, {"X"});

@@ -469,6 +469,46 @@ BOOST_AUTO_TEST_CASE(unsupported_ops_are_listed_in_one_error) {
                       {"'bad_ops.xml'", "cannot map", "Proposal (opset4)", "Relu (opset99)", "NoSuchOp (opset3)"});
 }
 
+/// Layouts in a port's rt_info (as OpenVINO's converter writes them): kept on the model's
+/// ports, taken by PrePostProcessor as the model's layout, written back by the writer; one
+/// troupe's one-letter layouts cannot hold ("[N,SEQ]") reads as none.
+BOOST_AUTO_TEST_CASE(layouts_from_rt_info) {
+  ir_net n;
+  auto image = n.param("image", "FP32", "f32", {1, 3, 4, 5});
+  auto tokens = n.param("tokens", "FP32", "f32", {1, 7});
+  n.result(n.op("Relu", "opset1", "", {image}, {1, 3, 4, 5}, "FP32", "features"));
+  n.result(n.op("Relu", "opset1", "", {tokens}, {1, 7}, "FP32", "tokens_out"));
+  auto with_layout = [](std::string xml, const std::string& port_end, const std::string& layout, int skip) {
+    std::size_t at = 0;
+    for (int k = 0; k <= skip; ++k) at = xml.find(port_end, k ? at + 1 : 0);
+    BOOST_TEST_REQUIRE(at != std::string::npos);
+    return xml.insert(at + port_end.size() - 7,
+                      "<rt_info><attribute name=\"layout\" version=\"0\" layout=\"" + layout + "\"/></rt_info>");
+  };
+  // The Parameters' output ports, then the first Result's input port (after the Relu's two).
+  std::string xml = with_layout(n.xml(), "<dim>5</dim></port>", "[N,C,H,W]", 0);
+  xml = with_layout(xml, "<dim>7</dim></port>", "[N,SEQ]", 0);
+  xml = with_layout(xml, "<dim>5</dim></port>", "[N,C,H,W]", 2);
+  Core core;
+  Model m = core.read_ir_from_memory(xml, n.bin.data(), n.bin.size(), "layouts.xml");
+  BOOST_TEST(m.input("image").get_layout().to_string() == Layout("NCHW").to_string());
+  BOOST_TEST(m.input("tokens").get_layout().empty());
+  BOOST_TEST(m.output("features").get_layout().to_string() == Layout("NCHW").to_string());
+  // PrePostProcessor: an NHWC tensor for a model that says NCHW needs no model().set_layout.
+  preprocess::PrePostProcessor ppp(m);
+  ppp.input("image").tensor().set_layout("NHWC");
+  Model pre = ppp.build();
+  BOOST_TEST(pre.input("image").get_partial_shape().to_string() == "[1,4,5,3]");
+  // Written back: the layouts stay on the ports (OpenVINO's spelling).
+  std::string written, bin;
+  graph::write_ir(graph::read_ir_memory(xml, n.bin.data(), n.bin.size(), "layouts.xml"), "layouts", written, bin);
+  BOOST_TEST(written.find("layout=\"[N,C,H,W]\"") != std::string::npos);
+  BOOST_TEST(written.find("layout=\"[N,SEQ]\"") != std::string::npos);
+  Model again = core.read_ir_from_memory(written, bin.data(), bin.size(), "again.xml");
+  BOOST_TEST(again.input("image").get_layout().to_string() == Layout("NCHW").to_string());
+  BOOST_TEST(again.output("features").get_layout().to_string() == Layout("NCHW").to_string());
+}
+
 /// PriorBox and PriorBoxClustered over a 1x2 feature map of a 20x40 image, sizes taken from
 /// the inputs' shapes as SSD models do (ShapeOf, StridedSlice), against the boxes written out.
 BOOST_AUTO_TEST_CASE(prior_boxes_on_known_values) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <troupe/element_type.hpp>
+#include <troupe/layout.hpp>
 #include <troupe/partial_shape.hpp>
 
 namespace troupe {
@@ -15,19 +16,23 @@ namespace troupe {
 /// A model input or output.
 class Port {
 public:
-  Port(std::string name, element_type type, PartialShape shape, std::size_t index)
-      : name_(std::move(name)), type_(type), shape_(std::move(shape)), index_(index) {}
+  Port(std::string name, element_type type, PartialShape shape, std::size_t index, Layout layout = {})
+      : name_(std::move(name)), type_(type), shape_(std::move(shape)), index_(index), layout_(std::move(layout)) {}
   const std::string& get_any_name() const { return name_; }
   element_type get_element_type() const { return type_; }
   const PartialShape& get_partial_shape() const { return shape_; }
   Shape get_shape() const { return shape_.to_shape(); } ///< throws when dynamic
   std::size_t get_index() const { return index_; }
+  /// The layout the model declares for it (OpenVINO IR's rt_info); empty when none, or when
+  /// its dimension names are not single letters. PrePostProcessor takes it as the model's.
+  const Layout& get_layout() const { return layout_; }
 
 private:
   std::string name_;
   element_type type_;
   PartialShape shape_;
   std::size_t index_;
+  Layout layout_;
 };
 
 class Node;

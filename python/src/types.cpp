@@ -187,6 +187,7 @@ void bind_types(py::module_& m) {
       .def_property_readonly("element_type", &Port::get_element_type)
       .def("get_partial_shape", &Port::get_partial_shape)
       .def_property_readonly("partial_shape", &Port::get_partial_shape)
+      .def("get_layout", &Port::get_layout, "the layout the model declares (OpenVINO IR's rt_info); empty when none")
       .def("get_shape", [](const Port& p) { return PyShape{p.get_shape()}; })
       .def_property_readonly("shape", [](const Port& p) { return PyShape{p.get_shape()}; })
       .def("__hash__", [](const Port& p) { return std::hash<std::string>()(p.get_any_name()) ^ (p.get_index() * 0x9e3779b9u); })

@@ -82,6 +82,27 @@ def test_model_ports_and_reshape(models):
     assert not m.input().partial_shape.is_static
 
 
+def test_port_layout_from_ir(tmp_path):
+    # A layout in an IR port's rt_info, as OpenVINO's converter writes it.
+    xml = ('<?xml version="1.0"?><net name="l" version="11"><layers>'
+           '<layer id="0" name="x" type="Parameter" version="opset1"><data shape="1,3,2,2" element_type="f32"/>'
+           '<output><port id="0" precision="FP32" names="x"><dim>1</dim><dim>3</dim><dim>2</dim><dim>2</dim>'
+           '<rt_info><attribute name="layout" version="0" layout="[N,C,H,W]"/></rt_info></port></output></layer>'
+           '<layer id="1" name="r" type="ReLU" version="opset1"><input><port id="0" precision="FP32"><dim>1</dim>'
+           '<dim>3</dim><dim>2</dim><dim>2</dim></port></input><output><port id="1" precision="FP32" names="y">'
+           '<dim>1</dim><dim>3</dim><dim>2</dim><dim>2</dim></port></output></layer>'
+           '<layer id="2" name="y" type="Result" version="opset1"><input><port id="0" precision="FP32">'
+           '<dim>1</dim><dim>3</dim><dim>2</dim><dim>2</dim></port></input></layer></layers>'
+           '<edges><edge from-layer="0" from-port="0" to-layer="1" to-port="0"/>'
+           '<edge from-layer="1" from-port="1" to-layer="2" to-port="0"/></edges></net>')
+    (tmp_path / "l.xml").write_text(xml)
+    (tmp_path / "l.bin").write_bytes(b"")
+    model = ov.Core().read_model(str(tmp_path / "l.xml"))
+    assert model.input(0).get_layout() == ov.Layout("NCHW")
+    assert model.input(0).get_layout().get_index_by_name("C") == 1
+    assert model.output(0).get_layout().empty()
+
+
 def test_ports_are_dict_keys(models):
     compiled = ov.Core().compile_model(models["add"], "CPU")
     d = {compiled.input(0): 1, compiled.input("b"): 2}

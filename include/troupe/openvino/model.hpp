@@ -12,6 +12,7 @@
 #include <troupe/model.hpp>
 #include <troupe/openvino/any.hpp>
 #include <troupe/openvino/element_type.hpp>
+#include <troupe/openvino/layout.hpp>
 #include <troupe/openvino/shape.hpp>
 
 namespace ov {
@@ -80,7 +81,7 @@ public:
   Output() = default;
   Output(const troupe::Port& p, bool is_output)
       : name_(p.get_any_name()), type_(p.get_element_type()), shape_(p.get_partial_shape()), index_(p.get_index()),
-        is_output_(is_output) {}
+        is_output_(is_output), layout_(p.get_layout()) {}
   const std::string& get_any_name() const { return name_; }
   std::unordered_set<std::string> get_names() const { return {name_}; }
   element::Type get_element_type() const { return type_; }
@@ -89,6 +90,8 @@ public:
   std::size_t get_index() const { return index_; }
   /// troupe's own: whether this is a model output (else an input).
   bool is_output() const { return is_output_; }
+  /// troupe's own: the layout the model declares for it (ov::layout::get_layout reads it).
+  const Layout& declared_layout() const { return layout_; }
   bool operator==(const Output& o) const { return is_output_ == o.is_output_ && index_ == o.index_ && name_ == o.name_; }
   bool operator<(const Output& o) const {
     if (is_output_ != o.is_output_) return !is_output_;
@@ -101,12 +104,18 @@ private:
   PartialShape shape_;
   std::size_t index_ = 0;
   bool is_output_ = false;
+  Layout layout_;
 };
 
 template <> class Output<Node> : public Output<const Node> {
 public:
   using Output<const Node>::Output;
 };
+
+namespace layout {
+/// The layout the model declares for a port (OpenVINO IR's rt_info "layout"); empty when none.
+inline Layout get_layout(const Output<const Node>& port) { return port.declared_layout(); }
+} // namespace layout
 
 class Model : public std::enable_shared_from_this<Model> {
 public:
