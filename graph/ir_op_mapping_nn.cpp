@@ -3,6 +3,8 @@
 #include "graph/ir_op_mapping.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <numeric>
 
 namespace troupe::graph::ir {
@@ -201,6 +203,42 @@ std::vector<ValueId> matmul(builder& b) {
   return {b.op("MatMul", {a, c})};
 }
 
+/// ScaledDotProductAttention-13: softmax(Q·Kᵀ·scale + mask)·V over the last two dims. The
+/// scale is input 4, else 1/sqrt(E) for Q's last dim E (which must then be static); the mask
+/// (input 3) is added, or, boolean, keeps where true (-inf elsewhere); `causal` masks instead
+/// every key after the query's position (col > row over [L, S]).
+std::vector<ValueId> scaled_dot_product_attention(builder& b) {
+  const element_type t = b.in_type(0);
+  if (t != element_type::f32 && t != element_type::f16 && t != element_type::bf16 && t != element_type::f64)
+    b.fail("the query must be floating point, not " + to_string(t));
+  if (b.in_rank(0) < 2 || b.in_rank(1) < 2) b.fail("query and key must have 2 or more dims");
+  ValueId scores = b.op("MatMul", {b.input(0), transposed(b, 1)});
+  ValueId scale;
+  if (b.inputs() > 4) {
+    scale = b.input(4);
+  } else {
+    const auto& q = b.g.value(b.input(0)).shape.rank_known ? b.g.value(b.input(0)).shape : b.in_port(0).shape;
+    const int64_t e = q.rank_known && q.rank() > 0 ? q.dims.back() : -1;
+    if (e <= 0) b.fail("without a scale input the query's last dim must be static, not " + q.to_string());
+    scale = b.scalar(1.0 / std::sqrt(static_cast<double>(e)), t);
+  }
+  scores = b.op("Mul", {scores, scale});
+  const ValueId zero = b.scalar(0.0, t), minus_inf = b.scalar(-std::numeric_limits<double>::infinity(), t);
+  if (b.flag("causal", false)) {
+    auto length = [&](std::size_t i) { // dim -2 of input i, as an i64 scalar
+      return b.op("Gather", {b.op("Shape", {b.input(i)}), b.i64_scalar(-2)}, {{"axis", int64_t{0}}});
+    };
+    const ValueId rows = b.op("Unsqueeze", {b.op("Range", {b.i64_scalar(0), length(0), b.i64_scalar(1)}), b.i64s({1})});
+    const ValueId cols = b.op("Range", {b.i64_scalar(0), length(1), b.i64_scalar(1)});
+    scores = b.op("Add", {scores, b.op("Where", {b.op("LessOrEqual", {cols, rows}), zero, minus_inf})});
+  } else if (b.inputs() > 3) {
+    ValueId mask = b.input(3);
+    if (b.in_type(3) == element_type::boolean) mask = b.op("Where", {mask, zero, minus_inf});
+    scores = b.op("Add", {scores, mask});
+  }
+  return {b.op("MatMul", {b.op("Softmax", {scores}, {{"axis", int64_t{-1}}}), b.input(2)})};
+}
+
 /// Interpolate-4 (data, sizes, scales[, axes]) and -11 (data, scales_or_sizes[, axes]) ->
 /// Resize-13 with full-rank scales or sizes.
 std::vector<ValueId> interpolate(builder& b) {
@@ -284,6 +322,7 @@ void add_nn_ops(op_table& t) {
   t["NormalizeL2"].push_back({v({"opset1"}), normalize_l2});
   t["LRN"].push_back({v({"opset1"}), lrn});
   t["MatMul"].push_back({v({"opset1"}), matmul});
+  t["ScaledDotProductAttention"].push_back({v({"opset13"}), scaled_dot_product_attention});
   for (auto [ir, onnx] : std::initializer_list<std::pair<const char*, const char*>>{
            {"ReduceMean", "ReduceMean"}, {"ReduceSum", "ReduceSum"}, {"ReduceMax", "ReduceMax"},
            {"ReduceMin", "ReduceMin"}, {"ReduceProd", "ReduceProd"}})

@@ -469,6 +469,67 @@ BOOST_AUTO_TEST_CASE(unsupported_ops_are_listed_in_one_error) {
                       {"'bad_ops.xml'", "cannot map", "Proposal (opset4)", "Relu (opset99)", "NoSuchOp (opset3)"});
 }
 
+/// ScaledDotProductAttention-13 (what OpenVINO's converter makes of a transformer's attention)
+/// against softmax(Q·Kᵀ·scale + mask)·V worked out element by element: the default scale, an
+/// added mask with a given scale, a boolean mask, and causal (queries 3, keys 5: col > row off).
+BOOST_AUTO_TEST_CASE(scaled_dot_product_attention) {
+  const int64_t H = 2, L = 3, S = 5, E = 4, Ev = 6;
+  ir_net n;
+  auto q = n.param("q", "FP32", "f32", {1, H, L, E});
+  auto k = n.param("k", "FP32", "f32", {1, H, S, E});
+  auto v = n.param("v", "FP32", "f32", {1, H, S, Ev});
+  auto add_mask = n.param("add_mask", "FP32", "f32", {L, S});
+  auto keep = n.param("keep", "BOOL", "boolean", {L, S});
+  const std::vector<int64_t> out{1, H, L, Ev};
+  n.result(n.op("ScaledDotProductAttention", "opset13", "causal=\"false\"", {q, k, v}, out));
+  n.result(n.op("ScaledDotProductAttention", "opset13", "causal=\"false\"", {q, k, v, add_mask, n.f32({0.3f}, {})}, out));
+  n.result(n.op("ScaledDotProductAttention", "opset13", "causal=\"false\"", {q, k, v, keep}, out));
+  n.result(n.op("ScaledDotProductAttention", "opset13", "causal=\"true\"", {q, k, v}, out));
+  const Tensor tq = tests::random_tensor({1, H, L, E}, 11), tk = tests::random_tensor({1, H, S, E}, 12),
+               tv = tests::random_tensor({1, H, S, Ev}, 13), tm = tests::random_tensor({L, S}, 14);
+  Tensor tb(element_type::boolean, {L, S});
+  for (int64_t i = 0; i < L * S; ++i) tb.data<bool>()[i] = (i % 3) != 1; // each row keeps some
+  auto y = interpret_ir(n, {tq, tk, tv, tm, tb});
+  // mask(l, s): what is added to the score; -inf drops the key.
+  auto attention = [&](float scale, const std::function<float(int64_t, int64_t)>& mask) {
+    std::vector<float> r;
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t l = 0; l < L; ++l) {
+        std::vector<double> w(S);
+        double top = -1e300, sum = 0;
+        for (int64_t s = 0; s < S; ++s) {
+          double d = 0;
+          for (int64_t e = 0; e < E; ++e) d += tq.data<float>()[(h * L + l) * E + e] * tk.data<float>()[(h * S + s) * E + e];
+          w[s] = d * scale + mask(l, s);
+          top = std::max(top, w[s]);
+        }
+        for (auto& x : w) sum += (x = std::exp(x - top));
+        for (int64_t c = 0; c < Ev; ++c) {
+          double o = 0;
+          for (int64_t s = 0; s < S; ++s) o += w[s] / sum * tv.data<float>()[(h * S + s) * Ev + c];
+          r.push_back(static_cast<float>(o));
+        }
+      }
+    return f32_tensor({1, H, L, Ev}, r);
+  };
+  const float inf = std::numeric_limits<float>::infinity();
+  expect_close(y[0], attention(0.5f, [](int64_t, int64_t) { return 0.0f; }), 1e-5, "default scale 1/sqrt(4)");
+  expect_close(y[1], attention(0.3f, [&](int64_t l, int64_t s) { return tm.data<float>()[l * S + s]; }), 1e-5, "added mask, scale 0.3");
+  expect_close(y[2], attention(0.5f, [&](int64_t l, int64_t s) { return tb.data<bool>()[l * S + s] ? 0.0f : -inf; }), 1e-5,
+               "boolean mask");
+  expect_close(y[3], attention(0.5f, [&](int64_t l, int64_t s) { return s <= l ? 0.0f : -inf; }), 1e-5, "causal");
+  // The CPU (folded masks, oneDNN products) agrees with the reference interpreter.
+  Core core;
+  auto req = core.compile_model(core.read_ir_from_memory(n.xml(), n.bin.data(), n.bin.size(), "sdpa.xml"), "CPU")
+                 .create_infer_request();
+  const std::vector<std::string> names{"q", "k", "v", "add_mask", "keep"};
+  const std::vector<Tensor> in{tq, tk, tv, tm, tb};
+  for (std::size_t i = 0; i < in.size(); ++i) req.set_tensor(names[i], in[i]);
+  req.infer();
+  for (std::size_t i = 0; i < y.size(); ++i)
+    expect_close(req.get_output_tensor(i), y[i], 1e-5, "CPU output " + std::to_string(i));
+}
+
 /// Layouts in a port's rt_info (as OpenVINO's converter writes them): kept on the model's
 /// ports, taken by PrePostProcessor as the model's layout, written back by the writer; one
 /// troupe's one-letter layouts cannot hold ("[N,SEQ]") reads as none.
