@@ -174,16 +174,24 @@ private:
     if (layers_.empty()) fail("is not an OpenVINO IR: it has no layers");
   }
 
-  /// Every layer's (type, version) known; the unknown ones all in one error.
+  /// Every layer's (type, version) known; the unknown ones all in one error, each with the
+  /// first layer of it (id and name) and how many more there are.
   void check_ops() const {
-    std::set<std::string> unknown;
+    std::map<std::string, std::pair<const ir::layer*, std::size_t>> unknown;
     for (const auto& l : layers_) {
       bool own = (l.type == "Parameter" || l.type == "Result" || l.type == "Const") && l.version == "opset1";
-      if (!own && !ir::find_mapper(l.type, l.version)) unknown.insert(l.type + " (" + l.version + ")");
+      if (own || ir::find_mapper(l.type, l.version)) continue;
+      auto& [first, count] = unknown[l.type + " (" + l.version + ")"];
+      if (!first) first = &l;
+      ++count;
     }
     if (unknown.empty()) return;
     std::string list;
-    for (const auto& u : unknown) list += (list.empty() ? "" : ", ") + u;
+    for (const auto& [what, seen] : unknown) {
+      list.append(list.empty() ? "" : ", ").append(what).append(" at layer ").append(std::to_string(seen.first->id));
+      list.append(" '").append(seen.first->name).append("'");
+      if (seen.second > 1) list.append(" and ").append(std::to_string(seen.second - 1)).append(" more");
+    }
     fail("has ops troupe cannot map (type and opset): " + list);
   }
 

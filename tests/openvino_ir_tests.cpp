@@ -466,7 +466,8 @@ BOOST_AUTO_TEST_CASE(unsupported_ops_are_listed_in_one_error) {
   auto c = n.op("NoSuchOp", "opset3", "", {b}, {1, 4});
   n.result(c);
   tests::expect_error([&] { n.read("bad_ops.xml"); },
-                      {"'bad_ops.xml'", "cannot map", "Proposal (opset4)", "Relu (opset99)", "NoSuchOp (opset3)"});
+                      {"'bad_ops.xml'", "cannot map", "Proposal (opset4) at layer 1 'Proposal1'", "Relu (opset99) at layer 2",
+                       "NoSuchOp (opset3) at layer 3 'NoSuchOp3'"});
 }
 
 /// ScaledDotProductAttention-13 (what OpenVINO's converter makes of a transformer's attention)
@@ -841,11 +842,17 @@ const tests::ort_case det{"ch_PP-OCRv4_det_presigmoid", "1x3x320x320"};
 const tests::ort_case rec{"ch_PP-OCRv4_rec_infer", "1x3x48x320"};
 const tests::ort_case bert{"bert_tiny", "1x32"};
 const tests::ort_case lm{"lm_tiny", "1x32"};
+const tests::ort_case blazeface{"blazeface_back_256", "1x256x256x3"};
+const tests::ort_case melspectrogram{"oww_melspectrogram", "1x16000"};
+const tests::ort_case embedding{"oww_embedding", "1x76x32x1"};
 
 BOOST_AUTO_TEST_CASE(ppocr_cls, *tests::needs_ort_case(cls)) { round_trip(cls, 1e-4); }
 BOOST_AUTO_TEST_CASE(ppocr_det, *tests::needs_ort_case(det)) { round_trip(det, 1e-4); }
 BOOST_AUTO_TEST_CASE(ppocr_rec, *tests::needs_ort_case(rec)) { round_trip(rec, 1e-4); }
 BOOST_AUTO_TEST_CASE(bert_tiny, *tests::needs_ort_case(bert)) { round_trip(bert, 1e-4); }
+BOOST_AUTO_TEST_CASE(blazeface_back_256, *tests::needs_ort_case(blazeface)) { round_trip(blazeface, 1e-4); }
+BOOST_AUTO_TEST_CASE(oww_melspectrogram, *tests::needs_ort_case(melspectrogram)) { round_trip(melspectrogram, 1e-4); }
+BOOST_AUTO_TEST_CASE(oww_embedding, *tests::needs_ort_case(embedding)) { round_trip(embedding, 1e-4); }
 BOOST_AUTO_TEST_CASE(lm_tiny, *tests::needs_ort_case(lm)) { round_trip(lm, 1e-4); }
 
 BOOST_AUTO_TEST_CASE(unwritable_ops_are_named) {

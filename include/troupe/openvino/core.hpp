@@ -61,7 +61,7 @@ public:
                     properties.begin()->first, ")");
     return std::make_shared<Model>(core_->read_model(model_path, bin_path));
   }
-  /// A model from memory: ONNX bytes (with an empty weights tensor).
+  /// A model from memory: IR text with its weights, or ONNX bytes (with an empty weights tensor).
   std::shared_ptr<Model> read_model(const std::string& model, const Tensor& weights) const {
     return std::make_shared<Model>(core_->read_model(model, weights));
   }
