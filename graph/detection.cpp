@@ -30,14 +30,32 @@ void fill_variances(std::vector<float>& out, std::size_t half, const std::vector
 constexpr int64_t max_prior_elements = int64_t{1} << 28; ///< 1 GiB of floats: a forged size is refused
 
 void check_map(int64_t h, int64_t w, int64_t ih, int64_t iw, int64_t per_cell) {
-  if (h < 0 || w < 0) bad("the feature map's size must not be negative, not " + std::to_string(h) + "x" + std::to_string(w));
+  prior_row_length(h, w, per_cell);
   if (ih <= 0 || iw <= 0) bad("the image's size must be positive, not " + std::to_string(ih) + "x" + std::to_string(iw));
-  if (h > 0 && w > 0 && (per_cell > max_prior_elements / 8 / h / w))
-    bad("a " + std::to_string(h) + "x" + std::to_string(w) + " feature map with " + std::to_string(per_cell) +
-        " boxes per cell passes the bound of " + std::to_string(max_prior_elements) + " elements");
 }
 
 } // namespace
+
+namespace {
+/// a * b of non-negative sizes, failing past 2^40 (the largest dimension a model may have)
+/// before it could overflow.
+int64_t bounded(int64_t a, int64_t b) {
+  if (a < 0 || b < 0 || (b != 0 && a > max_dim / b))
+    bad("sizes " + std::to_string(a) + " x " + std::to_string(b) + " pass the bound of " + std::to_string(max_dim));
+  return a * b;
+}
+} // namespace
+
+int64_t prior_row_length(int64_t h, int64_t w, int64_t per_cell) {
+  const std::string map = std::to_string(h) + "x" + std::to_string(w);
+  if (h < 0 || w < 0) bad("the feature map's size must not be negative, not " + map);
+  // Each factor bounded before any product (2^28 * 2^28 fits in 64 bits), then the whole.
+  if (h > max_prior_elements || w > max_prior_elements || per_cell > max_prior_elements ||
+      (h * w > 0 && per_cell > max_prior_elements / 8 / (h * w)) || h * w > max_prior_elements)
+    bad("a " + map + " feature map with " + std::to_string(per_cell) + " boxes per cell passes the bound of " +
+        std::to_string(max_prior_elements) + " elements");
+  return 4 * h * w * per_cell;
+}
 
 prior_box_params::prior_box_params(const Op& op)
     : min_size(op.attr_floats("min_size")), max_size(op.attr_floats("max_size")),
@@ -280,7 +298,7 @@ detection_output_sizes::detection_output_sizes(const detection_output_params& p,
   if (p.num_classes >= 0 && p.num_classes != classes)
     bad("num_classes is " + std::to_string(p.num_classes) + " but the class scores hold " + std::to_string(classes));
   loc_classes = p.share_location ? 1 : classes;
-  if (loc[1] != priors * loc_classes * 4)
+  if (loc[1] != bounded(bounded(priors, loc_classes), 4))
     bad("box offsets " + dims(loc) + " must be [N, " + std::to_string(priors * loc_classes * 4) + "] for " +
         std::to_string(priors) + " priors");
   if (shapes.size() == 5) {
@@ -288,9 +306,11 @@ detection_output_sizes::detection_output_sizes(const detection_output_params& p,
       bad("the ARM objectness " + dims(shapes[3]) + " must be [" + std::to_string(images) + ", " + std::to_string(priors * 2) + "]");
     if (shapes[4] != loc) bad("the ARM box offsets " + dims(shapes[4]) + " must be shaped as the box offsets " + dims(loc));
   }
-  if (p.keep_top_k > 0) rows = images * p.keep_top_k;
-  else if (p.top_k > 0) rows = images * p.top_k * classes;
-  else rows = images * priors * classes;
+  if (p.keep_top_k > 0) rows = bounded(images, p.keep_top_k);
+  else if (p.top_k > 0) rows = bounded(bounded(images, p.top_k), classes);
+  else rows = bounded(bounded(images, priors), classes);
+  if (rows > max_prior_elements / 7)
+    bad(std::to_string(rows) + " rows of detections pass the bound of " + std::to_string(max_prior_elements) + " elements");
 }
 
 namespace {

@@ -26,6 +26,10 @@ struct prior_box_params {
   int64_t priors_per_cell() const;
 };
 
+/// 4 * h * w * per_cell, the length of each row of PriorBox's output; fails naming the sizes
+/// when a dimension is negative or the output would pass 2^28 elements (a forged feature map).
+int64_t prior_row_length(int64_t h, int64_t w, int64_t per_cell);
+
 /// [2, 4 * H * W * priors_per_cell]: boxes (xmin, ymin, xmax, ymax, normalized by the image
 /// size) then their variances, for a feature map H x W over an image IH x IW.
 std::vector<float> prior_box(const prior_box_params& p, int64_t h, int64_t w, int64_t ih, int64_t iw);

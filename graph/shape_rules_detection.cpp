@@ -25,11 +25,7 @@ std::optional<std::pair<int64_t, int64_t>> feature_map(const infer_ctx& c) {
 std::vector<value_info> priors(const infer_ctx& c, int64_t per_cell) {
   const auto hw = feature_map(c);
   if (!hw) return {{element_type::f32, PartialShape{2, -1}}};
-  const auto [h, w] = *hw;
-  if (h < 0 || w < 0 || (h > 0 && w > 0 && per_cell > (int64_t{1} << 28) / 8 / h / w))
-    c.fail("a " + std::to_string(h) + "x" + std::to_string(w) + " feature map with " + std::to_string(per_cell) +
-           " boxes per cell is out of bounds");
-  return {{element_type::f32, PartialShape{2, 4 * h * w * per_cell}}};
+  return {{element_type::f32, PartialShape{2, prior_row_length(hw->first, hw->second, per_cell)}}};
 }
 
 std::vector<value_info> prior_box_rule(const infer_ctx& c) {

@@ -705,6 +705,12 @@ BOOST_AUTO_TEST_CASE(detection_heads_bad_attributes_and_shapes) {
   };
   auto n = one("PriorBox", "min_size=\"4\" offset=\"0.5\" variance=\"0.1,0.2,0.3\"", {});
   tests::expect_error([&] { n.read("pb.xml"); }, {"'pb.xml'", "PriorBox", "variance must hold 0, 1 or 4 values, not 3"});
+  // A forged feature map (ir_reader_fuzz's finding: 4 * H * W overflowed before any bound).
+  for (const auto& [h, w] : {std::pair<int64_t, int64_t>{int64_t{1} << 62, 1}, {1 << 20, 1 << 20}, {-1, 4}}) {
+    ir_net big;
+    big.result(big.op("PriorBox", "opset1", "offset=\"0.5\"", {big.i64s({h, w}), big.i64s({20, 40})}, {2, 8}));
+    tests::expect_error([&] { big.read("pb.xml"); }, {"'pb.xml'", "PriorBox", "feature map"});
+  }
   n = one("DetectionOutput", "keep_top_k=\"4\" nms_threshold=\"0.5\"", {1, 7});
   tests::expect_error([&] { n.read("do.xml"); }, {"'do.xml'", "DetectionOutput", "not a whole number of classes for 3 priors"});
   n = one("DetectionOutput", "keep_top_k=\"4\" nms_threshold=\"0.5\" code_type=\"caffe.PriorBoxParameter.CORNER_SIZE\"", {1, 6});
