@@ -144,28 +144,54 @@ const Tensor* builder::constant(std::size_t i) const {
   return &*g.value(in_[i]).constant;
 }
 
-std::vector<double> builder::const_doubles(std::size_t i, const std::string& what) const {
-  const Tensor* t = constant(i);
-  if (!t) fail(what + " (input " + std::to_string(i) + ") must be a constant");
-  std::vector<double> r(static_cast<std::size_t>(t->get_size()));
+std::optional<std::vector<double>> doubles_of(const Tensor& t) {
+  std::vector<double> r(static_cast<std::size_t>(t.get_size()));
   for (std::size_t k = 0; k < r.size(); ++k) {
-    switch (t->get_element_type()) {
-    case element_type::f32: r[k] = t->data<float>()[k]; break;
-    case element_type::f64: r[k] = t->data<double>()[k]; break;
-    case element_type::f16: r[k] = half_bits_to_float(t->data<uint16_t>()[k]); break;
-    case element_type::i64: r[k] = static_cast<double>(t->data<int64_t>()[k]); break;
-    case element_type::i32: r[k] = t->data<int32_t>()[k]; break;
-    case element_type::u64: r[k] = static_cast<double>(t->data<uint64_t>()[k]); break;
-    case element_type::u32: r[k] = t->data<uint32_t>()[k]; break;
-    case element_type::i16: r[k] = t->data<int16_t>()[k]; break;
-    case element_type::u16: r[k] = t->data<uint16_t>()[k]; break;
-    case element_type::i8: r[k] = t->data<int8_t>()[k]; break;
-    case element_type::u8: r[k] = t->data<uint8_t>()[k]; break;
-    case element_type::boolean: r[k] = t->data<bool>()[k]; break;
-    default: fail(what + " has the unsupported element type " + to_string(t->get_element_type()));
+    switch (t.get_element_type()) {
+    case element_type::f32: r[k] = t.data<float>()[k]; break;
+    case element_type::f64: r[k] = t.data<double>()[k]; break;
+    case element_type::f16: r[k] = half_bits_to_float(t.data<uint16_t>()[k]); break;
+    case element_type::i64: r[k] = static_cast<double>(t.data<int64_t>()[k]); break;
+    case element_type::i32: r[k] = t.data<int32_t>()[k]; break;
+    case element_type::u64: r[k] = static_cast<double>(t.data<uint64_t>()[k]); break;
+    case element_type::u32: r[k] = t.data<uint32_t>()[k]; break;
+    case element_type::i16: r[k] = t.data<int16_t>()[k]; break;
+    case element_type::u16: r[k] = t.data<uint16_t>()[k]; break;
+    case element_type::i8: r[k] = t.data<int8_t>()[k]; break;
+    case element_type::u8: r[k] = t.data<uint8_t>()[k]; break;
+    case element_type::boolean: r[k] = t.data<bool>()[k]; break;
+    default: return std::nullopt;
     }
   }
   return r;
+}
+
+std::vector<double> builder::const_doubles(std::size_t i, const std::string& what) const {
+  const Tensor* t = constant(i);
+  if (!t) fail(what + " (input " + std::to_string(i) + ") must be a constant");
+  auto r = doubles_of(*t);
+  if (!r) fail(what + " has the unsupported element type " + to_string(t->get_element_type()));
+  return *r;
+}
+
+std::optional<std::pair<std::vector<double>, Shape>> builder::known_values(std::size_t i) const {
+  if (i >= in_.size() || in_[i] == no_value) return std::nullopt;
+  const Tensor* t = constant(i);
+  if (!t) {
+    // The Cast a Convert layer emitted: the last op writing this value.
+    for (auto it = g.ops.rbegin(); it != g.ops.rend() && !t; ++it) {
+      if (std::find(it->outputs.begin(), it->outputs.end(), in_[i]) == it->outputs.end()) continue;
+      const element_type to = g.value(in_[i]).type;
+      if (it->type != "Cast" || !it->domain.empty() || it->inputs.size() != 1 || !g.is_constant(it->inputs[0]) ||
+          (to != element_type::f32 && to != element_type::f64))
+        return std::nullopt;
+      t = &*g.value(it->inputs[0]).constant;
+    }
+    if (!t) return std::nullopt;
+  }
+  auto r = doubles_of(*t);
+  if (!r) return std::nullopt;
+  return std::pair{std::move(*r), t->get_shape()};
 }
 
 std::vector<int64_t> builder::const_ints(std::size_t i, const std::string& what) const {

@@ -72,6 +72,9 @@ public:
   /// The integers of constant input i; fails naming `what` when it is computed at run time.
   std::vector<int64_t> const_ints(std::size_t i, const std::string& what) const;
   std::vector<double> const_doubles(std::size_t i, const std::string& what) const;
+  /// The values and shape of input i when it is a constant or a float Convert of one (f16 IRs
+  /// convert their constants to f32), nullopt otherwise: for rewrites that need the numbers.
+  std::optional<std::pair<std::vector<double>, Shape>> known_values(std::size_t i) const;
 
   // emitting
   ValueId op(const std::string& type, std::vector<ValueId> inputs, std::map<std::string, AttributeValue> attrs = {});
@@ -122,6 +125,8 @@ const mapper* find_mapper(const std::string& type, const std::string& version);
 /// element type; undefined for "dynamic"/"undefined"; nullopt when unknown or unsupported
 /// (u1, i4, u4, nf4, ...).
 std::optional<element_type> parse_element_type(const std::string& text);
+/// A constant's values as doubles; nullopt for element types without numbers (strings, ...).
+std::optional<std::vector<double>> doubles_of(const Tensor& t);
 /// "FP32", "I64", ... for port precisions of the writer.
 std::string precision_name(element_type t);
 

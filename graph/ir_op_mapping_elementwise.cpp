@@ -1,5 +1,6 @@
 /// IR element-wise ops and activations -> ONNX: binary arithmetic and comparisons (numpy
-/// broadcasting), unary math, the activations, Convert, Select, FakeQuantize (decomposed).
+/// broadcasting), unary math, the activations, Convert, Select, FakeQuantize (as
+/// QuantizeLinear + DequantizeLinear where it is one, else decomposed).
 #include "graph/ir_op_mapping.hpp"
 
 #include <cmath>
@@ -150,10 +151,7 @@ std::vector<ValueId> round(builder& b) {
 
 /// FakeQuantize as its specification computes it: x clamped to [il, ih], scaled to
 /// levels - 1 steps, rounded half to even, and mapped onto [ol, oh].
-std::vector<ValueId> fake_quantize(builder& b) {
-  check_broadcast(b);
-  int64_t levels = b.i64("levels");
-  if (levels < 2) b.fail("levels " + std::to_string(levels) + " must be at least 2");
+std::vector<ValueId> fake_quantize_decomposed(builder& b, int64_t levels) {
   element_type t = b.in_type(0);
   ValueId x = b.input(0), il = b.input(1), ih = b.input(2), ol = b.input(3), oh = b.input(4);
   ValueId clamped = b.op("Min", {b.op("Max", {x, il}), ih});
@@ -162,6 +160,56 @@ std::vector<ValueId> fake_quantize(builder& b) {
   ValueId q = b.op("Round", {b.op("Mul", {unit, steps})});
   ValueId scaled = b.op("Mul", {b.op("Div", {q, steps}), b.op("Sub", {oh, ol})});
   return {b.op("Add", {scaled, ol})};
+}
+
+/// A 256-level FakeQuantize whose output range is its input range and whose zero lies on
+/// the grid, as NNCF and POT write them for activations, is a u8 QuantizeLinear followed by
+/// DequantizeLinear: x clamped to [il, ih] is q = round(x / s) + zp in [0, 255] with
+/// s = (ih - il) / 255 and zp = -il / s. That is the form the devices' int8 kernels take.
+/// Ranges are scalars or along one axis (per channel). nullopt when the layer is not of this form.
+std::optional<ValueId> fake_quantize_as_qdq(builder& b, int64_t levels) {
+  const element_type t = b.in_type(0);
+  if (levels != 256 || (t != element_type::f32 && t != element_type::f16)) return std::nullopt;
+  auto il = b.known_values(1), ih = b.known_values(2), ol = b.known_values(3), oh = b.known_values(4);
+  if (!il || !ih || !ol || !oh || il->first != ol->first || ih->first != oh->first || il->second != ih->second)
+    return std::nullopt;
+  // The one axis the ranges run along (numpy broadcasting aligns them to x's last axes).
+  const Shape& rs = il->second;
+  const std::size_t rank = b.in_rank(0);
+  if (rs.size() > rank) return std::nullopt;
+  std::optional<int64_t> axis;
+  for (std::size_t d = 0; d < rs.size(); ++d) {
+    if (rs[d] == 1) continue;
+    if (axis) return std::nullopt;
+    axis = static_cast<int64_t>(rank - rs.size() + d);
+  }
+  const std::size_t n = il->first.size();
+  if (n == 0) return std::nullopt;
+  std::vector<double> scale(n), zp(n);
+  for (std::size_t c = 0; c < n; ++c) {
+    const double lo = il->first[c], hi = ih->first[c];
+    if (!(lo <= 0 && hi >= 0 && hi > lo) || !std::isfinite(hi - lo)) return std::nullopt;
+    scale[c] = static_cast<float>((hi - lo) / 255.0);
+    zp[c] = -lo / scale[c];
+    const double on_grid = std::nearbyint(zp[c]);
+    if (!(scale[c] > 0) || std::fabs(zp[c] - on_grid) > 1e-3 || on_grid < 0 || on_grid > 255) return std::nullopt;
+    zp[c] = on_grid;
+  }
+  const Shape qshape = axis ? Shape{static_cast<int64_t>(n)} : Shape{};
+  ValueId s = b.constant(builder::make_tensor(scale, t, qshape));
+  ValueId z = b.constant(builder::make_tensor(zp, element_type::u8, qshape));
+  std::map<std::string, AttributeValue> attrs;
+  if (axis) attrs["axis"] = *axis;
+  ValueId q = b.op("QuantizeLinear", {b.input(0), s, z}, attrs);
+  return b.op("DequantizeLinear", {q, s, z}, attrs);
+}
+
+std::vector<ValueId> fake_quantize(builder& b) {
+  check_broadcast(b);
+  int64_t levels = b.i64("levels");
+  if (levels < 2) b.fail("levels " + std::to_string(levels) + " must be at least 2");
+  if (auto qdq = fake_quantize_as_qdq(b, levels)) return {*qdq};
+  return fake_quantize_decomposed(b, levels);
 }
 
 } // namespace
@@ -198,6 +246,7 @@ void add_elementwise_ops(op_table& t) {
   t["HardSigmoid"].push_back({all, hard_sigmoid});
   t["Elu"].push_back({all, elu});
   t["PRelu"].push_back({all, prelu});
+  t["PReLU"].push_back({all, prelu}); // how OpenVINO writes it
   t["Convert"].push_back({all, convert});
   t["ConvertLike"].push_back({all, [](builder& b) -> std::vector<ValueId> {
                                 return {b.op("CastLike", {b.input(0), b.input(1)})};

@@ -60,6 +60,8 @@ public:
   out_ref scalar(double v, element_type t);
   /// Graph value v is the port r (its name becomes the port's tensor name).
   void bind(ValueId v, const out_ref& r);
+  /// Whether v is written already (a writer may write a later op's output with its own).
+  bool is_bound(ValueId v) const { return bound_.count(v) != 0; }
 
   /// Starts writing `op`: layers are named after it; the one bound to its first output gets
   /// its name exactly.
@@ -90,5 +92,7 @@ private:
 /// Writes one op; throws naming the op when it has no IR equivalent.
 using op_writer = std::function<void(emitter&, const Op&)>;
 const std::map<std::string, op_writer>& op_writers();
+/// QuantizeLinear and DequantizeLinear (ir_writer_quantize.cpp).
+void add_quantize_writers(std::map<std::string, op_writer>& m);
 
 } // namespace troupe::graph::ir

@@ -1,6 +1,7 @@
 /// ONNX ops -> IR ops of opsets 1-13, the inverse of the reader's mappings: an op with a direct
 /// IR equivalent is written as that op, a few as short decompositions (Gemm, LayerNormalization,
-/// Trilu, GlobalAveragePool); the rest have no writer and are refused by name.
+/// Trilu, GlobalAveragePool; quantization in ir_writer_quantize.cpp); the rest have no writer and
+/// are refused by name.
 #include "graph/ir_writer.hpp"
 
 #include <troupe/exception.hpp>
@@ -808,6 +809,7 @@ const std::map<std::string, op_writer>& op_writers() {
             {c.in(0), c.in(1)});
     };
     r["LRN"] = lrn;
+    add_quantize_writers(r);
     return r;
   }();
   return m;

@@ -2,6 +2,8 @@
 // The dynamic-quantization ops on raw words (kernels/vulkan/lower_quantize.cpp), one variant each:
 // DEQUANT     DequantizeLinear: y = float(x - zp) * scale, x u8/i8/i32, scale and zp scalar
 //             or one per index of an axis ([OUTER, C, INNER]); one invocation per element.
+// QUANT       QuantizeLinear: y = saturate(round_even(x / scale) + zp), y u8/i8 (XKIND), scale
+//             and zp as DEQUANT's; four bytes per invocation.
 // DQL_RANGE   DynamicQuantizeLinear's first step: one workgroup loops over all of x for
 //             min(0, min x) and max(0, max x), then writes the scale and the u8 zero point.
 // DQL_APPLY   its second step: y = saturate(round_even(x / scale) + zp), four u8 per invocation.
@@ -37,7 +39,7 @@ layout(constant_id = 12) const uint SCALE_MODE = 0;
 layout(constant_id = 13) const bool HAS_BIAS = false;
 layout(constant_id = 14) const uint BIAS_MODE = 0;
 
-#if defined(DQL_RANGE) || defined(DQL_APPLY)
+#if defined(DQL_RANGE) || defined(DQL_APPLY) || defined(QUANT)
 layout(set = 0, binding = 0) readonly buffer X { SFLOAT x[]; };
 #elif defined(MATMUL_INT4)
 layout(set = 0, binding = 0, r32ui) readonly uniform uimageBuffer XA;
@@ -96,6 +98,27 @@ void main() {
   uint c = C == 1u ? 0u : (i / INNER) % C;
   int z = HAS_ZP ? LOAD_INT(zp, XKIND, c) : 0;
   y[i] = SFLOAT(float(LOAD_INT(x, XKIND, i) - z) * float(scale[c]));
+}
+
+#elif defined(QUANT)
+layout(set = 0, binding = 1) readonly buffer S { SFLOAT scale[]; };
+layout(set = 0, binding = 2) readonly buffer Z { uint zp[]; };
+layout(set = 0, binding = 3) writeonly buffer Y { uint y[]; };
+
+void main() {
+  uint w = linear_id();
+  if (4u * w >= TOTAL) return;
+  const float lo = XKIND == 5u ? -128.0 : 0.0, hi = XKIND == 5u ? 127.0 : 255.0;
+  uint word = 0u;
+  for (uint k = 0u; k < 4u; ++k) {
+    uint i = 4u * w + k;
+    if (i >= TOTAL) break;
+    uint c = C == 1u ? 0u : (i / INNER) % C;
+    float z = HAS_ZP ? float(LOAD_INT(zp, XKIND, c)) : 0.0;
+    float q = clamp(roundEven(div_rn(float(x[i]), float(scale[c]))) + z, lo, hi);
+    word |= (uint(int(q)) & 0xffu) << (8u * k);
+  }
+  y[w] = word;
 }
 
 #elif defined(DQL_RANGE)

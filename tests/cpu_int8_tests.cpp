@@ -219,6 +219,50 @@ BOOST_AUTO_TEST_CASE(qdq_conv_result_read_in_f32_as_well) {
   BOOST_TEST(r.int8_steps == int8_steps_here(1), listing(r));
 }
 
+/// QuantizeLinear -> DequantizeLinear along axis 1 with a scale per channel and one zero point:
+/// how OpenVINO's int8 IRs quantize the inputs of depthwise convolutions (graph/ir: FakeQuantize).
+ValueId channel_qdq(builder& b, ValueId x, int64_t channels, int zp, unsigned seed) {
+  ValueId s = scales(b, channels, 0.004, 0.03, seed), z = b.constant(filled(element_type::u8, {channels}, std::vector<double>(static_cast<std::size_t>(channels), zp)));
+  return b.op("DequantizeLinear", {b.op("QuantizeLinear", {x, s, z}, {{"axis", int64_t{1}}}), s, z}, {{"axis", int64_t{1}}});
+}
+
+BOOST_AUTO_TEST_CASE(channel_quantized_activations_around_a_depthwise_conv) {
+  // 1x1 Conv -> Relu -> per-channel QDQ -> depthwise Conv -> QDQ: the 1x1 requantizes into the
+  // per-channel scales (folded into its output scales), the depthwise one takes them into its
+  // weights' scales (each output channel reads one input channel). With Clip instead of Relu the
+  // requantization cannot be folded (clip(a x) != a clip(x)): the 1x1 writes f32, still right.
+  for (const std::string act : {"Relu", "Clip"}) {
+    BOOST_TEST_CONTEXT(act) {
+      builder b;
+      const int64_t c = 12;
+      ValueId x = qdq(b, b.input({1, 8, 9, 7}), 2.f / 255, 128);
+      std::vector<float> w1, w2;
+      ValueId y = b.op("Conv", {x, dq_weights(b, {c, 8, 1, 1}, c, 0, w1, 41)});
+      y = act == "Relu" ? b.op("Relu", {y}) : b.op("Clip", {y, scalar_of(b, element_type::f32, 0), scalar_of(b, element_type::f32, 6)});
+      y = channel_qdq(b, y, c, 0, 43);
+      y = b.op("Conv", {y, dq_weights(b, {c, 1, 3, 3}, c, 0, w2, 45)}, {{"group", c}, {"pads", ints{1, 1, 1, 1}}});
+      b.output(qdq(b, y, 0.01f, 128));
+      const auto r = check(b.g, 0.01, 2.0);
+      BOOST_TEST(r.int8_steps == int8_steps_here(2), listing(r));
+      if (kernels::cpu::int8_exact_here() && act == "Relu") {
+        // Nothing but the input's QuantizeLinear, two int8 Convs and the output's DequantizeLinear.
+        const auto ops = std::count_if(r.kernels.begin(), r.kernels.end(), [](const std::string& k) { return k.rfind("Reorder", 0) != 0; });
+        BOOST_TEST(ops == 4, listing(r));
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(channel_quantized_input_of_a_full_conv_stays_float) {
+  // A per-channel input scale cannot move into a convolution that sums over channels.
+  builder b;
+  ValueId x = channel_qdq(b, b.input({1, 6, 7, 7}), 6, 0, 51);
+  std::vector<float> w;
+  b.output(qdq(b, b.op("Conv", {x, dq_weights(b, {4, 6, 3, 3}, 4, 0, w, 53)}), 0.01f, 128));
+  const auto r = check(b.g, 0.01);
+  BOOST_TEST(r.int8_steps == 0, listing(r));
+}
+
 BOOST_AUTO_TEST_CASE(float_weights_stay_on_the_float_path) {
   // Weights that are no int8 grid (an f32 model's own) are not requantized: the f32 Conv runs.
   builder b;

@@ -705,6 +705,35 @@ BOOST_AUTO_TEST_CASE(dequantize_linear) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(quantize_linear) {
+  // Four bytes a word, one word an invocation: past 65535 workgroups of words, odd tails, per
+  // axis, and values beyond both ends of the integer range (saturation) and on ties.
+  for (const Shape& s : {Shape{3, 262147}, Shape{17}, Shape{1, 4096}}) {
+    builder b;
+    auto x = b.input(s);
+    Tensor zp(element_type::u8, {});
+    *zp.data<uint8_t>() = 128;
+    b.output(b.op("QuantizeLinear", {x, b.scalar(0.02f), b.constant(zp)}));
+    Tensor in = typed_random(element_type::f32, s, 11, -4, 4);
+    in.data<float>()[0] = 0.01f; // a tie: 0.5 steps rounds to even
+    exact("QuantizeLinear u8 " + to_string(s), b.g, {in});
+  }
+  { // per axis 1, no zero point (then u8)
+    builder b;
+    auto x = b.input({2, 5, 7});
+    b.output(b.op("QuantizeLinear", {x, b.constant(tests::random_tensor({5}, 12, 0.01f, 0.1f))}, {{"axis", int64_t(1)}}));
+    exact("QuantizeLinear u8 per axis, no zero point", b.g, {typed_random(element_type::f32, {2, 5, 7}, 13, -15, 15)});
+  }
+  { // i8 per axis with zero points, the OpenVINO int8 IR form behind a depthwise convolution
+    builder b;
+    auto x = b.input({1, 6, 9, 9});
+    Tensor zp(element_type::i8, {6});
+    for (int c = 0; c < 6; ++c) zp.data<int8_t>()[c] = static_cast<int8_t>(c * 9 - 20);
+    b.output(b.op("QuantizeLinear", {x, b.constant(tests::random_tensor({6}, 14, 0.01f, 0.05f)), b.constant(zp)}, {{"axis", int64_t(1)}}));
+    exact("QuantizeLinear i8 zero points per axis", b.g, {typed_random(element_type::f32, {1, 6, 9, 9}, 15, -6, 6)});
+  }
+}
+
 BOOST_AUTO_TEST_CASE(dynamic_quantize_linear) {
   auto dql = [](const Shape& s) {
     builder b;

@@ -26,6 +26,7 @@
 #include <sstream>
 
 #include "graph/ir_xml.hpp"
+#include "kernels/cpu/int8_ops.hpp"
 #include "kernels/reference/interpreter.hpp"
 #include "tests/support/expect_error.hpp"
 #include "tests/support/graph_builder.hpp"
@@ -425,6 +426,136 @@ BOOST_AUTO_TEST_CASE(compressed_weights_and_fake_quantize) {
   BOOST_TEST(floats(y[2]) == (std::vector<float>{0.0f, -0.5f, 1.0f}), boost::test_tools::per_element());
 }
 
+/// FakeQuantize as its specification computes it, element by element (ranges of one value or
+/// one per channel along axis 1 of [N, C, H, W]).
+std::vector<float> fake_quantized(const Tensor& x, const std::vector<float>& il, const std::vector<float>& ih, int levels) {
+  const Shape& s = x.get_shape();
+  std::vector<float> r(static_cast<std::size_t>(x.get_size()));
+  const int64_t hw = s[2] * s[3];
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    const std::size_t c = il.size() == 1 ? 0 : static_cast<std::size_t>((static_cast<int64_t>(i) / hw) % s[1]);
+    const double lo = il[c], hi = ih[c], v = std::clamp(static_cast<double>(x.data<float>()[i]), lo, hi);
+    const double q = std::nearbyint((v - lo) / (hi - lo) * (levels - 1));
+    r[i] = static_cast<float>(q / (levels - 1) * (hi - lo) + lo);
+  }
+  return r;
+}
+
+BOOST_AUTO_TEST_CASE(fake_quantize_on_the_grid_reads_as_quantize_dequantize) {
+  // NNCF/POT write 256-level FakeQuantize with equal input and output ranges whose zero lies on
+  // the grid: QuantizeLinear + DequantizeLinear (what the int8 kernels take). Any other stays the
+  // decomposed form. Both compute what the specification says, on REFERENCE and CPU.
+  struct fq_case {
+    std::vector<float> il, ih;
+    int levels;
+    bool qdq;
+  };
+  const std::vector<fq_case> cases{
+      {{-1.28f}, {1.27f}, 256, true},                    // symmetric, zero point 128
+      {{0.f, 0.f, 0.f}, {2.55f, 0.51f, 5.1f}, 256, true}, // per channel, zero point 0
+      {{-1.003f}, {1.5f}, 256, false},                   // zero off the grid
+      {{-1.28f}, {1.27f}, 255, false},                   // 255 levels
+  };
+  Tensor x = tests::random_tensor({1, 3, 4, 5}, 61);
+  for (int64_t k = 0; k < x.get_size(); ++k) x.data<float>()[k] *= 4; // beyond every range
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    BOOST_TEST_CONTEXT("case " << i) {
+      const auto& c = cases[i];
+      ir_net n;
+      const Shape rs = c.il.size() == 1 ? Shape{} : Shape{1, 3, 1, 1};
+      auto p = n.param("x", "FP32", "f32", {1, 3, 4, 5});
+      auto lo = n.f32(c.il, rs), hi = n.f32(c.ih, rs);
+      n.result(n.op("FakeQuantize", "opset1", "levels=\"" + std::to_string(c.levels) + "\" auto_broadcast=\"numpy\"", {p, lo, hi, lo, hi},
+                    {1, 3, 4, 5}));
+      Core core;
+      Model m = core.read_ir_from_memory(n.xml(), n.bin.data(), n.bin.size(), "fq.xml");
+      int quantize = 0;
+      for (auto& op : m.get_ops()) quantize += op.get_type_name() == "QuantizeLinear";
+      BOOST_TEST(quantize == (c.qdq ? 1 : 0));
+      const auto want = fake_quantized(x, c.il, c.ih, c.levels);
+      for (const std::string device : {"REFERENCE", "CPU"}) {
+        auto req = core.compile_model(m, device).create_infer_request();
+        req.set_tensor("x", x);
+        req.infer();
+        const auto got = floats(req.get_tensor(m.output().get_any_name()));
+        double err = 0;
+        for (std::size_t k = 0; k < got.size(); ++k) err = std::max(err, static_cast<double>(std::abs(got[k] - want[k])));
+        BOOST_TEST(err <= 1e-5, device << ": max error " << err);
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(int8_ir_runs_on_int8_kernels) {
+  // OpenVINO's int8 IR of a separable block as POT writes it: FakeQuantize on activations (per
+  // tensor, and per channel ahead of the depthwise convolution), int8 weights as Convert, a
+  // Subtract of a zero point that is 0 up to its float residue (+-2^-17), a per-channel Multiply.
+  // The CPU runs both convolutions as int8 primitives (where int8 products are exact: VNNI) and
+  // agrees with REFERENCE within one output step.
+  const int64_t c = 12;
+  ir_net n;
+  auto p = n.param("x", "FP32", "f32", {1, 8, 10, 10});
+  auto fq = [&](const ir_net::port_ref& v, std::vector<float> lo, std::vector<float> hi, std::vector<int64_t> dims) {
+    const Shape rs = lo.size() == 1 ? Shape{} : Shape{1, static_cast<int64_t>(lo.size()), 1, 1};
+    auto l = n.f32(lo, rs), h = n.f32(hi, rs);
+    return n.op("FakeQuantize", "opset1", "levels=\"256\" auto_broadcast=\"numpy\"", {v, l, h, l, h}, dims);
+  };
+  auto weights = [&](Shape ws, unsigned seed) {
+    Tensor q = tests::random_tensor(ws, seed);
+    Tensor qi(element_type::i8, ws);
+    for (int64_t k = 0; k < q.get_size(); ++k) qi.data<int8_t>()[k] = static_cast<int8_t>(std::lround(q.data<float>()[k] * 127));
+    std::vector<float> zp(static_cast<std::size_t>(ws[0])), sc(zp.size());
+    for (std::size_t o = 0; o < zp.size(); ++o) {
+      zp[o] = o % 3 == 0 ? 0.f : (o % 3 == 1 ? 1.f : -1.f) * 7.62939453125e-06f;
+      sc[o] = 0.004f + 0.001f * static_cast<float>(o);
+    }
+    std::vector<int64_t> dims(ws.begin(), ws.end());
+    auto conv = n.op("Convert", "opset1", "destination_type=\"f32\"", {n.constant(qi, "I8", "i8")}, dims);
+    auto sub = n.op("Subtract", "opset1", "auto_broadcast=\"numpy\"", {conv, n.f32(zp, {ws[0], 1, 1, 1})}, dims);
+    return n.op("Multiply", "opset1", "auto_broadcast=\"numpy\"", {sub, n.f32(sc, {ws[0], 1, 1, 1})}, dims);
+  };
+  auto x = fq(p, {-1.28f}, {1.27f}, {1, 8, 10, 10});
+  auto y = n.op("Convolution", "opset1", "strides=\"1,1\" dilations=\"1,1\" pads_begin=\"0,0\" pads_end=\"0,0\" auto_pad=\"explicit\"",
+                {x, weights({c, 8, 1, 1}, 63)}, {1, c, 10, 10});
+  std::vector<float> bias(c);
+  for (int64_t o = 0; o < c; ++o) bias[static_cast<std::size_t>(o)] = 0.05f * static_cast<float>(o % 5) - 0.1f;
+  y = n.op("Add", "opset1", "auto_broadcast=\"numpy\"", {y, n.f32(bias, {1, c, 1, 1})}, {1, c, 10, 10});
+  y = n.op("ReLU", "opset1", "", {y}, {1, c, 10, 10});
+  std::vector<float> zeros(c, 0.f), highs(c);
+  for (int64_t o = 0; o < c; ++o) highs[static_cast<std::size_t>(o)] = 0.255f * static_cast<float>(1 + o % 4);
+  y = fq(y, zeros, highs, {1, c, 10, 10});
+  auto dw = n.op("Reshape", "opset1", "special_zero=\"false\"", {weights({c, 1, 3, 3}, 65), n.i64s({c, 1, 1, 3, 3})}, {c, 1, 1, 3, 3});
+  y = n.op("GroupConvolution", "opset1", "strides=\"1,1\" dilations=\"1,1\" pads_begin=\"1,1\" pads_end=\"1,1\" auto_pad=\"explicit\"",
+           {y, dw}, {1, c, 10, 10});
+  n.result(fq(y, {-2.56f}, {2.54f}, {1, c, 10, 10}));
+  Core core;
+  Model m = core.read_ir_from_memory(n.xml(), n.bin.data(), n.bin.size(), "int8_block.xml");
+  Tensor in = tests::random_tensor({1, 8, 10, 10}, 67);
+  std::map<std::string, std::vector<float>> out;
+  int int8_steps = 0;
+  for (const std::string device : {"REFERENCE", "CPU"}) {
+    auto req = core.compile_model(m, device, {enable_profiling(device == "CPU")}).create_infer_request();
+    req.set_tensor("x", in);
+    req.infer();
+    out[device] = floats(req.get_tensor(m.output().get_any_name()));
+    if (device == "CPU")
+      for (const auto& pi : req.get_profiling_info()) int8_steps += pi.exec_type.find(" int8") != std::string::npos;
+  }
+  const double step = 5.1 / 255;
+  double worst = 0;
+  std::size_t off = 0;
+  for (std::size_t k = 0; k < out["CPU"].size(); ++k) {
+    const double d = std::abs(out["CPU"][k] - out["REFERENCE"][k]) / step;
+    worst = std::max(worst, d);
+    off += d > 1e-3;
+  }
+  BOOST_TEST_MESSAGE("int8 IR block: " << int8_steps << " int8 steps; CPU vs REFERENCE worst " << worst << " steps, " << off << " of "
+                                        << out["CPU"].size() << " differ");
+  BOOST_TEST(worst <= 1.001);
+  BOOST_TEST(off <= out["CPU"].size() / 50 + 1);
+  BOOST_TEST(int8_steps == (kernels::cpu::int8_exact_here() ? 2 : 0));
+}
+
 BOOST_AUTO_TEST_CASE(dynamic_dims_names_and_rt_info) {
   ir_net n;
   auto p = n.param("pixel_values", "FP32", "f32", {-1, 3, -1, -1}, "?,3,1..64,-1");
@@ -808,17 +939,22 @@ void round_trip(const tests::ort_case& c, double ort_rel) {
   BOOST_TEST_REQUIRE(ir.outputs().size() == onnx.outputs().size());
   for (std::size_t k = 0; k < onnx.outputs().size(); ++k)
     BOOST_TEST(ir.output(k).get_any_name() == onnx.output(k).get_any_name());
-  auto run = [&](Model m) {
+  std::map<std::string, int> int8_steps; // by "IR" / "ONNX"
+  auto run = [&](Model m, const std::string& what) {
     m.reshape(shapes);
-    auto compiled = core.compile_model(m, "CPU");
+    auto compiled = core.compile_model(m, "CPU", {enable_profiling(true)});
     auto req = compiled.create_infer_request();
     for (const auto& [name, t] : data.inputs) req.set_tensor(name, t);
     req.infer();
     std::vector<Tensor> out;
     for (std::size_t k = 0; k < m.outputs().size(); ++k) out.push_back(req.get_output_tensor(k).clone());
+    for (const auto& p : req.get_profiling_info()) int8_steps[what] += p.exec_type.find(" int8") != std::string::npos;
     return out;
   };
-  auto a = run(ir), b = run(onnx);
+  auto a = run(ir, "IR"), b = run(onnx, "ONNX");
+  // Quantized models keep their int8 kernels through IR (QDQ pairs as FakeQuantize and back).
+  std::cout << c.model << ": int8 primitives: " << int8_steps["IR"] << " from IR, " << int8_steps["ONNX"] << " from ONNX\n";
+  BOOST_TEST(int8_steps["IR"] == int8_steps["ONNX"]);
   for (std::size_t k = 0; k < a.size(); ++k) {
     BOOST_TEST_REQUIRE((a[k].get_shape() == b[k].get_shape()));
     auto x = floats(a[k]), y = floats(b[k]);
@@ -851,6 +987,9 @@ const tests::ort_case lm{"lm_tiny", "1x32"};
 const tests::ort_case blazeface{"blazeface_back_256", "1x256x256x3"};
 const tests::ort_case melspectrogram{"oww_melspectrogram", "1x16000"};
 const tests::ort_case embedding{"oww_embedding", "1x76x32x1"};
+const tests::ort_case cls_qdq{"ch_ppocr_mobile_v2.0_cls_qdq", "1x3x48x192"};
+const tests::ort_case rec_qdq{"ch_PP-OCRv4_rec_qdq", "1x3x48x320"};
+const tests::ort_case det_qdq{"ch_PP-OCRv4_det_presigmoid_qdq", "1x3x320x320"};
 
 BOOST_AUTO_TEST_CASE(ppocr_cls, *tests::needs_ort_case(cls)) { round_trip(cls, 1e-4); }
 BOOST_AUTO_TEST_CASE(ppocr_det, *tests::needs_ort_case(det)) { round_trip(det, 1e-4); }
@@ -860,6 +999,9 @@ BOOST_AUTO_TEST_CASE(blazeface_back_256, *tests::needs_ort_case(blazeface)) { ro
 BOOST_AUTO_TEST_CASE(oww_melspectrogram, *tests::needs_ort_case(melspectrogram)) { round_trip(melspectrogram, 1e-4); }
 BOOST_AUTO_TEST_CASE(oww_embedding, *tests::needs_ort_case(embedding)) { round_trip(embedding, 1e-4); }
 BOOST_AUTO_TEST_CASE(lm_tiny, *tests::needs_ort_case(lm)) { round_trip(lm, 1e-4); }
+BOOST_AUTO_TEST_CASE(ppocr_cls_qdq, *tests::needs_ort_case(cls_qdq)) { round_trip(cls_qdq, 0.1); }
+BOOST_AUTO_TEST_CASE(ppocr_rec_qdq, *tests::needs_ort_case(rec_qdq)) { round_trip(rec_qdq, 0.1); }
+BOOST_AUTO_TEST_CASE(ppocr_det_qdq, *tests::needs_ort_case(det_qdq)) { round_trip(det_qdq, 0.1); }
 
 BOOST_AUTO_TEST_CASE(unwritable_ops_are_named) {
   tests::builder b;

@@ -21,10 +21,12 @@ const std::vector<std::string>& int8_op_types() {
   return types;
 }
 
-/// How far (relative) a weight may lie from its int8 grid point: a per-channel factor that the
-/// graph passes folded into DequantizeLinear'd weights (fold_conv_affine: PP-OCR's learnable
-/// affine blocks) leaves each weight within a few float roundings of q * (scale * factor).
-constexpr float kGridTolerance = 1.f / (1 << 20);
+/// How far a weight may lie from its int8 grid point, in grid steps: a per-channel factor that
+/// the graph passes folded into DequantizeLinear'd weights (fold_conv_affine: PP-OCR's learnable
+/// affine blocks) leaves each weight within a few float roundings of q * (scale * factor), and
+/// OpenVINO's int8 IRs subtract zero points of +-2^-17 (float residue of their quantizer) from
+/// int8 weights. 1/4096 of a step is far below what the quantization itself moves a weight.
+constexpr float kGridTolerance = 1.f / (1 << 12);
 
 bool exact_int8(const Tensor& w, std::size_t axis, Tensor& q, std::vector<float>& scale) {
   if (w.get_element_type() != element_type::f32 || axis >= w.get_shape().size()) return false;
@@ -58,7 +60,7 @@ bool exact_int8(const Tensor& w, std::size_t axis, Tensor& q, std::vector<float>
         for (int64_t o = 0; o < outer && good; ++o)
           for (int64_t i = 0; i < inner && good; ++i) {
             const float v = wp[at(o, i)], r = std::nearbyint(v / cand);
-            good = r >= -128.f && r <= 127.f && std::fabs(r * cand - v) <= kGridTolerance * std::fabs(v);
+            good = r >= -128.f && r <= 127.f && std::fabs(v / cand - r) <= kGridTolerance;
             if (good) qp[at(o, i)] = static_cast<int8_t>(r);
           }
         if (good) {
@@ -87,8 +89,12 @@ dnnl::primitive_attr site_attr(const graph::Op& op, const int8_site& s, int chan
     attr.set_post_ops(po);
   }
   if (!s.w_scale.empty()) {
-    std::vector<float> sc(s.w_scale.size());
-    for (std::size_t i = 0; i < sc.size(); ++i) sc[i] = s.x_scale * s.w_scale[i];
+    const std::size_t n = std::max(s.w_scale.size(), s.y_channel_scale.size());
+    std::vector<float> sc(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      sc[i] = s.x_scale * s.w_scale[s.w_scale.size() > 1 ? i : 0];
+      if (!s.y_channel_scale.empty()) sc[i] /= s.y_channel_scale[i];
+    }
     attr.set_output_scales(sc.size() > 1 ? 1 << channel_dim : 0, sc);
   }
   if (s.x_zp != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {s.x_zp});

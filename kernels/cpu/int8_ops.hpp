@@ -38,6 +38,9 @@ struct int8_site {
   graph::ValueId y = graph::no_value; ///< the value the primitive writes
   bool requantize = false;            ///< y = QuantizeLinear(result, y_scale, y_zp)
   float y_scale = 1.f;
+  /// y's scales per output channel (folded into the output scales): only behind no activation
+  /// or one that commutes with a positive factor (Relu, LeakyRelu); y_scale is then 1.
+  std::vector<float> y_channel_scale;
   int32_t y_zp = 0;
   std::vector<std::size_t> absorbed;  ///< ops besides the site's own that it replaces
   dnnl::convolution_forward::primitive_desc conv_pd;

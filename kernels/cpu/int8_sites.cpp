@@ -107,10 +107,53 @@ private:
     return conv ? s.w.get_shape().size() >= 3 : s.w.get_shape().size() == 2;
   }
 
+  /// A DequantizeLinear along axis 1 (scales per channel, one zero point for all, as OpenVINO's
+  /// per-channel FakeQuantize of activations reads): its input as a site's, with scale 1; the
+  /// scales go into `per_channel`.
+  bool channel_quantized_input(const Op& dq, int8_site& s, std::vector<float>& per_channel) const {
+    const ValueId x = input_or_none(dq, 0);
+    if (x == no_value || g_.is_constant(x) || !quantized_type(g_.value(x).type) || !g_.value(x).shape.is_static()) return false;
+    const Shape xs = b_.shape(x);
+    int64_t axis = dq.attr_int("axis", 1);
+    if (axis < 0) axis += static_cast<int64_t>(xs.size());
+    if (xs.size() < 3 || axis != 1 || !channel_scales(g_, input_or_none(dq, 1), xs[1], per_channel) || per_channel.size() < 2)
+      return false;
+    auto zp = input_or_none(dq, 2) == no_value ? std::optional<std::vector<double>>(std::vector<double>{0})
+                                               : constant_values(g_, input_or_none(dq, 2));
+    if (!zp || zp->empty() || std::any_of(zp->begin(), zp->end(), [&](double z) { return z != zp->front(); })) return false;
+    s.x = x;
+    s.x_scale = 1.f;
+    s.x_zp = static_cast<int32_t>(zp->front());
+    return true;
+  }
+
+  /// A QuantizeLinear with scales per output channel (axis 1 of a convolution's result) and one
+  /// zero point: folded into the output scales when the fused activation commutes with them.
+  bool channel_requantize(const Op& op, const Op& q, int64_t channels, int8_site& s) const {
+    const std::string act = op.attr_string("activation", "");
+    if (!s.is_conv || (!act.empty() && act != "Relu" && act != "LeakyRelu")) return false;
+    int64_t axis = q.attr_int("axis", 1);
+    if (axis < 0) axis += static_cast<int64_t>(b_.shape(input_or_none(q, 0)).size());
+    std::vector<float> scales;
+    if (axis != 1 || !channel_scales(g_, input_or_none(q, 1), channels, scales) || scales.size() < 2) return false;
+    auto zp = input_or_none(q, 2) == no_value ? std::optional<std::vector<double>>(std::vector<double>{0})
+                                              : constant_values(g_, input_or_none(q, 2));
+    if (!zp || zp->empty() || std::any_of(zp->begin(), zp->end(), [&](double z) { return z != zp->front(); })) return false;
+    s.y_channel_scale = std::move(scales);
+    s.y_scale = 1.f;
+    s.y_zp = static_cast<int32_t>(zp->front());
+    return true;
+  }
+
   bool qdq(const Op& op, int8_site& s) {
     const Op* dq = producer(input_or_none(op, 0));
-    if (!dq || dq->type != "DequantizeLinear" || !dq->domain.empty() || input_or_none(*dq, 1) == no_value ||
-        !quantized_input(input_or_none(*dq, 0), input_or_none(*dq, 1), input_or_none(*dq, 2), s))
+    if (!dq || dq->type != "DequantizeLinear" || !dq->domain.empty() || input_or_none(*dq, 1) == no_value) return false;
+    // Scales per input channel fold into the weights' when each group reads one channel
+    // (depthwise convolutions): every output channel then sees one input scale.
+    std::vector<float> x_channel_scale;
+    if (!quantized_input(input_or_none(*dq, 0), input_or_none(*dq, 1), input_or_none(*dq, 2), s) &&
+        (op.type != "Conv" || !channel_quantized_input(*dq, s, x_channel_scale) ||
+         op.attr_int("group", 1) != static_cast<int64_t>(x_channel_scale.size())))
       return false;
     const ValueId W = input_or_none(op, 1);
     if (!g_.is_constant(W)) return false;
@@ -122,6 +165,10 @@ private:
       s.is_conv = true;
       if (w.get_shape().size() < 3 || !exact_int8(w, 0, s.w, s.w_scale)) return false;
       channels = w.get_shape()[0];
+      if (!x_channel_scale.empty()) {
+        const int64_t per_group = channels / static_cast<int64_t>(x_channel_scale.size());
+        for (int64_t o = 0; o < channels; ++o) s.w_scale[static_cast<std::size_t>(o)] *= x_channel_scale[static_cast<std::size_t>(o / per_group)];
+      }
       if (input_or_none(op, 2) != no_value && !(bias = constant_values(g_, input_or_none(op, 2)))) return false;
     } else if (op.type == "MatMul") {
       if (w.get_shape().size() != 2 || !exact_int8(w, 1, s.w, s.w_scale)) return false;
@@ -158,11 +205,16 @@ private:
       const Op& q = g_.ops[rd[0]];
       int32_t zp = 0;
       float scale = 1.f;
-      if (q.type == "QuantizeLinear" && q.domain.empty() && input_or_none(q, 0) == s.y && quantized_type(g_.value(q.outputs[0]).type) &&
-          scalar_scale(g_, input_or_none(q, 1), scale) && scalar_zp(g_, input_or_none(q, 2), zp)) {
+      const bool quantize = q.type == "QuantizeLinear" && q.domain.empty() && input_or_none(q, 0) == s.y &&
+                            quantized_type(g_.value(q.outputs[0]).type);
+      if (quantize && (scalar_scale(g_, input_or_none(q, 1), scale) && scalar_zp(g_, input_or_none(q, 2), zp))) {
         s.requantize = true;
         s.y_scale = scale;
         s.y_zp = zp;
+        s.y = q.outputs[0];
+        s.absorbed.push_back(rd[0]);
+      } else if (quantize && channel_requantize(op, q, channels, s)) {
+        s.requantize = true;
         s.y = q.outputs[0];
         s.absorbed.push_back(rd[0]);
       }

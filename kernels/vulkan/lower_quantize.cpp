@@ -1,5 +1,5 @@
-/// The dynamic-quantization ops onnxruntime's quantize_dynamic writes (shaders/quantize.comp):
-/// DequantizeLinear, DynamicQuantizeLinear and MatMulInteger, on u8/i8 bytes packed in words,
+/// The quantization ops of QDQ models, OpenVINO's int8 IRs and onnxruntime's quantize_dynamic
+/// (shaders/quantize.comp): QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear and MatMulInteger, on u8/i8 bytes packed in words,
 /// with zero points and scales known at compile time or only at run time.
 #include <troupe/exception.hpp>
 
@@ -10,13 +10,13 @@ namespace troupe::kernels::vulkan {
 
 namespace {
 
-/// DequantizeLinear: x u8/i8/i32; scale f32 scalar or 1-D along `axis`; zp x's type, as scale.
-std::string dequantize_check(const graph::Graph& g, const graph::Op& op) {
-  const auto xt = g.value(op.inputs[0]).type;
-  if (!is_int8(xt) && xt != element_type::i32) return "x of type " + to_string(xt) + " has no Vulkan shader (u8, i8, i32)";
+/// The scale (f32, a scalar or 1-D along `axis` of the quantized tensor `q`) and zero point (of
+/// `q`'s type, shaped as the scale) of QuantizeLinear and DequantizeLinear.
+std::string scale_check(const graph::Graph& g, const graph::Op& op, graph::ValueId q) {
+  const auto qt = g.value(q).type;
   if (g.value(op.inputs[1]).type != element_type::f32) return std::string("the scale must be float32");
   if (op.attr_int("block_size", 0) != 0) return std::string("blocked quantization (block_size) has no Vulkan shader");
-  const Shape x = shape_of(g, op.inputs[0]), s = shape_of(g, op.inputs[1]);
+  const Shape x = shape_of(g, q), s = shape_of(g, op.inputs[1]);
   const int64_t n = shape_size(s);
   if (n != 1) {
     if (s.size() != 1) return std::string("the scale must be a scalar or 1-D");
@@ -27,32 +27,61 @@ std::string dequantize_check(const graph::Graph& g, const graph::Op& op) {
              to_string(x);
   }
   if (given(op, 2)) {
-    if (g.value(op.inputs[2]).type != xt) return std::string("the zero point must have x's type");
+    if (g.value(op.inputs[2]).type != qt) return std::string("the zero point must have the quantized tensor's type");
     if (shape_size(shape_of(g, op.inputs[2])) != n) return std::string("the zero point must have the scale's shape");
   }
   return "";
 }
 
-void dequantize(op_builder& b) {
-  const auto& g = b.graph();
-  const auto& op = b.op();
-  const Shape x = shape_of(g, op.inputs[0]);
-  const int64_t total = shape_size(x), c = shape_size(shape_of(g, op.inputs[1]));
-  if (total == 0) return;
+/// Specialization of the per-element variants: TOTAL, the integer kind, C and INNER of the
+/// scale's axis, HAS_ZP.
+spec_map per_axis_spec(const graph::Graph& g, const graph::Op& op, graph::ValueId q) {
+  const Shape x = shape_of(g, q);
+  const int64_t c = shape_size(shape_of(g, op.inputs[1]));
   int64_t inner = 1;
   if (c != 1) {
     int64_t axis = op.attr_int("axis", 1);
     if (axis < 0) axis += static_cast<int64_t>(x.size());
     for (std::size_t i = static_cast<std::size_t>(axis) + 1; i < x.size(); ++i) inner *= x[i];
   }
-  const bool zp = given(op, 2);
-  spec_map s{{0, static_cast<uint32_t>(total)},
-             {1, static_cast<uint32_t>(element_kind(g.value(op.inputs[0]).type))},
-             {2, static_cast<uint32_t>(c)},
-             {3, static_cast<uint32_t>(inner)},
-             {4, zp ? 1u : 0u}};
-  b.dispatch("dequantize", std::move(s), {b.input(0), b.input(1), zp ? b.input(2) : b.input(0), b.output(0)},
-             static_cast<uint64_t>(total));
+  return spec_map{{0, static_cast<uint32_t>(shape_size(x))},
+                  {1, static_cast<uint32_t>(element_kind(g.value(q).type))},
+                  {2, static_cast<uint32_t>(c)},
+                  {3, static_cast<uint32_t>(inner)},
+                  {4, given(op, 2) ? 1u : 0u}};
+}
+
+/// DequantizeLinear: x u8/i8/i32 to f32.
+std::string dequantize_check(const graph::Graph& g, const graph::Op& op) {
+  const auto xt = g.value(op.inputs[0]).type;
+  if (!is_int8(xt) && xt != element_type::i32) return "x of type " + to_string(xt) + " has no Vulkan shader (u8, i8, i32)";
+  return scale_check(g, op, op.inputs[0]);
+}
+
+void dequantize(op_builder& b) {
+  const auto& g = b.graph();
+  const auto& op = b.op();
+  const int64_t total = shape_size(shape_of(g, op.inputs[0]));
+  if (total == 0) return;
+  b.dispatch("dequantize", per_axis_spec(g, op, op.inputs[0]),
+             {b.input(0), b.input(1), given(op, 2) ? b.input(2) : b.input(0), b.output(0)}, static_cast<uint64_t>(total));
+}
+
+/// QuantizeLinear: f32 to u8/i8 (the int8 activations of QDQ models and of OpenVINO's int8 IRs).
+std::string quantize_check(const graph::Graph& g, const graph::Op& op) {
+  if (g.value(op.inputs[0]).type != element_type::f32) return std::string("x must be float32");
+  const auto yt = g.value(op.outputs[0]).type;
+  if (!is_int8(yt)) return "y of type " + to_string(yt) + " has no Vulkan shader (u8, i8)";
+  return scale_check(g, op, op.outputs[0]);
+}
+
+void quantize(op_builder& b) {
+  const auto& g = b.graph();
+  const auto& op = b.op();
+  const int64_t total = shape_size(shape_of(g, op.inputs[0]));
+  if (total == 0) return;
+  b.dispatch("quantize", per_axis_spec(g, op, op.outputs[0]),
+             {b.input(0), b.input(1), given(op, 2) ? b.input(2) : b.input(0), b.output(0)}, static_cast<uint64_t>((total + 3) / 4));
 }
 
 std::string dynamic_quantize_check(const graph::Graph& g, const graph::Op& op) {
@@ -145,6 +174,9 @@ void add_quantize_rules(rule_table& t) {
   t["DequantizeLinear"] = {dequantize_check, dequantize,
                            "x u8, i8 or i32; scale f32, a scalar or one per index of `axis`; zero point of x's type, "
                            "shaped as the scale; no block_size"};
+  t["QuantizeLinear"] = {quantize_check, quantize,
+                         "x f32; y u8 or i8; scale f32, a scalar or one per index of `axis`; zero point of y's type, "
+                         "shaped as the scale; no block_size"};
   t["DynamicQuantizeLinear"] = {dynamic_quantize_check, dynamic_quantize,
                                 "x f32; y u8, scale and zero point computed on the GPU (as the reference, byte for byte)"};
   t["MatMulInteger"] = {matmul_integer_check, matmul_integer,
