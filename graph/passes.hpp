@@ -55,6 +55,10 @@ void fuse_layer_norm(Graph& g);
 /// Needs the input's rank (run after shape inference, which accepts the legacy form).
 void upgrade_legacy_prelu(Graph& g);
 
+/// A PRelu with one constant slope for every element becomes LeakyRelu(alpha = slope): the
+/// same values, and an activation the devices fuse into the op before it.
+void scalar_prelu_as_leaky_relu(Graph& g);
+
 /// Removes Identity and inference-mode Dropout (mask unused); a graph output keeps its name.
 void eliminate_identities(Graph& g);
 

@@ -8,6 +8,7 @@ void rewrite(Graph& g) {
   // into the next Conv's weights and leave x * Clip(x + 3, 0, 6) as two ops (an Add with a
   // fused Clip, then a Mul) where one HardSwish fuses into its Conv as a post-op.
   eliminate_identities(g);
+  scalar_prelu_as_leaky_relu(g);
   fuse_hardswish(g);
   fuse_gelu(g);
   fuse_layer_norm(g);

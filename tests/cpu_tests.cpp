@@ -106,6 +106,48 @@ BOOST_AUTO_TEST_CASE(query_names_missing_kernel) {
   BOOST_TEST(s.reason.find("NoSuchOp") != std::string::npos);
 }
 
+BOOST_AUTO_TEST_CASE(prelu_runs_on_onednn) {
+  // A slope per channel ([C, 1, 1], as the IR reader and opset >= 7 exporters write it) after a
+  // convolution whose output is blocked, and one on plain input: oneDNN's jit prelu, not the
+  // reference kernel. A slope of x's trailing dims is right whichever kernel takes it.
+  builder b;
+  auto x = b.input({2, 16, 9, 11});
+  auto c = b.op("Conv", {x, b.weights({24, 16, 3, 3})}, {{"pads", ints{1, 1, 1, 1}}});
+  b.output(b.op("PRelu", {c, b.weights({24, 1, 1})}));
+  b.output(b.op("PRelu", {x, b.weights({16, 1, 1})}));
+  b.output(b.op("PRelu", {x, b.weights({9, 11})}));
+  const auto prof = check(b.g);
+  int jit = 0;
+  for (const auto& p : prof) jit += p.node_type == "PRelu" && p.exec_type.rfind("ref", 0) != 0;
+  BOOST_TEST(jit >= 2);
+}
+
+BOOST_AUTO_TEST_CASE(scalar_prelu_becomes_leaky_relu_fused_into_its_conv) {
+  // One slope for every element (OpenVINO's Caffe models: landmarks-regression-retail-0009) is
+  // LeakyRelu, which fuses into the convolution: one step, the same values.
+  builder b;
+  auto x = b.input({1, 8, 12, 12});
+  auto c = b.op("Conv", {x, b.weights({16, 8, 3, 3}), b.weights({16})}, {{"pads", ints{1, 1, 1, 1}}});
+  Tensor slope(element_type::f32, {1});
+  slope.data<float>()[0] = 0.125f;
+  b.output(b.op("PRelu", {c, b.constant(slope)}));
+  graph::Graph g = b.g;
+  graph::rewrite(g);
+  int prelu = 0, leaky = 0;
+  for (const auto& op : g.ops) {
+    prelu += op.type == "PRelu";
+    leaky += op.type == "LeakyRelu" || op.attr_string("activation", "") == "LeakyRelu";
+  }
+  BOOST_TEST(prelu == 0);
+  BOOST_TEST(leaky == 1);
+  int separate = 0;
+  for (const auto& p : check(g)) separate += p.node_type == "LeakyRelu" || p.node_type == "PRelu";
+  BOOST_TEST(separate == 0); // a post-op of the Conv (only reorders beside it)
+  Tensor in = random_tensor({1, 8, 12, 12}, 5);
+  const auto before = run_reference(b.g, {in}), after = run_reference(g, {in});
+  BOOST_TEST(std::memcmp(before[0].data(), after[0].data(), before[0].get_byte_size()) == 0);
+}
+
 BOOST_AUTO_TEST_CASE(conv_groups_stride_pads_bias_relu) {
   builder b;
   auto x = b.input({2, 8, 11, 13});

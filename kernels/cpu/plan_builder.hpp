@@ -147,6 +147,8 @@ bool add_native_depthwise(plan_builder& b, const graph::Op& op, const dnnl::conv
 /// (f32 or bf16), on channel_scale; with the Add of the map that reads the product
 /// (x * s + x) in the same step. False (nothing added) for other cases.
 bool add_native_channel_scale(plan_builder& b, const graph::Op& mul);
+/// PRelu on oneDNN's prelu primitive (prelu.cpp); false where the slope does not broadcast.
+bool build_prelu(plan_builder& b, const graph::Op& op);
 /// Whether the oneDNN path handles this op type with these element types at all.
 bool dnnl_handles(const graph::Graph& g, const graph::Op& op, std::string* why);
 
