@@ -7,6 +7,7 @@
 #include <troupe/troupe.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -28,9 +29,17 @@ namespace {
 const char* const cls_name = "ch_ppocr_mobile_v2.0_cls_infer";
 std::string cls_path() { return tests::data_path(std::string("models/") + cls_name + ".onnx").string(); }
 
-/// bin/ov_<name> (beside this test) with `args`: its output; a failed run fails the case.
+/// The samples' folder: TROUPE_OV_EXAMPLES_DIR (tests/install/check_install.sh points it at the
+/// samples built against the installed package), else beside this test (the build tree's).
+fs::path examples_dir() {
+  if (const char* d = std::getenv("TROUPE_OV_EXAMPLES_DIR"); d && *d) return d;
+  return fs::read_symlink("/proc/self/exe").parent_path();
+}
+
+/// ov_<name> with `args`: its output; a failed run fails the case.
 std::string run_example(const std::string& name, const std::string& args) {
-  const auto bin = fs::read_symlink("/proc/self/exe").parent_path() / ("ov_" + name);
+  const auto bin = examples_dir() / ("ov_" + name);
+  BOOST_TEST_REQUIRE(fs::exists(bin), bin.string() << " does not exist");
   const auto r = tests::run_command(bin.string() + " " + args + " 2>&1");
   BOOST_TEST_REQUIRE(r.has_value());
   BOOST_TEST_REQUIRE(r->code == 0, "ov_" << name << " " << args << " exited with " << r->code << ":\n" << r->out);

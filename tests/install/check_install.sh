@@ -134,12 +134,17 @@ grep -q "^troupe $(sed -n 's/^project(troupe VERSION \([0-9.]*\).*/\1/p' "$src/C
   fail "troupe::version() does not print the project version: $out"
 compare "$out"
 
-# OpenVINO's hello_classification on troupe/openvino.hpp, built against the package as a port
-# from OpenVINO would be: it runs and prints what the build tree's copy prints.
+# OpenVINO's samples on troupe/openvino.hpp (examples/openvino), built against the package as a
+# port from OpenVINO would be. hello_classification runs and prints what the build tree's copy
+# prints; in the shared install (what the .deb packages hold) every sample is built and
+# openvino_examples_tests runs them all (CPU; GPU, HETERO, MULTI and AUTO where a GPU is), each
+# against troupe's native API.
 cmake -S "$src/examples/openvino" -B "$work/ov-consumer" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$prefix" >"$work/ov-configure.log" || { cat "$work/ov-configure.log"; fail "examples/openvino configure failed"; }
-ninja -C "$work/ov-consumer" ov_hello_classification >"$work/ov-build.log" ||
-  { cat "$work/ov-build.log"; fail "examples/openvino's hello_classification does not build against the package"; }
+ov_targets=(ov_hello_classification)
+[ "$mode" = shared ] && ov_targets=(all)
+ninja -C "$work/ov-consumer" "${ov_targets[@]}" >"$work/ov-build.log" ||
+  { cat "$work/ov-build.log"; fail "examples/openvino does not build against the package"; }
 ov_out=$("$work/ov-consumer/ov_hello_classification" "$model" CPU | grep '^result:') ||
   fail "ov_hello_classification against the package failed"
 if [ -x "$build/bin/ov_hello_classification" ]; then
@@ -147,6 +152,19 @@ if [ -x "$build/bin/ov_hello_classification" ]; then
     fail "ov_hello_classification against the package printed '$ov_out', the build tree's copy differs"
 fi
 echo "ov_hello_classification (installed package): $ov_out"
+if [ "$mode" = shared ]; then
+  samples=$(cd "$work/ov-consumer" && ls ov_* | tr '\n' ' ')
+  [ "$(echo "$samples" | wc -w)" -eq "$(ls "$src"/examples/openvino/*.cpp | wc -l)" ] ||
+    fail "not every sample of examples/openvino was built: $samples"
+  # The samples must use the package's libtroupe.so, not one from the build tree.
+  ldd "$work/ov-consumer/ov_hello_classification" | grep -q "$prefix/$libdir/libtroupe.so" ||
+    fail "ov_hello_classification does not load $prefix/$libdir/libtroupe.so: $(ldd "$work/ov-consumer/ov_hello_classification" | grep troupe)"
+  if [ -x "$build/bin/openvino_examples_tests" ]; then
+    TROUPE_OV_EXAMPLES_DIR="$work/ov-consumer" "$build/bin/openvino_examples_tests" >"$work/ov-examples.log" 2>&1 ||
+      { tail -n 30 "$work/ov-examples.log"; fail "openvino_examples_tests on the samples built against the package failed"; }
+    echo "openvino_examples_tests passed on the package's samples ($samples)"
+  fi
+fi
 
 # pkg-config.
 flags=$(PKG_CONFIG_PATH=$prefix/$libdir/pkgconfig pkg-config --cflags --libs troupe) || fail "pkg-config troupe failed"
