@@ -1,5 +1,6 @@
 /// IR network ops -> ONNX: convolutions (grouped and transposed), pooling, BatchNormInference,
 /// MVN and NormalizeL2 (decomposed), LRN, MatMul, the Reduce ops, Interpolate.
+#include "graph/ir_integer_recovery.hpp"
 #include "graph/ir_op_mapping.hpp"
 
 #include <algorithm>
@@ -56,10 +57,16 @@ std::pair<ValueId, int64_t> merge_groups(builder& b, std::size_t index) {
   return {b.op("Reshape", {b.input(index), b.i64s(merged)}), ps.dims[0]};
 }
 
+/// Conv, or ConvInteger where the operands are i32 arithmetic on int8 values (integer_product).
+ValueId conv_or_integer(builder& b, ValueId x, ValueId w, const std::map<std::string, AttributeValue>& a) {
+  if (auto integer = integer_product(b, x, w, a, true)) return *integer;
+  return b.op("Conv", {x, w}, a);
+}
+
 std::vector<ValueId> convolution(builder& b) {
   std::map<std::string, AttributeValue> a;
   window_attrs(b, a, true);
-  return {b.op("Conv", {b.input(0), b.input(1)}, a)};
+  return {conv_or_integer(b, b.input(0), b.input(1), a)};
 }
 
 std::vector<ValueId> group_convolution(builder& b) {
@@ -67,7 +74,7 @@ std::vector<ValueId> group_convolution(builder& b) {
   window_attrs(b, a, true);
   auto [w, groups] = merge_groups(b, 1);
   a["group"] = groups;
-  return {b.op("Conv", {b.input(0), w}, a)};
+  return {conv_or_integer(b, b.input(0), w, a)};
 }
 
 std::vector<ValueId> backprop(builder& b, bool grouped) {
@@ -200,6 +207,8 @@ ValueId transposed(builder& b, std::size_t i) {
 std::vector<ValueId> matmul(builder& b) {
   ValueId a = b.flag("transpose_a", false) ? transposed(b, 0) : b.input(0);
   ValueId c = b.flag("transpose_b", false) ? transposed(b, 1) : b.input(1);
+  if (a == b.input(0) && c == b.input(1))
+    if (auto integer = integer_product(b, a, c, {}, false)) return {*integer};
   return {b.op("MatMul", {a, c})};
 }
 

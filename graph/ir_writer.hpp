@@ -92,7 +92,10 @@ private:
 /// Writes one op; throws naming the op when it has no IR equivalent.
 using op_writer = std::function<void(emitter&, const Op&)>;
 const std::map<std::string, op_writer>& op_writers();
-/// QuantizeLinear and DequantizeLinear (ir_writer_quantize.cpp).
+/// QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, MatMulInteger (ir_writer_quantize.cpp).
 void add_quantize_writers(std::map<std::string, op_writer>& m);
+/// An operand of an integer product: Convert(q, i32), minus Convert(zp, i32) when zp is given
+/// (a constant zero point reshaped to `zp_shape` unless that is empty).
+out_ref integer_operand(emitter& e, ValueId q, ValueId zp, const Shape& zp_shape);
 
 } // namespace troupe::graph::ir

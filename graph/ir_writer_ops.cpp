@@ -305,6 +305,38 @@ void conv(emitter& e, const Op& op, bool transposed) {
   add_bias(c, y, rank);
 }
 
+/// ConvInteger: Convolution (or GroupConvolution) of the operands as i32 minus their zero
+/// points; the int8 weights stay int8 in the weights file (Convert in the graph).
+void conv_integer(emitter& e, const Op& op) {
+  ctx c{e, op, e.graph()};
+  const Tensor* w = c.constant(1);
+  if (!w) c.fail("weights computed at run time have no IR form here");
+  const std::size_t rank = w->get_shape().size();
+  if (rank < 3) c.fail("the weights need at least 3 dims");
+  const int64_t groups = op.attr_int("group", 1), out_channels = w->get_shape()[0];
+  if (groups < 1 || out_channels % groups) c.fail("the weights' first dim does not split into " + std::to_string(groups) + " groups");
+  Shape ws = w->get_shape(), zs(rank, 1);
+  zs[0] = out_channels;
+  if (groups > 1) {
+    ws = {groups, out_channels / groups};
+    ws.insert(ws.end(), w->get_shape().begin() + 1, w->get_shape().end());
+    zs = Shape(rank + 1, 1);
+    zs[0] = groups;
+    zs[1] = out_channels / groups;
+  }
+  // The weights as a constant of their written shape (grouped: [G, O/G, I/G, k...]).
+  out_ref wi = e.layer1("Convert", "opset1", {{"destination_type", "i32"}}, {e.constant(w->clone().reshaped(ws))}, element_type::i32, PartialShape(ws));
+  if (c.has(3)) {
+    const Tensor* z = c.constant(3);
+    if (!z) c.fail("a weight zero point computed at run time has no IR form here");
+    const out_ref zc = e.constant(z->get_size() == 1 ? z->clone() : z->clone().reshaped(zs));
+    const out_ref zi = e.layer1("Convert", "opset1", {{"destination_type", "i32"}}, {zc}, element_type::i32, zc.shape);
+    wi = e.layer1("Subtract", "opset1", numpy, {wi, zi}, element_type::i32, PartialShape(ws));
+  }
+  const out_ref x = integer_operand(e, op.inputs.at(0), c.has(2) ? op.inputs[2] : no_value, {});
+  c.out(groups > 1 ? "GroupConvolution" : "Convolution", "opset1", window(c, rank - 2, true), {x, wi});
+}
+
 void batch_norm(emitter& e, const Op& op) {
   ctx c{e, op, e.graph()};
   if (op.attr_int("training_mode", 0) != 0 || c.used(1) || c.used(2))
@@ -809,6 +841,7 @@ const std::map<std::string, op_writer>& op_writers() {
             {c.in(0), c.in(1)});
     };
     r["LRN"] = lrn;
+    r["ConvInteger"] = conv_integer;
     add_quantize_writers(r);
     return r;
   }();

@@ -7,6 +7,13 @@
 ///    of constant int8 weights, OpenVINO's compressed weights;
 ///  - a QuantizeLinear on its own is Divide, Round (half to even), Add, Clamp, Convert.
 /// Scales and zero points must be constants (they are in what quantizers write).
+/// onnxruntime's quantize_dynamic ops as the arithmetic their definitions give (OpenVINO's ONNX
+/// frontend writes them so too; troupe's reader gathers them back, ir_integer_recovery.cpp):
+///  - DynamicQuantizeLinear: ReduceMin/ReduceMax over every axis, the range with 0, the scale
+///    (a range of zeros divides by 1 instead: y and the zero point are 0, as ONNX's reference),
+///    the rounded zero point, then x quantized as QuantizeLinear is;
+///  - MatMulInteger and ConvInteger: each operand Convert to i32 minus its zero point, then
+///    MatMul or (Group)Convolution on i32.
 #include "graph/ir_writer.hpp"
 
 #include <troupe/exception.hpp>
@@ -132,11 +139,78 @@ void dequantize(emitter& e, const Op& op) {
   e.bind(op.outputs[0], e.layer1("Multiply", "opset1", numpy, {x, e.constant(p.shaped(p.scale, ft))}, ft, s));
 }
 
+void dynamic_quantize(emitter& e, const Op& op) {
+  const Graph& g = e.graph();
+  const ValueId X = op.inputs.at(0);
+  const PartialShape& xs = g.value(X).shape;
+  if (!xs.rank_known) fail("x of unknown rank has no IR form here (its range is reduced over every axis)");
+  if (g.value(X).type != element_type::f32) fail("x must be f32");
+  const element_type f = element_type::f32;
+  const PartialShape one = PartialShape(Shape{});
+  std::vector<int64_t> all(xs.rank());
+  for (std::size_t k = 0; k < all.size(); ++k) all[k] = static_cast<int64_t>(k);
+  const out_ref x = e.value(X), axes = e.i64s(all), zero = e.scalar(0.0, f);
+  const attrs keep{{"keep_dims", "false"}};
+  const out_ref lo = e.layer1("Minimum", "opset1", numpy, {e.layer1("ReduceMin", "opset1", keep, {x, axes}, f, one), zero}, f, one);
+  const out_ref hi = e.layer1("Maximum", "opset1", numpy, {e.layer1("ReduceMax", "opset1", keep, {x, axes}, f, one), zero}, f, one);
+  const attrs div{{"auto_broadcast", "numpy"}, {"m_pythondiv", "true"}};
+  const out_ref scale = e.layer1("Divide", "opset1", div, {e.layer1("Subtract", "opset1", numpy, {hi, lo}, f, one), e.scalar(255.0, f)}, f, one);
+  const out_ref is_zero = e.layer1("Equal", "opset1", numpy, {scale, zero}, element_type::boolean, one);
+  const out_ref safe = e.layer1("Select", "opset1", numpy, {is_zero, e.scalar(1.0, f), scale}, f, one);
+  const attrs even{{"mode", "half_to_even"}}, byte{{"min", "0"}, {"max", "255"}};
+  const out_ref neg = e.layer1("Negative", "opset1", {}, {lo}, f, one);
+  const out_ref zpf =
+      e.layer1("Round", "opset5", even, {e.layer1("Clamp", "opset1", byte, {e.layer1("Divide", "opset1", div, {neg, safe}, f, one)}, f, one)}, f, one);
+  out_ref y = e.layer1("Round", "opset5", even, {e.layer1("Divide", "opset1", div, {x, safe}, f, xs)}, f, xs);
+  y = e.layer1("Clamp", "opset1", byte, {e.layer1("Add", "opset1", numpy, {y, zpf}, f, xs)}, f, xs);
+  const attrs to_u8{{"destination_type", "u8"}};
+  if (op.outputs.size() > 2 && op.outputs[2] != no_value) e.bind(op.outputs[2], e.layer1("Convert", "opset1", to_u8, {zpf}, element_type::u8, one));
+  if (op.outputs.size() > 1 && op.outputs[1] != no_value) e.bind(op.outputs[1], scale);
+  e.bind(op.outputs.at(0), e.layer1("Convert", "opset1", to_u8, {y}, element_type::u8, xs));
+}
+
+void matmul_integer(emitter& e, const Op& op) {
+  const Graph& g = e.graph();
+  auto has = [&](std::size_t i) { return i < op.inputs.size() && op.inputs[i] != no_value; };
+  // a's zero point: one, or one per row ([M] -> [M, 1]); b's: one, or one per column ([N]).
+  Shape a_zp;
+  if (has(2) && g.value(op.inputs[2]).shape.rank_known && g.value(op.inputs[2]).shape.rank() == 1) {
+    const int64_t m = g.value(op.inputs[2]).shape.dims[0];
+    if (m != 1) a_zp = Shape{m, 1};
+  }
+  const out_ref a = integer_operand(e, op.inputs.at(0), has(2) ? op.inputs[2] : no_value, a_zp);
+  const out_ref b = integer_operand(e, op.inputs.at(1), has(3) ? op.inputs[3] : no_value, {});
+  e.bind(op.outputs.at(0), e.layer1("MatMul", "opset1", {{"transpose_a", "false"}, {"transpose_b", "false"}}, {a, b}, element_type::i32,
+                                    g.value(op.outputs[0]).shape));
+}
+
 } // namespace
+
+out_ref integer_operand(emitter& e, ValueId q, ValueId zp, const Shape& zp_shape) {
+  const Graph& g = e.graph();
+  const element_type t = g.value(q).type;
+  if (t != element_type::u8 && t != element_type::i8) fail("an integer operand of type " + to_string(t) + " has no IR form here (u8, i8)");
+  const attrs to_i32{{"destination_type", "i32"}};
+  const PartialShape& s = g.value(q).shape;
+  out_ref r = e.layer1("Convert", "opset1", to_i32, {e.value(q)}, element_type::i32, s);
+  if (zp == no_value) return r;
+  out_ref z;
+  if (g.is_constant(zp)) {
+    const Tensor& c = *g.value(zp).constant;
+    z = e.constant(zp_shape.empty() || c.get_size() == 1 ? c.clone() : c.clone().reshaped(zp_shape));
+  } else {
+    if (!zp_shape.empty()) fail("a zero point per row computed at run time has no IR form here");
+    z = e.value(zp);
+  }
+  z = e.layer1("Convert", "opset1", to_i32, {z}, element_type::i32, z.shape);
+  return e.layer1("Subtract", "opset1", numpy, {r, z}, element_type::i32, s);
+}
 
 void add_quantize_writers(std::map<std::string, op_writer>& m) {
   m["QuantizeLinear"] = quantize;
   m["DequantizeLinear"] = dequantize;
+  m["DynamicQuantizeLinear"] = dynamic_quantize;
+  m["MatMulInteger"] = matmul_integer;
 }
 
 } // namespace troupe::graph::ir

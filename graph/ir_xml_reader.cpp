@@ -19,6 +19,7 @@
 #include <pugixml.hpp>
 
 #include "graph/ir_op_mapping.hpp"
+#include "graph/ir_integer_recovery.hpp"
 #include "graph/shape_inference.hpp"
 
 namespace troupe::graph {
@@ -388,6 +389,11 @@ private:
     g_.outputs = results;
     if (g_.outputs.empty()) fail("has no Result layer");
     rename_clashing_internal_values();
+    // quantize_dynamic's ops written as arithmetic: the ops again, their arithmetic dropped.
+    const bool integer_ops = std::any_of(g_.ops.begin(), g_.ops.end(), [](const Op& o) {
+      return o.type == "MatMulInteger" || o.type == "ConvInteger";
+    });
+    if (ir::recover_dynamic_quantize(g_) || integer_ops) g_.prune();
     infer_shapes(g_);
     return std::move(g_);
   }

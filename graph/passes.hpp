@@ -59,6 +59,10 @@ void upgrade_legacy_prelu(Graph& g);
 /// same values, and an activation the devices fuse into the op before it.
 void scalar_prelu_as_leaky_relu(Graph& g);
 
+/// ReduceMean / ReduceMax over every spatial axis of a rank >= 4 map (keepdims) becomes GlobalAveragePool /
+/// GlobalMaxPool: how IR spells the global pools, computed by the pooling kernels again.
+void reduce_as_global_pool(Graph& g);
+
 /// Removes Identity and inference-mode Dropout (mask unused); a graph output keeps its name.
 void eliminate_identities(Graph& g);
 

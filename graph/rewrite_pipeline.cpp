@@ -12,6 +12,8 @@ void rewrite(Graph& g) {
   fuse_hardswish(g);
   fuse_gelu(g);
   fuse_layer_norm(g);
+  // After fuse_layer_norm, which looks for ReduceMean.
+  reduce_as_global_pool(g);
   // A per-channel Add between a conv and its BN (a ConvTranspose's bias, exported apart) folds
   // into the BN first, so that the BN then folds into the conv in this same pass: the other
   // order left it to a second rewrite, which HETERO runs (once planned, once compiled) and a

@@ -939,7 +939,7 @@ void round_trip(const tests::ort_case& c, double ort_rel) {
   BOOST_TEST_REQUIRE(ir.outputs().size() == onnx.outputs().size());
   for (std::size_t k = 0; k < onnx.outputs().size(); ++k)
     BOOST_TEST(ir.output(k).get_any_name() == onnx.output(k).get_any_name());
-  std::map<std::string, int> int8_steps; // by "IR" / "ONNX"
+  std::map<std::string, int> int8_steps, ref_steps; // by "IR" / "ONNX"
   auto run = [&](Model m, const std::string& what) {
     m.reshape(shapes);
     auto compiled = core.compile_model(m, "CPU", {enable_profiling(true)});
@@ -948,13 +948,20 @@ void round_trip(const tests::ort_case& c, double ort_rel) {
     req.infer();
     std::vector<Tensor> out;
     for (std::size_t k = 0; k < m.outputs().size(); ++k) out.push_back(req.get_output_tensor(k).clone());
-    for (const auto& p : req.get_profiling_info()) int8_steps[what] += p.exec_type.find(" int8") != std::string::npos;
+    for (const auto& p : req.get_profiling_info()) {
+      int8_steps[what] += p.exec_type.find(" int8") != std::string::npos;
+      ref_steps[what] += p.exec_type.rfind("ref", 0) == 0;
+    }
     return out;
   };
   auto a = run(ir, "IR"), b = run(onnx, "ONNX");
   // Quantized models keep their int8 kernels through IR (QDQ pairs as FakeQuantize and back).
   std::cout << c.model << ": int8 primitives: " << int8_steps["IR"] << " from IR, " << int8_steps["ONNX"] << " from ONNX\n";
   BOOST_TEST(int8_steps["IR"] == int8_steps["ONNX"]);
+  // No op the ONNX model runs on a native or oneDNN kernel falls to a reference kernel after IR
+  // (quantize_dynamic's ops come back as themselves, ir_integer_recovery.cpp).
+  std::cout << c.model << ": reference-kernel steps: " << ref_steps["IR"] << " from IR, " << ref_steps["ONNX"] << " from ONNX\n";
+  BOOST_TEST(ref_steps["IR"] <= ref_steps["ONNX"]);
   for (std::size_t k = 0; k < a.size(); ++k) {
     BOOST_TEST_REQUIRE((a[k].get_shape() == b[k].get_shape()));
     auto x = floats(a[k]), y = floats(b[k]);
@@ -990,6 +997,10 @@ const tests::ort_case embedding{"oww_embedding", "1x76x32x1"};
 const tests::ort_case cls_qdq{"ch_ppocr_mobile_v2.0_cls_qdq", "1x3x48x192"};
 const tests::ort_case rec_qdq{"ch_PP-OCRv4_rec_qdq", "1x3x48x320"};
 const tests::ort_case det_qdq{"ch_PP-OCRv4_det_presigmoid_qdq", "1x3x320x320"};
+const tests::ort_case bert_int8{"bert_tiny_int8", "1x32"};
+const tests::ort_case lm_int8{"lm_tiny_int8", "1x32"};
+const tests::ort_case rec_dynint8{"ch_PP-OCRv4_rec_dynint8", "1x3x48x320"};
+const tests::ort_case det_dynint8{"ch_PP-OCRv4_det_presigmoid_dynint8", "1x3x320x320"};
 
 BOOST_AUTO_TEST_CASE(ppocr_cls, *tests::needs_ort_case(cls)) { round_trip(cls, 1e-4); }
 BOOST_AUTO_TEST_CASE(ppocr_det, *tests::needs_ort_case(det)) { round_trip(det, 1e-4); }
@@ -1002,6 +1013,51 @@ BOOST_AUTO_TEST_CASE(lm_tiny, *tests::needs_ort_case(lm)) { round_trip(lm, 1e-4)
 BOOST_AUTO_TEST_CASE(ppocr_cls_qdq, *tests::needs_ort_case(cls_qdq)) { round_trip(cls_qdq, 0.1); }
 BOOST_AUTO_TEST_CASE(ppocr_rec_qdq, *tests::needs_ort_case(rec_qdq)) { round_trip(rec_qdq, 0.1); }
 BOOST_AUTO_TEST_CASE(ppocr_det_qdq, *tests::needs_ort_case(det_qdq)) { round_trip(det_qdq, 0.1); }
+// onnxruntime's quantize_dynamic models: the bounds against onnxruntime are the model tests'
+// (transformer_model_tests.cpp bound_of: two int8 runtimes round differently).
+BOOST_AUTO_TEST_CASE(bert_tiny_int8, *tests::needs_ort_case(bert_int8)) { round_trip(bert_int8, 0.035); }
+BOOST_AUTO_TEST_CASE(lm_tiny_int8, *tests::needs_ort_case(lm_int8)) { round_trip(lm_int8, 0.2); }
+BOOST_AUTO_TEST_CASE(ppocr_rec_dynint8, *tests::needs_ort_case(rec_dynint8)) { round_trip(rec_dynint8, 0.13); }
+BOOST_AUTO_TEST_CASE(ppocr_det_dynint8, *tests::needs_ort_case(det_dynint8)) { round_trip(det_dynint8, 0.05); }
+
+BOOST_AUTO_TEST_CASE(dynamic_quantization_written_as_arithmetic_reads_back_as_its_ops) {
+  // quantize_dynamic's block: DynamicQuantizeLinear -> MatMulInteger (u8 x i8, per-column weight
+  // zero points) and -> a grouped ConvInteger. IR spells them as arithmetic; read back they are
+  // the ops again and compute the same bits, also on a range of zeros (scale 0: y and zero point 0).
+  tests::builder b;
+  auto x = b.input({2, 4, 6, 6});
+  const auto dql = b.g.ops.size();
+  b.op("DynamicQuantizeLinear", {x}, {}, 3);
+  const auto q = b.g.ops[dql].outputs;
+  Tensor w(element_type::i8, {6, 5}), wz(element_type::i8, {5}), cw(element_type::i8, {8, 2, 3, 3}), cz(element_type::i8, {8});
+  for (int64_t k = 0; k < w.get_size(); ++k) w.data<int8_t>()[k] = static_cast<int8_t>((k * 37) % 255 - 127);
+  for (int64_t k = 0; k < cw.get_size(); ++k) cw.data<int8_t>()[k] = static_cast<int8_t>((k * 53) % 255 - 127);
+  for (int64_t k = 0; k < 5; ++k) wz.data<int8_t>()[k] = static_cast<int8_t>(k - 2);
+  for (int64_t k = 0; k < 8; ++k) cz.data<int8_t>()[k] = static_cast<int8_t>(3 - k);
+  b.output(b.op("MatMulInteger", {q[0], b.constant(w), q[2], b.constant(wz)}));
+  b.output(b.op("ConvInteger", {q[0], b.constant(cw), q[2], b.constant(cz)}, {{"group", int64_t{2}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}}));
+  b.output(q[1]);
+  std::string xml, bin;
+  graph::write_ir(b.g, "dynamic_int8", xml, bin);
+  BOOST_TEST(xml.find("ReduceMin") != std::string::npos); // arithmetic in the file
+  graph::Graph back = graph::read_ir_memory(xml, bin.data(), bin.size(), "dynamic_int8.xml");
+  std::map<std::string, int> types;
+  for (const auto& op : back.ops) ++types[op.type];
+  BOOST_TEST(types["DynamicQuantizeLinear"] == 1);
+  BOOST_TEST(types["MatMulInteger"] == 1);
+  BOOST_TEST(types["ConvInteger"] == 1);
+  BOOST_TEST(types["ReduceMin"] == 0); // the arithmetic is gone
+  Tensor zeros(element_type::f32, {2, 4, 6, 6});
+  std::fill(zeros.data<float>(), zeros.data<float>() + zeros.get_size(), 0.0f);
+  for (const Tensor& in : {tests::random_tensor({2, 4, 6, 6}, 71, -3.0f, 5.0f), zeros}) {
+    const auto want = tests::run_reference(b.g, {in}), got = tests::run_reference(back, {in});
+    BOOST_TEST_REQUIRE(got.size() == want.size());
+    for (std::size_t k = 0; k < got.size(); ++k) {
+      BOOST_TEST((got[k].get_shape() == want[k].get_shape()));
+      BOOST_TEST(std::memcmp(got[k].data(), want[k].data(), want[k].get_byte_size()) == 0, "output " << k);
+    }
+  }
+}
 
 BOOST_AUTO_TEST_CASE(unwritable_ops_are_named) {
   tests::builder b;
