@@ -58,14 +58,18 @@ std::string dequantize_check(const graph::Graph& g, const graph::Op& op) {
   return scale_check(g, op, op.inputs[0]);
 }
 
-void dequantize(op_builder& b) {
+/// One of the per-element variants: x, scale, zero point (x again when none: never read), y;
+/// `per_invocation` elements an invocation.
+void per_axis_dispatch(op_builder& b, const char* shader, graph::ValueId q, int64_t per_invocation) {
   const auto& g = b.graph();
   const auto& op = b.op();
   const int64_t total = shape_size(shape_of(g, op.inputs[0]));
   if (total == 0) return;
-  b.dispatch("dequantize", per_axis_spec(g, op, op.inputs[0]),
-             {b.input(0), b.input(1), given(op, 2) ? b.input(2) : b.input(0), b.output(0)}, static_cast<uint64_t>(total));
+  b.dispatch(shader, per_axis_spec(g, op, q), {b.input(0), b.input(1), given(op, 2) ? b.input(2) : b.input(0), b.output(0)},
+             static_cast<uint64_t>((total + per_invocation - 1) / per_invocation));
 }
+
+void dequantize(op_builder& b) { per_axis_dispatch(b, "dequantize", b.op().inputs[0], 1); }
 
 /// QuantizeLinear: f32 to u8/i8 (the int8 activations of QDQ models and of OpenVINO's int8 IRs).
 std::string quantize_check(const graph::Graph& g, const graph::Op& op) {
@@ -75,14 +79,7 @@ std::string quantize_check(const graph::Graph& g, const graph::Op& op) {
   return scale_check(g, op, op.outputs[0]);
 }
 
-void quantize(op_builder& b) {
-  const auto& g = b.graph();
-  const auto& op = b.op();
-  const int64_t total = shape_size(shape_of(g, op.inputs[0]));
-  if (total == 0) return;
-  b.dispatch("quantize", per_axis_spec(g, op, op.outputs[0]),
-             {b.input(0), b.input(1), given(op, 2) ? b.input(2) : b.input(0), b.output(0)}, static_cast<uint64_t>((total + 3) / 4));
-}
+void quantize(op_builder& b) { per_axis_dispatch(b, "quantize", b.op().outputs[0], 4); } // four bytes a word
 
 std::string dynamic_quantize_check(const graph::Graph& g, const graph::Op& op) {
   if (g.value(op.inputs[0]).type != element_type::f32) return std::string("x must be float32");
