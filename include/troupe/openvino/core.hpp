@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <troupe/core.hpp>
+#include <troupe/export.hpp>
 #include <troupe/version.hpp>
 #include <troupe/openvino/any.hpp>
 #include <troupe/openvino/compiled_model.hpp>
@@ -42,10 +43,7 @@ using SupportedOpsMap = std::map<std::string, std::string>;
 class Core {
 public:
   /// OpenVINO's plugins.xml has no counterpart: a configuration file is an error.
-  explicit Core(const std::string& xml_config_file = {}) : core_(std::make_shared<troupe::Core>()) {
-    OPENVINO_ASSERT(xml_config_file.empty(), "ov::Core('", xml_config_file,
-                    "'): troupe has no plugin configuration file; its devices are built in");
-  }
+  TROUPE_API explicit Core(const std::string& xml_config_file = {});
 
   std::vector<std::string> get_available_devices() const { return core_->available_devices(); }
   /// Every device's entry carries troupe's version; an unknown device is an error naming it.
@@ -55,21 +53,15 @@ public:
   }
 
   /// ONNX; `bin_path` is unused for ONNX, as in OpenVINO (IR: see troupe::Core::read_model).
-  std::shared_ptr<Model> read_model(const std::string& model_path, const std::string& bin_path = {},
-                                    const AnyMap& properties = {}) const {
-    OPENVINO_ASSERT(properties.empty(), "read_model: troupe takes no reading properties (got ",
-                    properties.begin()->first, ")");
-    return std::make_shared<Model>(core_->read_model(model_path, bin_path));
-  }
+  TROUPE_API std::shared_ptr<Model> read_model(const std::string& model_path, const std::string& bin_path = {},
+                                               const AnyMap& properties = {}) const;
   /// A model from memory: IR text with its weights, or ONNX bytes (with an empty weights tensor).
   std::shared_ptr<Model> read_model(const std::string& model, const Tensor& weights) const {
     return std::make_shared<Model>(core_->read_model(model, weights));
   }
 
-  CompiledModel compile_model(const std::shared_ptr<const Model>& model, const std::string& device_name,
-                              const AnyMap& properties = {}) {
-    return CompiledModel(core_->compile_model(checked(model)->troupe_model(), device_name, detail::to_troupe(properties)));
-  }
+  TROUPE_API CompiledModel compile_model(const std::shared_ptr<const Model>& model, const std::string& device_name,
+                                         const AnyMap& properties = {});
   template <class... Props>
     requires detail::string_any_pairs<Props...>
   CompiledModel compile_model(const std::shared_ptr<const Model>& model, const std::string& device_name,
@@ -80,10 +72,8 @@ public:
   CompiledModel compile_model(const std::shared_ptr<const Model>& model, const AnyMap& properties = {}) {
     return compile_model(model, "AUTO", properties);
   }
-  CompiledModel compile_model(const std::string& model_path, const std::string& device_name,
-                              const AnyMap& properties = {}) {
-    return CompiledModel(core_->compile_model(model_path, device_name, detail::to_troupe(properties)));
-  }
+  TROUPE_API CompiledModel compile_model(const std::string& model_path, const std::string& device_name,
+                                         const AnyMap& properties = {});
   CompiledModel compile_model(const char* model_path, const std::string& device_name, const AnyMap& properties = {}) {
     return compile_model(std::string(model_path), device_name, properties);
   }

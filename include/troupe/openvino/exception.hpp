@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include <troupe/exception.hpp>
+#include <troupe/export.hpp>
 
 namespace ov {
 
@@ -26,13 +27,10 @@ template <class T> void append(std::string& s, const T& v) {
   }
 }
 
-/// "Check 'cond' failed at file:line:\n<message>", as OpenVINO words a failed check.
-[[noreturn]] inline void raise(const char* check, const char* file, int line, const std::string& message) {
-  std::string text = check ? "Check '" : "Exception from ";
-  if (check) text.append(check).append("' failed at ");
-  text.append(file).append(":").append(std::to_string(line)).append(":\n").append(message);
-  throw Exception(text);
-}
+/// "Check 'cond' failed at file:line:\n<message>", as OpenVINO words a failed check (in the
+/// library, runtime/openvino_api.cpp, as the other members below that a program would otherwise
+/// compile itself: troupe/openvino.hpp costs a program little more to compile than troupe.hpp).
+[[noreturn]] TROUPE_API void raise(const char* check, const char* file, int line, const std::string& message);
 
 template <class... Args>
 [[noreturn]] void fail(const char* check, const char* file, int line, const Args&... args) {

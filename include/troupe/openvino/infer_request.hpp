@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <troupe/compiled_model.hpp>
+#include <troupe/export.hpp>
 #include <troupe/infer_request.hpp>
 #include <troupe/profiling_info.hpp>
 #include <troupe/openvino/model.hpp>
@@ -36,13 +37,9 @@ public:
   Tensor get_tensor(const Output<const Node>& port) { return request_.get_tensor(port.get_any_name()); }
   Tensor get_tensor(const Output<Node>& port) { return request_.get_tensor(port.get_any_name()); }
   Tensor get_input_tensor(std::size_t i) { return request_.get_input_tensor(i); }
-  Tensor get_input_tensor() {
-    OPENVINO_ASSERT(compiled_.inputs().size() == 1, "get_input_tensor() without an index needs a model with one "
-                    "input; this one has ", compiled_.inputs().size());
-    return request_.get_input_tensor(0);
-  }
+  TROUPE_API Tensor get_input_tensor();
   Tensor get_output_tensor(std::size_t i) { return request_.get_output_tensor(i); }
-  Tensor get_output_tensor() { return request_.get_output_tensor(only_output().get_index()); }
+  TROUPE_API Tensor get_output_tensor();
 
   void infer() { request_.infer(); }
   void start_async() { request_.start_async(); }
@@ -62,12 +59,7 @@ public:
 
 private:
   bool valid() const noexcept { return compiled_.impl() != nullptr; }
-  troupe::Port only_output() const {
-    auto outs = compiled_.outputs();
-    OPENVINO_ASSERT(outs.size() == 1, "an output without an index needs a model with one output; this one has ",
-                    outs.size());
-    return outs[0];
-  }
+  TROUPE_API troupe::Port only_output() const;
 
   troupe::InferRequest request_;
   troupe::CompiledModel compiled_;

@@ -9,6 +9,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include <troupe/export.hpp>
 #include <troupe/model.hpp>
 #include <troupe/openvino/any.hpp>
 #include <troupe/openvino/element_type.hpp>
@@ -79,9 +80,7 @@ template <class NodeType> class Output;
 template <> class Output<const Node> {
 public:
   Output() = default;
-  Output(const troupe::Port& p, bool is_output)
-      : name_(p.get_any_name()), type_(p.get_element_type()), shape_(p.get_partial_shape()), index_(p.get_index()),
-        is_output_(is_output), layout_(p.get_layout()) {}
+  TROUPE_API Output(const troupe::Port& p, bool is_output);
   const std::string& get_any_name() const { return name_; }
   std::unordered_set<std::string> get_names() const { return {name_}; }
   element::Type get_element_type() const { return type_; }

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include <troupe/export.hpp>
 #include <troupe/preprocess.hpp>
 #include <troupe/openvino/exception.hpp>
 #include <troupe/openvino/model.hpp>
@@ -24,7 +25,10 @@ using troupe::preprocess::ResizeAlgorithm;
 
 class PrePostProcessor {
 public:
-  explicit PrePostProcessor(const std::shared_ptr<Model>& model) : model_(model), ppp_(checked(model)->troupe_model()) {}
+  TROUPE_API explicit PrePostProcessor(const std::shared_ptr<Model>& model);
+  TROUPE_API ~PrePostProcessor();
+  PrePostProcessor(const PrePostProcessor&) = delete;
+  PrePostProcessor& operator=(const PrePostProcessor&) = delete;
   InputInfo& input() { return ppp_.input(); }
   InputInfo& input(std::size_t index) { return ppp_.input(index); }
   InputInfo& input(const std::string& name) { return ppp_.input(name); }
@@ -32,16 +36,9 @@ public:
   OutputInfo& output(std::size_t index) { return ppp_.output(index); }
   OutputInfo& output(const std::string& name) { return ppp_.output(name); }
   /// Changes the model itself (as OpenVINO's) and returns it.
-  std::shared_ptr<Model> build() {
-    ppp_.build();
-    return model_;
-  }
+  TROUPE_API std::shared_ptr<Model> build();
 
 private:
-  static const std::shared_ptr<Model>& checked(const std::shared_ptr<Model>& m) {
-    OPENVINO_ASSERT(m != nullptr, "PrePostProcessor: the model is a null std::shared_ptr<ov::Model>");
-    return m;
-  }
   std::shared_ptr<Model> model_;
   troupe::preprocess::PrePostProcessor ppp_;
 };

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <vector>
 
+#include <troupe/export.hpp>
 #include <troupe/tensor.hpp>
 #include <troupe/openvino/element_type.hpp>
 #include <troupe/openvino/shape.hpp>
@@ -17,13 +18,9 @@ public:
   Tensor() = default;
   Tensor(const troupe::Tensor& t) : troupe::Tensor(t) {}
   /// Allocates (zero-filled).
-  Tensor(const element::Type& type, const Shape& shape) : troupe::Tensor(type, troupe::Shape(shape)) {}
+  TROUPE_API Tensor(const element::Type& type, const Shape& shape);
   /// Wraps memory the caller owns; dense only (troupe tensors have no strides).
-  Tensor(const element::Type& type, const Shape& shape, void* host_ptr, const Strides& strides = {})
-      : troupe::Tensor(type, troupe::Shape(shape), host_ptr) {
-    OPENVINO_ASSERT(strides.empty() || strides == dense_strides(type, shape),
-                    "ov::Tensor: troupe tensors are dense; strides other than the dense ones are not supported");
-  }
+  TROUPE_API Tensor(const element::Type& type, const Shape& shape, void* host_ptr, const Strides& strides = {});
 
   element::Type get_element_type() const { return troupe::Tensor::get_element_type(); }
   Shape get_shape() const { return Shape(troupe::Tensor::get_shape()); }
@@ -41,15 +38,7 @@ public:
   void copy_to(ov::Tensor& dst) const { troupe::Tensor::copy_to(dst); }
 
 private:
-  static Strides dense_strides(const element::Type& type, const Shape& shape) {
-    Strides s(shape.size());
-    std::size_t step = type.size();
-    for (std::size_t i = shape.size(); i-- > 0;) {
-      s[i] = step;
-      step *= shape[i];
-    }
-    return s;
-  }
+  TROUPE_API static Strides dense_strides(const element::Type& type, const Shape& shape);
 };
 
 } // namespace ov
