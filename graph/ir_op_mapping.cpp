@@ -325,6 +325,7 @@ const op_table& ops() {
     add_nn_ops(r);
     add_tensor_ops(r);
     add_detection_ops(r);
+    add_recurrent_ops(r);
     return r;
   }();
   return t;

@@ -115,6 +115,7 @@ void add_elementwise_ops(op_table& t);
 void add_nn_ops(op_table& t);
 void add_tensor_ops(op_table& t);
 void add_detection_ops(op_table& t);
+void add_recurrent_ops(op_table& t);
 
 /// Every mapping, keyed by IR type.
 const op_table& ops();

@@ -556,6 +556,84 @@ BOOST_AUTO_TEST_CASE(int8_ir_runs_on_int8_kernels) {
   BOOST_TEST(int8_steps == (kernels::cpu::int8_exact_here() ? 2 : 0));
 }
 
+/// LSTMSequence-5, GRUSequence-5 (with and without linear_before_reset) and RNNSequence-5 against
+/// ONNX's LSTM / GRU / RNN written independently: sequence-first (layout 0, transposes around
+/// it), the gates regrouped here from IR's order (LSTM: f, i, c, o -> i, o, f, c) and IR's
+/// biases split into ONNX's W and R biases; one sequence shorter than the other.
+BOOST_AUTO_TEST_CASE(recurrent_sequences) {
+  struct rnn_case {
+    std::string ir, onnx, direction;
+    int64_t gates;
+    bool lbr;
+  };
+  const int64_t batch = 2, seq = 5, in = 3, hid = 4;
+  for (const rnn_case& c : {rnn_case{"LSTMSequence", "LSTM", "bidirectional", 4, false}, rnn_case{"LSTMSequence", "LSTM", "forward", 4, false}, rnn_case{"GRUSequence", "GRU", "forward", 3, false},
+                            rnn_case{"GRUSequence", "GRU", "reverse", 3, true}, rnn_case{"RNNSequence", "RNN", "reverse", 1, false}}) {
+    BOOST_TEST_CONTEXT(c.ir << " " << c.direction << (c.lbr ? " linear_before_reset" : "")) {
+      const bool lstm = c.onnx == "LSTM";
+      const int64_t dirs = c.direction == "bidirectional" ? 2 : 1, gh = c.gates * hid, nb = c.lbr ? 4 * hid : gh;
+      Tensor W = tests::random_tensor({dirs, gh, in}, 81), R = tests::random_tensor({dirs, gh, hid}, 82), B = tests::random_tensor({dirs, nb}, 83);
+      Tensor lens(element_type::i64, {batch});
+      lens.data<int64_t>()[0] = seq;
+      lens.data<int64_t>()[1] = 3;
+      ir_net n;
+      auto x = n.param("x", "FP32", "f32", {batch, seq, in});
+      auto h0 = n.param("h0", "FP32", "f32", {batch, dirs, hid});
+      std::vector<ir_net::port_ref> ins{x, h0};
+      if (lstm) ins.push_back(n.param("c0", "FP32", "f32", {batch, dirs, hid}));
+      ins.push_back(n.constant(lens, "I64", "i64"));
+      ins.push_back(n.constant(W, "FP32", "f32"));
+      ins.push_back(n.constant(R, "FP32", "f32"));
+      ins.push_back(n.constant(B, "FP32", "f32"));
+      std::vector<std::tuple<std::string, std::vector<int64_t>, std::string>> outs{{"FP32", {batch, dirs, seq, hid}, ""}, {"FP32", {batch, dirs, hid}, ""}};
+      if (lstm) outs.push_back({"FP32", {batch, dirs, hid}, ""});
+      std::string data = "hidden_size=\"4\" direction=\"" + c.direction + "\"";
+      if (c.onnx == "GRU") data += std::string(" linear_before_reset=\"") + (c.lbr ? "true" : "false") + "\"";
+      auto y = n.layer(c.ir, "opset5", data, ins, outs);
+      for (auto& o : y) n.result(o);
+      // ONNX: the gate blocks of IR's rows in ONNX's order.
+      const std::vector<int64_t> order = lstm ? std::vector<int64_t>{1, 3, 0, 2} : c.gates == 3 ? std::vector<int64_t>{0, 1, 2} : std::vector<int64_t>{0};
+      auto regroup = [&](const Tensor& t) {
+        Tensor r(element_type::f32, t.get_shape());
+        const int64_t cols = t.get_shape().size() == 3 ? t.get_shape()[2] : 1;
+        for (int64_t d = 0; d < dirs; ++d)
+          for (int64_t g = 0; g < c.gates; ++g)
+            std::copy_n(t.data<float>() + (d * gh + order[static_cast<std::size_t>(g)] * hid) * cols, hid * cols,
+                        r.data<float>() + (d * gh + g * hid) * cols);
+        return r;
+      };
+      Tensor ob(element_type::f32, {dirs, 2 * gh}); // W's biases, then R's
+      std::fill(ob.data<float>(), ob.data<float>() + ob.get_size(), 0.0f);
+      for (int64_t d = 0; d < dirs; ++d)
+        for (int64_t g = 0; g < c.gates; ++g)
+          for (int64_t k = 0; k < hid; ++k) {
+            const int64_t from = c.lbr ? g * hid + k : order[static_cast<std::size_t>(g)] * hid + k;
+            ob.data<float>()[d * 2 * gh + g * hid + k] = B.data<float>()[d * nb + from];
+            if (c.lbr && g == 2) ob.data<float>()[d * 2 * gh + gh + 2 * hid + k] = B.data<float>()[d * nb + 3 * hid + k];
+          }
+      tests::builder b;
+      auto bx = b.input({batch, seq, in}), bh = b.input({batch, dirs, hid});
+      const std::vector<int64_t> swap{1, 0, 2};
+      std::vector<graph::ValueId> oin{b.op("Transpose", {bx}, {{"perm", swap}}), b.constant(regroup(W)), b.constant(regroup(R)), b.constant(ob)};
+      Tensor lens32(element_type::i32, {batch});
+      lens32.data<int32_t>()[0] = seq;
+      lens32.data<int32_t>()[1] = 3;
+      oin.push_back(b.constant(lens32));
+      oin.push_back(b.op("Transpose", {bh}, {{"perm", swap}}));
+      if (lstm) oin.push_back(b.op("Transpose", {b.input({batch, dirs, hid})}, {{"perm", swap}}));
+      std::map<std::string, graph::AttributeValue> a{{"hidden_size", hid}, {"direction", c.direction}};
+      if (c.onnx == "GRU") a["linear_before_reset"] = int64_t{c.lbr};
+      b.op(c.onnx, oin, a, lstm ? 3 : 2);
+      const auto res = b.g.ops.back().outputs;
+      b.output(b.op("Transpose", {res[0]}, {{"perm", std::vector<int64_t>{2, 1, 0, 3}}}));
+      for (std::size_t k = 1; k < res.size(); ++k) b.output(b.op("Transpose", {res[k]}, {{"perm", swap}}));
+      std::vector<Tensor> inputs{tests::random_tensor({batch, seq, in}, 84), tests::random_tensor({batch, dirs, hid}, 85)};
+      if (lstm) inputs.push_back(tests::random_tensor({batch, dirs, hid}, 86));
+      expect_same(n, b.g, inputs, 1e-6, c.ir);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(dynamic_dims_names_and_rt_info) {
   ir_net n;
   auto p = n.param("pixel_values", "FP32", "f32", {-1, 3, -1, -1}, "?,3,1..64,-1");

@@ -112,9 +112,11 @@ void recurrent_kernel(const context& ctx, const std::vector<Tensor>& in, std::ve
     auto Rb = [&](int64_t row) { return bias[static_cast<std::size_t>(d * 2 * gates * hid + gates * hid + row)]; };
     for (int64_t b = 0; b < batch; ++b) {
       std::vector<double> h(static_cast<std::size_t>(hid)), c(static_cast<std::size_t>(hid));
+      // initial_h and initial_c: [dirs, batch, hidden], or [batch, dirs, hidden] in layout 1.
+      const int64_t state = batch_first ? b * dirs + d : d * batch + b;
       for (int64_t k = 0; k < hid; ++k) {
-        h[static_cast<std::size_t>(k)] = h0[static_cast<std::size_t>((d * batch + b) * hid + k)];
-        c[static_cast<std::size_t>(k)] = c0[static_cast<std::size_t>((d * batch + b) * hid + k)];
+        h[static_cast<std::size_t>(k)] = h0[static_cast<std::size_t>(state * hid + k)];
+        c[static_cast<std::size_t>(k)] = c0[static_cast<std::size_t>(state * hid + k)];
       }
       const int64_t len = lens[static_cast<std::size_t>(b)];
       if (len < 0 || len > seq) fail(ctx, "sequence_lens[" + std::to_string(b) + "] = " + std::to_string(len) + " is outside [0, " + std::to_string(seq) + "]");
