@@ -3,6 +3,8 @@
 /// <data> attributes parsed once (graph/detection.hpp reads them). PriorBox's inputs are
 /// usually shapes of static feature maps: the op is then folded to a constant at compile time.
 /// YOLO's RegionYolo is elementwise work on slices of its channels: ONNX ops any device runs.
+/// Faster R-CNN's ROIAlign (3, 9) is ONNX's RoiAlign: asymmetric is RoiAlign's output_half_pixel,
+/// half_pixel its half_pixel.
 #include "graph/ir_op_mapping.hpp"
 #include "graph/op_domain.hpp"
 
@@ -108,11 +110,33 @@ std::vector<std::string> v(std::initializer_list<const char*> s) { return {s.beg
 
 } // namespace
 
+/// ROIAlign-3/9 as RoiAlign (opset 16 attributes). Max mode is refused: OpenVINO takes the max of
+/// the bilinear samples, ONNX's RoiAlign the max of their weighted corners.
+std::vector<ValueId> roi_align(builder& b) {
+  const std::string mode = b.str("mode");
+  if (mode != "avg") b.fail("mode '" + mode + "' is not mapped (avg is: ONNX's RoiAlign computes max differently)");
+  const std::string aligned = b.str("aligned_mode", "asymmetric");
+  std::string ctm;
+  if (aligned == "asymmetric") ctm = "output_half_pixel";
+  else if (aligned == "half_pixel") ctm = "half_pixel";
+  else b.fail("aligned_mode '" + aligned + "' has no RoiAlign counterpart (asymmetric and half_pixel do)");
+  attrs a{{"mode", mode},
+          {"coordinate_transformation_mode", ctm},
+          {"output_height", b.i64("pooled_h")},
+          {"output_width", b.i64("pooled_w")},
+          {"sampling_ratio", b.i64("sampling_ratio")},
+          {"spatial_scale", static_cast<float>(b.f64("spatial_scale"))}};
+  ValueId indices = b.input(2);
+  if (b.in_type(2) != element_type::i64) indices = b.op("Cast", {indices}, {{"to", static_cast<int64_t>(element_type::i64)}});
+  return {b.op("RoiAlign", {b.input(0), b.input(1), indices}, a)};
+}
+
 void add_detection_ops(op_table& t) {
   t["PriorBox"].push_back({v({"opset1", "opset8"}), prior_box});
   t["PriorBoxClustered"].push_back({v({"opset1"}), prior_box_clustered});
   t["DetectionOutput"].push_back({v({"opset1", "opset8"}), detection_output});
   t["RegionYolo"].push_back({v({"opset1"}), region_yolo});
+  t["ROIAlign"].push_back({v({"opset3", "opset9"}), roi_align});
 }
 
 } // namespace troupe::graph::ir

@@ -634,6 +634,39 @@ BOOST_AUTO_TEST_CASE(recurrent_sequences) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(roi_align_3_and_9) {
+  // X[c, h, w] = w: a region [0, 0, 3, 3], one bin, 2 x 2 samples. asymmetric samples x at 0.75
+  // and 2.25 (mean 1.5); half_pixel shifts them by -0.5 (mean 1.0). The second region reads batch
+  // 1 (X + 10). max mode is refused by name.
+  Tensor x(element_type::f32, {2, 2, 4, 4});
+  for (int64_t i = 0; i < x.get_size(); ++i) x.data<float>()[i] = static_cast<float>(i % 4 + (i >= 32 ? 10 : 0));
+  for (const auto& [version, aligned, want] : {std::tuple{"opset3", "", 1.5f}, std::tuple{"opset9", "asymmetric", 1.5f},
+                                                std::tuple{"opset9", "half_pixel", 1.0f}}) {
+    BOOST_TEST_CONTEXT(version << " " << aligned) {
+      ir_net n;
+      auto p = n.param("x", "FP32", "f32", {2, 2, 4, 4});
+      Tensor idx(element_type::i32, {2});
+      idx.data<int32_t>()[0] = 0;
+      idx.data<int32_t>()[1] = 1;
+      std::string data = "pooled_h=\"1\" pooled_w=\"1\" sampling_ratio=\"2\" spatial_scale=\"1\" mode=\"avg\"";
+      if (*aligned) data += std::string(" aligned_mode=\"") + aligned + "\"";
+      n.result(n.op("ROIAlign", version, data, {p, n.f32({0, 0, 3, 3, 0, 0, 3, 3}, {2, 4}), n.constant(idx, "I32", "i32")}, {2, 2, 1, 1}));
+      auto y = floats(run_ir(n, {x})[0]);
+      BOOST_TEST_REQUIRE(y.size() == 4u);
+      BOOST_TEST(y[0] == want, boost::test_tools::tolerance(1e-6f));
+      BOOST_TEST(y[1] == want, boost::test_tools::tolerance(1e-6f));
+      BOOST_TEST(y[2] == want + 10, boost::test_tools::tolerance(1e-6f));
+    }
+  }
+  ir_net m;
+  auto p = m.param("x", "FP32", "f32", {2, 2, 4, 4});
+  Tensor idx(element_type::i32, {1});
+  idx.data<int32_t>()[0] = 0;
+  m.result(m.op("ROIAlign", "opset3", "pooled_h=\"1\" pooled_w=\"1\" sampling_ratio=\"2\" spatial_scale=\"1\" mode=\"max\"",
+                {p, m.f32({0, 0, 3, 3}, {1, 4}), m.constant(idx, "I32", "i32")}, {1, 2, 1, 1}));
+  tests::expect_error([&] { m.read("roi_max.xml"); }, {"'roi_max.xml'", "ROIAlign", "mode 'max'"});
+}
+
 BOOST_AUTO_TEST_CASE(dynamic_dims_names_and_rt_info) {
   ir_net n;
   auto p = n.param("pixel_values", "FP32", "f32", {-1, 3, -1, -1}, "?,3,1..64,-1");
