@@ -1,7 +1,7 @@
-/// IR recurrent sequences -> ONNX RNN / GRU / LSTM in their batch-first layout (layout 1):
-/// LSTMSequence-5 keeps its gates as f, i, c, o in W, R and B (ONNX: i, o, f, c), GRUSequence-5
-/// as z, r, h (ONNX's order too) with one bias per gate, plus R's h bias under
-/// linear_before_reset (ONNX: W's biases, then R's), RNNSequence-5 one gate. IR's
+/// IR recurrent sequences and cells -> ONNX RNN / GRU / LSTM in their batch-first layout
+/// (layout 1). LSTMSequence-5 (and LSTMCell-4, one step of it) keeps its gates as f, i, c, o in W, R and B (ONNX: i, o, f, c), GRUSequence-5
+/// as z, r, h (ONNX's order too; GRUCell-3) with one bias per gate, plus R's h bias under
+/// linear_before_reset (ONNX: W's biases, then R's), RNNSequence-5 (RNNCell-1) one gate. IR's
 /// Y [batch, dirs, seq, hidden] is ONNX's [batch, seq, dirs, hidden] transposed; Ho and Co are
 /// ONNX's Y_h and Y_c as they are. Weights are regrouped by ops (Split, Concat), which constant
 /// folding turns into constants when the model is compiled.
@@ -39,14 +39,17 @@ ValueId slice_cols(builder& b, ValueId x, int64_t from, int64_t to) {
   return b.op("Slice", {x, b.i64s({from}), b.i64s({to}), b.i64s({1})});
 }
 
-mapper sequence(recurrent_kind k) {
-  return [k](builder& b) -> std::vector<ValueId> {
+/// A sequence op (seq_len steps, inputs X, H0, [C0,] sequence_lengths, W, R, B) or a cell (one
+/// step, no directions: X [batch, input], H, [C,] W, R, B, outputs Ho [, Co]): a cell is the
+/// sequence op of one forward step, its inputs unsqueezed and its states squeezed back.
+mapper recurrent(recurrent_kind k, bool cell) {
+  return [k, cell](builder& b) -> std::vector<ValueId> {
     const bool lstm = std::string(k.onnx) == "LSTM", gru = std::string(k.onnx) == "GRU";
-    // Inputs: X, H0, [C0,] sequence_lengths, W, R, B.
-    const std::size_t h0 = 1, c0 = 2, lens = lstm ? 3 : 2, w = lens + 1, r = lens + 2, bias = lens + 3;
+    const std::size_t h0 = 1, c0 = 2, lens = lstm ? 3 : 2;
+    const std::size_t w = cell ? lens : lens + 1, r = w + 1, bias = w + 2;
     const int64_t hidden = b.i64("hidden_size");
     if (hidden <= 0) b.fail("hidden_size " + std::to_string(hidden) + " must be positive");
-    const std::string direction = b.str("direction");
+    const std::string direction = cell ? "forward" : b.str("direction");
     if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
       b.fail("direction '" + direction + "' is not forward, reverse or bidirectional");
     const int64_t dirs = direction == "bidirectional" ? 2 : 1;
@@ -77,22 +80,33 @@ mapper sequence(recurrent_kind k) {
     if (const double clip = b.f64("clip", 0.0); clip > 0) a["clip"] = static_cast<float>(clip);
     const bool lbr = gru && b.flag("linear_before_reset", false);
     if (gru) a["linear_before_reset"] = int64_t{lbr};
+    // A cell's operands with the sequence op's leading axes: X and states [batch, 1, ...],
+    // weights and biases [1, ...].
+    auto unsqueezed = [&](std::size_t i, int64_t axis) { return cell ? b.op("Unsqueeze", {b.input(i), b.i64s({axis})}) : b.input(i); };
     // W and R regrouped; B as ONNX's [dirs, 2 * gates * hidden]: W's biases, then R's.
-    const ValueId W = regroup(b, b.input(w), k, hidden), R = regroup(b, b.input(r), k, hidden);
+    const ValueId W = regroup(b, unsqueezed(w, 0), k, hidden), R = regroup(b, unsqueezed(r, 0), k, hidden), Bin = unsqueezed(bias, 0);
     const element_type bt = b.in_type(bias) == element_type::undefined ? element_type::f32 : b.in_type(bias);
     const int64_t gh = k.gates * hidden;
     ValueId B;
     if (lbr) { // [z, r, h of W (z and r: both biases summed), h of R]
-      const ValueId rb = b.op("Concat", {zeros(b, bt, dirs, 2 * hidden), slice_cols(b, b.input(bias), 3 * hidden, 4 * hidden)}, {{"axis", int64_t{1}}});
-      B = b.op("Concat", {slice_cols(b, b.input(bias), 0, 3 * hidden), rb}, {{"axis", int64_t{1}}});
+      const ValueId rb = b.op("Concat", {zeros(b, bt, dirs, 2 * hidden), slice_cols(b, Bin, 3 * hidden, 4 * hidden)}, {{"axis", int64_t{1}}});
+      B = b.op("Concat", {slice_cols(b, Bin, 0, 3 * hidden), rb}, {{"axis", int64_t{1}}});
     } else {
-      B = b.op("Concat", {regroup(b, b.input(bias), k, hidden), zeros(b, bt, dirs, gh)}, {{"axis", int64_t{1}}});
+      B = b.op("Concat", {regroup(b, Bin, k, hidden), zeros(b, bt, dirs, gh)}, {{"axis", int64_t{1}}});
     }
-    ValueId seq = b.input(lens);
-    if (b.in_type(lens) != element_type::i32) seq = b.op("Cast", {seq}, {{"to", static_cast<int64_t>(element_type::i32)}});
-    std::vector<ValueId> in{b.input(0), W, R, B, seq, b.input(h0)};
-    if (lstm) in.push_back(b.input(c0));
+    ValueId seq = no_value;
+    if (!cell) {
+      seq = b.input(lens);
+      if (b.in_type(lens) != element_type::i32) seq = b.op("Cast", {seq}, {{"to", static_cast<int64_t>(element_type::i32)}});
+    }
+    std::vector<ValueId> in{unsqueezed(0, 1), W, R, B, seq, unsqueezed(h0, 1)};
+    if (lstm) in.push_back(unsqueezed(c0, 1));
     auto out = b.op_n(k.onnx, in, a, lstm ? 3 : 2);
+    if (cell) { // Ho (and Co): the states of the one direction
+      std::vector<ValueId> states;
+      for (std::size_t i = 1; i < out.size(); ++i) states.push_back(b.op("Squeeze", {out[i], b.i64s({1})}));
+      return states;
+    }
     out[0] = b.op("Transpose", {out[0]}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
     return out;
   };
@@ -102,9 +116,14 @@ mapper sequence(recurrent_kind k) {
 
 void add_recurrent_ops(op_table& t) {
   const std::vector<std::string> v5{"opset5"};
-  t["LSTMSequence"].push_back({v5, sequence({"LSTM", 4, {1, 3, 0, 2}, {"Sigmoid", "Tanh", "Tanh"}})});
-  t["GRUSequence"].push_back({v5, sequence({"GRU", 3, {0, 1, 2}, {"Sigmoid", "Tanh"}})});
-  t["RNNSequence"].push_back({v5, sequence({"RNN", 1, {0}, {"Tanh"}})});
+  const recurrent_kind lstm{"LSTM", 4, {1, 3, 0, 2}, {"Sigmoid", "Tanh", "Tanh"}}, gru{"GRU", 3, {0, 1, 2}, {"Sigmoid", "Tanh"}},
+      rnn{"RNN", 1, {0}, {"Tanh"}};
+  t["LSTMSequence"].push_back({v5, recurrent(lstm, false)});
+  t["GRUSequence"].push_back({v5, recurrent(gru, false)});
+  t["RNNSequence"].push_back({v5, recurrent(rnn, false)});
+  t["LSTMCell"].push_back({{"opset4"}, recurrent(lstm, true)});
+  t["GRUCell"].push_back({{"opset3"}, recurrent(gru, true)});
+  t["RNNCell"].push_back({{"opset1"}, recurrent(rnn, true)});
 }
 
 } // namespace troupe::graph::ir

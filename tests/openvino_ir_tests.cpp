@@ -634,6 +634,64 @@ BOOST_AUTO_TEST_CASE(recurrent_sequences) {
   }
 }
 
+/// LSTMCell-4, GRUCell-3 (with linear_before_reset) and RNNCell-1: one step, against ONNX's
+/// LSTM / GRU / RNN of one step in the sequence-first layout, gates regrouped by the test.
+BOOST_AUTO_TEST_CASE(recurrent_cells) {
+  struct cell_case {
+    std::string ir, version, onnx;
+    int64_t gates;
+    bool lbr;
+  };
+  const int64_t batch = 3, in = 5, hid = 4;
+  for (const cell_case& c : {cell_case{"LSTMCell", "opset4", "LSTM", 4, false}, cell_case{"GRUCell", "opset3", "GRU", 3, true},
+                             cell_case{"RNNCell", "opset1", "RNN", 1, false}}) {
+    BOOST_TEST_CONTEXT(c.ir) {
+      const bool lstm = c.onnx == "LSTM";
+      const int64_t gh = c.gates * hid, nb = c.lbr ? 4 * hid : gh;
+      Tensor W = tests::random_tensor({gh, in}, 91), R = tests::random_tensor({gh, hid}, 92), B = tests::random_tensor({nb}, 93);
+      ir_net n;
+      std::vector<ir_net::port_ref> ins{n.param("x", "FP32", "f32", {batch, in}), n.param("h", "FP32", "f32", {batch, hid})};
+      if (lstm) ins.push_back(n.param("c", "FP32", "f32", {batch, hid}));
+      ins.push_back(n.constant(W, "FP32", "f32"));
+      ins.push_back(n.constant(R, "FP32", "f32"));
+      ins.push_back(n.constant(B, "FP32", "f32"));
+      std::vector<std::tuple<std::string, std::vector<int64_t>, std::string>> outs{{"FP32", {batch, hid}, ""}};
+      if (lstm) outs.push_back({"FP32", {batch, hid}, ""});
+      std::string data = "hidden_size=\"4\"";
+      if (c.onnx == "GRU") data += std::string(" linear_before_reset=\"") + (c.lbr ? "true" : "false") + "\"";
+      for (auto& o : n.layer(c.ir, c.version, data, ins, outs)) n.result(o);
+      const std::vector<int64_t> order = lstm ? std::vector<int64_t>{1, 3, 0, 2} : c.gates == 3 ? std::vector<int64_t>{0, 1, 2} : std::vector<int64_t>{0};
+      auto regroup = [&](const Tensor& t) { // [gh, cols] -> [1, gh, cols] in ONNX's gate order
+        const int64_t cols = t.get_shape()[1];
+        Tensor r(element_type::f32, {1, gh, cols});
+        for (int64_t g = 0; g < c.gates; ++g)
+          std::copy_n(t.data<float>() + order[static_cast<std::size_t>(g)] * hid * cols, hid * cols, r.data<float>() + g * hid * cols);
+        return r;
+      };
+      Tensor ob(element_type::f32, {1, 2 * gh});
+      std::fill(ob.data<float>(), ob.data<float>() + ob.get_size(), 0.0f);
+      for (int64_t g = 0; g < c.gates; ++g)
+        for (int64_t k = 0; k < hid; ++k) {
+          ob.data<float>()[g * hid + k] = B.data<float>()[(c.lbr ? g : order[static_cast<std::size_t>(g)]) * hid + k];
+          if (c.lbr && g == 2) ob.data<float>()[gh + 2 * hid + k] = B.data<float>()[3 * hid + k];
+        }
+      tests::builder b;
+      auto step = [&](graph::ValueId v, int64_t last) { return b.op("Reshape", {v, b.i64s({1, batch, last})}); };
+      std::vector<graph::ValueId> oin{step(b.input({batch, in}), in), b.constant(regroup(W)), b.constant(regroup(R)), b.constant(ob), graph::no_value,
+                                      step(b.input({batch, hid}), hid)};
+      if (lstm) oin.push_back(step(b.input({batch, hid}), hid));
+      std::map<std::string, graph::AttributeValue> a{{"hidden_size", hid}};
+      if (c.onnx == "GRU") a["linear_before_reset"] = int64_t{c.lbr};
+      b.op(c.onnx, oin, a, lstm ? 3 : 2);
+      const auto res = b.g.ops.back().outputs;
+      for (std::size_t k = 1; k < res.size(); ++k) b.output(b.op("Reshape", {res[k], b.i64s({batch, hid})}));
+      std::vector<Tensor> inputs{tests::random_tensor({batch, in}, 94), tests::random_tensor({batch, hid}, 95)};
+      if (lstm) inputs.push_back(tests::random_tensor({batch, hid}, 96));
+      expect_same(n, b.g, inputs, 1e-6, c.ir);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(roi_align_3_and_9) {
   // X[c, h, w] = w: a region [0, 0, 3, 3], one bin, 2 x 2 samples. asymmetric samples x at 0.75
   // and 2.25 (mean 1.5); half_pixel shifts them by -0.5 (mean 1.0). The second region reads batch
