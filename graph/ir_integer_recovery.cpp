@@ -8,6 +8,7 @@
 ///  - the writer's DynamicQuantizeLinear form is DynamicQuantizeLinear (recover_dynamic_quantize,
 ///    after every layer is mapped).
 #include "graph/ir_integer_recovery.hpp"
+#include "graph/pass_utils.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -16,18 +17,11 @@ namespace troupe::graph::ir {
 
 namespace {
 
-const Op* producer(const Graph& g, ValueId v) {
-  if (v == no_value) return nullptr;
-  for (auto it = g.ops.rbegin(); it != g.ops.rend(); ++it)
-    if (std::find(it->outputs.begin(), it->outputs.end(), v) != it->outputs.end()) return &*it;
-  return nullptr;
-}
-
 bool is_int8(element_type t) { return t == element_type::u8 || t == element_type::i8; }
 
 /// The u8/i8 value an i32 Cast converts, or no_value.
 ValueId cast_source(const Graph& g, ValueId v) {
-  const Op* p = producer(g, v);
+  const Op* p = producer_of(g, v);
   if (!p || p->type != "Cast" || !p->domain.empty() || p->inputs.size() != 1 || g.value(v).type != element_type::i32) return no_value;
   return is_int8(g.value(p->inputs[0]).type) ? p->inputs[0] : no_value;
 }
@@ -39,7 +33,7 @@ struct operand {
 std::optional<operand> integer_operand(builder& b, ValueId v, bool through_reshape) {
   const Graph& g = b.g;
   if (ValueId q = cast_source(g, v); q != no_value) return operand{q, no_value};
-  const Op* p = producer(g, v);
+  const Op* p = producer_of(g, v);
   if (!p || !p->domain.empty()) return std::nullopt;
   if (p->type == "Sub" && p->inputs.size() == 2) {
     const ValueId q = cast_source(g, p->inputs[0]), z = p->inputs[1];
@@ -116,11 +110,7 @@ struct matcher {
     const Op& o = g.ops[static_cast<std::size_t>(producers[static_cast<std::size_t>(v)])];
     return o.type == type && o.domain.empty() && o.input_count() == inputs && o.outputs.size() == 1 ? &o : nullptr;
   }
-  bool scalar(ValueId v, double want) const {
-    if (!g.is_constant(v) || g.value(v).constant->get_size() != 1) return false;
-    auto d = doubles_of(*g.value(v).constant);
-    return d && d->front() == want;
-  }
+  bool scalar(ValueId v, double want) const { return detail::scalar_constant(g, v) == want; }
   /// Clip(v, 0, 255): its input, or no_value.
   ValueId byte_clip(ValueId v) const {
     const Op* c = op(v, "Clip", 3);

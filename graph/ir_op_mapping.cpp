@@ -144,6 +144,13 @@ const Tensor* builder::constant(std::size_t i) const {
   return &*g.value(in_[i]).constant;
 }
 
+const Op* producer_of(const Graph& g, ValueId v) {
+  if (v == no_value) return nullptr;
+  for (auto it = g.ops.rbegin(); it != g.ops.rend(); ++it)
+    if (std::find(it->outputs.begin(), it->outputs.end(), v) != it->outputs.end()) return &*it;
+  return nullptr;
+}
+
 std::optional<std::vector<double>> doubles_of(const Tensor& t) {
   std::vector<double> r(static_cast<std::size_t>(t.get_size()));
   for (std::size_t k = 0; k < r.size(); ++k) {
@@ -177,17 +184,13 @@ std::vector<double> builder::const_doubles(std::size_t i, const std::string& wha
 std::optional<std::pair<std::vector<double>, Shape>> builder::known_values(std::size_t i) const {
   if (i >= in_.size() || in_[i] == no_value) return std::nullopt;
   const Tensor* t = constant(i);
-  if (!t) {
-    // The Cast a Convert layer emitted: the last op writing this value.
-    for (auto it = g.ops.rbegin(); it != g.ops.rend() && !t; ++it) {
-      if (std::find(it->outputs.begin(), it->outputs.end(), in_[i]) == it->outputs.end()) continue;
-      const element_type to = g.value(in_[i]).type;
-      if (it->type != "Cast" || !it->domain.empty() || it->inputs.size() != 1 || !g.is_constant(it->inputs[0]) ||
-          (to != element_type::f32 && to != element_type::f64))
-        return std::nullopt;
-      t = &*g.value(it->inputs[0]).constant;
-    }
-    if (!t) return std::nullopt;
+  if (!t) { // the Cast a Convert layer emitted
+    const Op* cast = producer_of(g, in_[i]);
+    const element_type to = g.value(in_[i]).type;
+    if (!cast || cast->type != "Cast" || !cast->domain.empty() || cast->inputs.size() != 1 || !g.is_constant(cast->inputs[0]) ||
+        (to != element_type::f32 && to != element_type::f64))
+      return std::nullopt;
+    t = &*g.value(cast->inputs[0]).constant;
   }
   auto r = doubles_of(*t);
   if (!r) return std::nullopt;

@@ -126,6 +126,9 @@ const mapper* find_mapper(const std::string& type, const std::string& version);
 /// element type; undefined for "dynamic"/"undefined"; nullopt when unknown or unsupported
 /// (u1, i4, u4, nf4, ...).
 std::optional<element_type> parse_element_type(const std::string& text);
+/// The last op of `g` writing value `v`, or nullptr (graph inputs, constants): the mappings'
+/// look back at what earlier layers emitted.
+const Op* producer_of(const Graph& g, ValueId v);
 /// A constant's values as doubles; nullopt for element types without numbers (strings, ...).
 std::optional<std::vector<double>> doubles_of(const Tensor& t);
 /// "FP32", "I64", ... for port precisions of the writer.

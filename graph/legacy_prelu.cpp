@@ -27,6 +27,7 @@ void upgrade_legacy_prelu(Graph& g) {
 }
 
 void scalar_prelu_as_leaky_relu(Graph& g) {
+  bool changed = false;
   for (auto& op : g.ops) {
     if (op.type != "PRelu" || !op.domain.empty() || op.inputs.size() != 2 || !g.is_constant(op.inputs[1])) continue;
     const Tensor& slope = *g.value(op.inputs[1]).constant;
@@ -37,8 +38,9 @@ void scalar_prelu_as_leaky_relu(Graph& g) {
     op.type = "LeakyRelu";
     op.attrs["alpha"] = slope.data<float>()[0];
     op.inputs.resize(1);
+    changed = true;
   }
-  g.prune();
+  if (changed) g.prune(); // the slopes nobody reads
 }
 
 } // namespace troupe::graph

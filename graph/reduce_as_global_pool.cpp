@@ -11,6 +11,7 @@
 namespace troupe::graph {
 
 void reduce_as_global_pool(Graph& g) {
+  bool changed = false;
   for (auto& op : g.ops) {
     const bool mean = op.type == "ReduceMean", max = op.type == "ReduceMax";
     if ((!mean && !max) || !op.domain.empty() || op.inputs.empty() || op.attr_int("keepdims", 1) != 1) continue;
@@ -34,8 +35,9 @@ void reduce_as_global_pool(Graph& g) {
     op.type = mean ? "GlobalAveragePool" : "GlobalMaxPool";
     op.attrs.clear();
     op.inputs.resize(1);
+    changed = true;
   }
-  g.prune();
+  if (changed) g.prune(); // the axes nobody reads
 }
 
 } // namespace troupe::graph

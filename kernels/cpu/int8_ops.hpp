@@ -70,8 +70,8 @@ bool build_quantize_reorder(plan_builder& b, const graph::Op& op);
 
 /// `w` (f32, constant) as int8 times a scale per slice along `axis` when every element is
 /// float(q) * scale for an int8 q (what DequantizeLinear of symmetric int8 weights gives and
-/// constant folding leaves), up to a relative 2^-20 (float roundings of a per-channel factor
-/// folded in later); false otherwise.
+/// constant folding leaves), up to 1/4096 of a grid step (float roundings of a per-channel
+/// factor folded in later; OpenVINO IRs' zero points of +-2^-17); false otherwise.
 bool exact_int8(const Tensor& w, std::size_t axis, Tensor& q, std::vector<float>& scale);
 
 } // namespace troupe::kernels::cpu

@@ -63,6 +63,18 @@ bool channel_scales(const graph::Graph& g, ValueId v, int64_t n, std::vector<flo
 
 bool quantized_type(element_type t) { return t == element_type::u8 || t == element_type::i8; }
 
+/// An omitted zero point (0) or a constant one holding the same value for every channel.
+bool uniform_zp(const graph::Graph& g, ValueId v, int32_t& out) {
+  if (v == no_value) {
+    out = 0;
+    return true;
+  }
+  auto c = constant_values(g, v);
+  if (!c || c->empty() || std::any_of(c->begin(), c->end(), [&](double z) { return z != c->front(); })) return false;
+  out = static_cast<int32_t>(c->front());
+  return true;
+}
+
 
 class finder {
 public:
@@ -118,12 +130,9 @@ private:
     if (axis < 0) axis += static_cast<int64_t>(xs.size());
     if (xs.size() < 3 || axis != 1 || !channel_scales(g_, input_or_none(dq, 1), xs[1], per_channel) || per_channel.size() < 2)
       return false;
-    auto zp = input_or_none(dq, 2) == no_value ? std::optional<std::vector<double>>(std::vector<double>{0})
-                                               : constant_values(g_, input_or_none(dq, 2));
-    if (!zp || zp->empty() || std::any_of(zp->begin(), zp->end(), [&](double z) { return z != zp->front(); })) return false;
+    if (!uniform_zp(g_, input_or_none(dq, 2), s.x_zp)) return false;
     s.x = x;
     s.x_scale = 1.f;
-    s.x_zp = static_cast<int32_t>(zp->front());
     return true;
   }
 
@@ -136,12 +145,9 @@ private:
     if (axis < 0) axis += static_cast<int64_t>(b_.shape(input_or_none(q, 0)).size());
     std::vector<float> scales;
     if (axis != 1 || !channel_scales(g_, input_or_none(q, 1), channels, scales) || scales.size() < 2) return false;
-    auto zp = input_or_none(q, 2) == no_value ? std::optional<std::vector<double>>(std::vector<double>{0})
-                                              : constant_values(g_, input_or_none(q, 2));
-    if (!zp || zp->empty() || std::any_of(zp->begin(), zp->end(), [&](double z) { return z != zp->front(); })) return false;
+    if (!uniform_zp(g_, input_or_none(q, 2), s.y_zp)) return false;
     s.y_channel_scale = std::move(scales);
     s.y_scale = 1.f;
-    s.y_zp = static_cast<int32_t>(zp->front());
     return true;
   }
 
