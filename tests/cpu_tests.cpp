@@ -1003,6 +1003,63 @@ BOOST_AUTO_TEST_CASE(resize_nearest_and_linear) {
   BOOST_TEST(used_onednn(check(b.g), "Resize"));
 }
 
+/// Each Resize runs on oneDNN's resampling exactly where ONNX's coordinates equal oneDNN's,
+/// else on the reference kernel; nearest results are the same elements (tolerance 0).
+BOOST_AUTO_TEST_CASE(resize_on_onednn_where_onnx_agrees) {
+  struct resize_case {
+    std::string mode, ctm, nearest;
+    Shape in, out;            ///< out empty: from `scale` on the spatial axes
+    double scale;
+    bool onednn;
+  };
+  const std::vector<resize_case> cases{
+      {"nearest", "half_pixel", "round_prefer_ceil", {1, 3, 5, 6}, {1, 3, 10, 12}, 0, true}, // PupilSegmentation
+      {"nearest", "half_pixel", "round_prefer_floor", {1, 3, 5, 6}, {1, 3, 15, 18}, 0, true},
+      {"nearest", "asymmetric", "floor", {2, 3, 4, 5}, {2, 3, 12, 10}, 0, true},
+      {"nearest", "asymmetric", "round_prefer_floor", {1, 2, 4, 5}, {1, 2, 8, 10}, 0, true}, // ties fall to floor
+      {"nearest", "asymmetric", "round_prefer_floor", {1, 2, 4, 5}, {1, 2, 12, 15}, 0, false}, // 2/3 rounds up
+      {"nearest", "half_pixel", "round_prefer_ceil", {1, 2, 8, 6}, {1, 2, 4, 3}, 0, true},
+      {"nearest", "half_pixel", "round_prefer_floor", {1, 2, 8, 6}, {1, 2, 4, 3}, 0, false},
+      {"nearest", "align_corners", "round_prefer_floor", {1, 2, 4, 5}, {1, 2, 8, 10}, 0, true}, // agrees here
+      {"nearest", "align_corners", "round_prefer_floor", {1, 2, 3, 3}, {1, 2, 9, 9}, 0, false},
+      {"nearest", "half_pixel", "round_prefer_ceil", {1, 2, 5, 5}, {1, 2, 7, 7}, 0, false}, // not integer
+      {"nearest", "tf_half_pixel_for_nn", "floor", {1, 2, 4, 5}, {1, 2, 12, 10}, 0, true},
+      {"linear", "half_pixel", "", {1, 3, 5, 6}, {1, 3, 7, 13}, 0, true},
+      {"linear", "half_pixel", "", {1, 3, 8, 9}, {1, 3, 3, 4}, 0, true},
+      {"linear", "pytorch_half_pixel", "", {1, 3, 5, 6}, {1, 3, 10, 11}, 0, true},
+      {"linear", "half_pixel", "", {1, 3, 5, 6}, {}, 1.5, false}, // scale 1.5, not 7/5
+      {"linear", "half_pixel", "", {1, 3, 4, 6}, {}, 2.0, true},
+      {"linear", "align_corners", "", {1, 3, 5, 6}, {1, 3, 10, 12}, 0, false},
+      {"linear", "asymmetric", "", {1, 3, 5, 6}, {1, 3, 10, 12}, 0, false},
+      {"cubic", "half_pixel", "", {1, 3, 5, 6}, {1, 3, 10, 12}, 0, false},
+      {"linear", "half_pixel", "", {1, 2, 3, 4, 5}, {1, 2, 6, 8, 7}, 0, true},
+      {"nearest", "half_pixel", "round_prefer_ceil", {1, 2, 9}, {1, 2, 27}, 0, true},
+  };
+  for (const auto& c : cases) {
+    BOOST_TEST_CONTEXT(c.mode << " " << c.ctm << " " << c.nearest << " " << to_string(c.in) << " -> "
+                              << (c.out.empty() ? "scale " + std::to_string(c.scale) : to_string(c.out))) {
+      builder b;
+      b.g.opset = 13;
+      auto x = b.input(c.in);
+      auto roi = b.constant(Tensor(element_type::f32, Shape{0}));
+      std::map<std::string, graph::AttributeValue> attrs{{"mode", c.mode}, {"coordinate_transformation_mode", c.ctm}};
+      if (!c.nearest.empty()) attrs["nearest_mode"] = c.nearest;
+      if (c.out.empty()) {
+        Tensor sc(element_type::f32, Shape{static_cast<int64_t>(c.in.size())});
+        for (std::size_t i = 0; i < c.in.size(); ++i) sc.data<float>()[i] = i < 2 ? 1.0f : static_cast<float>(c.scale);
+        b.output(b.op("Resize", {x, roi, b.constant(sc)}, attrs));
+      } else {
+        auto none = b.constant(Tensor(element_type::f32, Shape{0}));
+        b.output(b.op("Resize", {x, roi, none, b.i64s(std::vector<int64_t>(c.out.begin(), c.out.end()))}, attrs));
+      }
+      std::string kernel;
+      for (const auto& p : check(b.g, c.mode == "nearest" ? 0.0f : 1e-5f))
+        if (p.node_type == "Resize") kernel = p.exec_type;
+      BOOST_TEST((kernel != "ref") == c.onednn, "ran as " << kernel);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(reductions) {
   {
     builder b;

@@ -13,12 +13,11 @@
 
 #include "kernels/cpu/cpu_device.hpp"
 #include "kernels/cpu/int8_ops.hpp"
-#include <functional>
-
 #include "kernels/cpu/native_ops.hpp"
 #include "kernels/cpu/packed_gemm_bf16.hpp"
 #include "kernels/cpu/packed_gemm_f32.hpp"
 #include "kernels/cpu/plan_builder.hpp"
+#include "kernels/cpu/resampling_match.hpp"
 #include "kernels/reference/common.hpp"
 
 namespace troupe::kernels::cpu {
@@ -705,22 +704,23 @@ bool build_concat(plan_builder& b, const Op& op) {
 }
 
 bool build_resize(plan_builder& b, const Op& op) {
-  // Only where oneDNN's nearest resampling equals ONNX's: asymmetric + floor with integer
-  // upscale factors on the spatial dims.
-  if (b.g.opset < 11 || op.attr_string("mode", "nearest") != "nearest" ||
-      op.attr_string("coordinate_transformation_mode", "half_pixel") != "asymmetric" ||
-      op.attr_string("nearest_mode", "round_prefer_floor") != "floor")
-    return false;
   ValueId X = op.inputs[0], Y = op.outputs[0];
   if (!is_f32(b, X)) return false;
   Shape xs = b.shape(X), ys = b.shape(Y);
-  if (xs.size() < 3 || xs.size() > 5 || ys.size() != xs.size() || xs[0] != ys[0] || xs[1] != ys[1]) return false;
-  for (std::size_t i = 2; i < xs.size(); ++i)
-    if (xs[i] == 0 || ys[i] % xs[i] != 0) return false;
+  // Scales: Resize-10's second input, Resize-11+'s third (sizes, the fourth, win when given).
+  std::size_t si = op.input_count() == 2 ? 1 : 2;
+  bool sizes = op.input_count() > 3 && op.inputs[3] != graph::no_value;
+  std::vector<double> scales;
+  if (!sizes && si < op.inputs.size() && op.inputs[si] != graph::no_value) {
+    if (!b.g.is_constant(op.inputs[si])) return false;
+    scales = reference::to_doubles(*b.val(op.inputs[si]).constant);
+  }
+  auto alg = onednn_resampling_for(op, b.g.opset, xs, ys, scales);
+  if (!alg) return false;
   memory::desc src_md;
   if (!float_md(b, X, src_md)) return false;
   memory::desc dst_md(to_dims(ys), src_md.data_type(), tag::any);
-  dnnl::resampling_forward::desc d(prop_kind::forward_inference, algorithm::resampling_nearest, src_md, dst_md);
+  dnnl::resampling_forward::desc d(prop_kind::forward_inference, *alg, src_md, dst_md);
   dnnl::resampling_forward::primitive_desc pd(d, plan_builder::base_attr(), b.p.eng);
   std::vector<binding> args{{DNNL_ARG_SRC, b.input(X, pd.src_desc()), pd.src_desc()}};
   args.push_back({DNNL_ARG_DST, b.output(Y, pd.dst_desc()), pd.dst_desc()});

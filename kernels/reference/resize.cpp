@@ -3,6 +3,7 @@
 /// tf_crop_and_resize with roi and extrapolation_value. N-D and separable: each output
 /// coordinate gets per-dim taps (input index, weight); the output is their tensor product.
 #include "kernels/reference/common.hpp"
+#include "kernels/reference/resize_coordinates.hpp"
 
 namespace troupe::kernels::reference {
 
@@ -51,31 +52,23 @@ void resize_kernel(const context& ctx, const std::vector<Tensor>& in, std::vecto
     taps[d].resize(static_cast<std::size_t>(n_out));
     outside[d].assign(static_cast<std::size_t>(n_out), false);
     for (int64_t o = 0; o < n_out; ++o) {
-      double xo = static_cast<double>(o), xi;
-      if (ctm == "half_pixel") xi = (xo + 0.5) / scale - 0.5;
-      else if (ctm == "pytorch_half_pixel") xi = len_out > 1 ? (xo + 0.5) / scale - 0.5 : 0.0;
-      else if (ctm == "align_corners") xi = len_out == 1 ? 0.0 : xo * static_cast<double>(n_in - 1) / (len_out - 1);
-      else if (ctm == "asymmetric") xi = xo / scale;
-      else if (ctm == "tf_half_pixel_for_nn") xi = (xo + 0.5) / scale;
-      else if (ctm == "half_pixel_symmetric") {
-        double adj = static_cast<double>(n_out) / len_out;
-        xi = static_cast<double>(n_in) / 2.0 * (1 - adj) + (xo + 0.5) / scale - 0.5;
-      } else if (ctm == "tf_crop_and_resize") {
+      double xi = 0;
+      if (ctm == "tf_crop_and_resize") {
         double s = roi[d], e = roi[r + d], len = static_cast<double>(n_in - 1);
+        double xo = static_cast<double>(o);
         xi = len_out > 1 ? s * len + xo * (e - s) * len / (len_out - 1) : 0.5 * (s + e) * len;
         if (xi < 0 || xi > len) { outside[d][static_cast<std::size_t>(o)] = true; continue; }
-      } else fail(ctx, "unknown coordinate_transformation_mode '" + ctm + "'");
+      } else if (auto c = resize_coordinate(ctm, o, n_in, n_out, scale, len_out)) {
+        xi = *c;
+      } else {
+        fail(ctx, "unknown coordinate_transformation_mode '" + ctm + "'");
+      }
       auto& t = taps[d][static_cast<std::size_t>(o)];
       auto clampi = [&](int64_t i) { return std::clamp<int64_t>(i, 0, n_in - 1); };
       if (mode == "nearest") {
-        double f = std::floor(xi);
-        int64_t i;
-        if (nearest == "round_prefer_floor") i = static_cast<int64_t>(xi == f + 0.5 ? f : std::round(xi));
-        else if (nearest == "round_prefer_ceil") i = static_cast<int64_t>(xi == f + 0.5 ? f + 1 : std::round(xi));
-        else if (nearest == "floor") i = static_cast<int64_t>(f);
-        else if (nearest == "ceil") i = static_cast<int64_t>(std::ceil(xi));
-        else fail(ctx, "unknown nearest_mode '" + nearest + "'");
-        t.push_back({clampi(i), 1.0});
+        auto i = resize_nearest(xi, nearest);
+        if (!i) fail(ctx, "unknown nearest_mode '" + nearest + "'");
+        t.push_back({clampi(*i), 1.0});
       } else if (mode != "cubic") {
         double c = std::clamp(xi, 0.0, static_cast<double>(n_in - 1));
         auto i0 = static_cast<int64_t>(std::floor(c));
