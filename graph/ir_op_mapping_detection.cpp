@@ -4,7 +4,11 @@
 /// usually shapes of static feature maps: the op is then folded to a constant at compile time.
 /// YOLO's RegionYolo is elementwise work on slices of its channels: ONNX ops any device runs.
 /// Faster R-CNN's ROIAlign (3, 9) is ONNX's RoiAlign: asymmetric is RoiAlign's output_half_pixel,
-/// half_pixel its half_pixel.
+/// half_pixel its half_pixel. NonMaxSuppression (5, 9) is ONNX's with its extra outputs built
+/// from ONNX ops.
+#include <cmath>
+#include <limits>
+
 #include "graph/ir_op_mapping.hpp"
 #include "graph/op_domain.hpp"
 
@@ -131,7 +135,73 @@ std::vector<ValueId> roi_align(builder& b) {
   return {b.op("RoiAlign", {b.input(0), b.input(1), indices}, a)};
 }
 
+namespace {
+
+/// NonMaxSuppression-5/9 as ONNX's NonMaxSuppression and what ONNX's lacks: the kept boxes'
+/// scores (GatherND) as [batch, class, score] rows, their count, and the sort of all kept boxes
+/// by score across batches and classes (a stable TopK: equal scores keep ONNX's order).
+/// OpenVINO keeps a score >= score_threshold where ONNX keeps one above it: the threshold
+/// becomes the float just below, so it must be known when the model is read. Soft-NMS
+/// (soft_nms_sigma != 0) is refused by name.
+std::vector<ValueId> non_max_suppression(builder& b) {
+  const std::size_t n_in = b.inputs(), n_out = b.l.outputs.size();
+  if (n_in < 2 || n_in > 6) b.fail("takes 2 to 6 inputs, not " + std::to_string(n_in));
+  if (n_out < 1 || n_out > 3) b.fail("has 1 to 3 outputs, not " + std::to_string(n_out));
+  const std::string encoding = b.str("box_encoding", "corner");
+  if (encoding != "corner" && encoding != "center") b.fail("box_encoding '" + encoding + "' is neither corner nor center");
+  const std::string out_type = b.str("output_type", "i64");
+  if (out_type != "i64" && out_type != "i32") b.fail("output_type '" + out_type + "' is neither i64 nor i32");
+  /// Input i's one value, known when the model is read (def when the input is absent).
+  auto known_one = [&](std::size_t i, const char* what, double def) -> std::optional<double> {
+    if (i >= n_in) return def;
+    auto k = b.known_values(i);
+    if (!k) return std::nullopt;
+    if (k->first.size() != 1) b.fail(std::string(what) + " has " + std::to_string(k->first.size()) + " values, not one");
+    return k->first[0];
+  };
+  if (auto sigma = known_one(5, "soft_nms_sigma", 0); !sigma || *sigma != 0)
+    b.fail("soft_nms_sigma " + (sigma ? std::to_string(*sigma) : std::string("computed at run time")) +
+           ": Soft-NMS is not mapped (hard NMS, sigma 0, is)");
+  // ONNX takes max_output_boxes_per_class and iou_threshold as one-element 1-D tensors.
+  auto one = [&](std::size_t i, const char* what, element_type t, double def) -> ValueId {
+    if (auto k = known_one(i, what, def)) return b.constant(builder::make_tensor({*k}, t, Shape{1}));
+    ValueId v = b.input(i);
+    if (b.in_type(i) != t) v = b.op("Cast", {v}, {{"to", static_cast<int64_t>(t)}});
+    return b.op("Reshape", {v, b.i64s({1})});
+  };
+  const ValueId max_out = one(2, "max_output_boxes_per_class", element_type::i64, 0);
+  const ValueId iou = one(3, "iou_threshold", element_type::f32, 0);
+  const auto threshold = known_one(4, "score_threshold", 0);
+  if (!threshold) b.fail("score_threshold is computed at run time; troupe maps it only when the model gives it");
+  const float below = std::nextafter(static_cast<float>(*threshold), -std::numeric_limits<float>::infinity());
+  const ValueId score_threshold = b.constant(builder::make_tensor({below}, element_type::f32, Shape{1}));
+  const ValueId scores = b.input(1);
+  ValueId kept = b.op("NonMaxSuppression", {b.input(0), scores, max_out, iou, score_threshold},
+                      {{"center_point_box", int64_t{encoding == "center"}}});
+  ValueId kept_scores = b.op("GatherND", {scores, kept});
+  if (b.flag("sort_result_descending", true)) {
+    auto sorted = b.op_n("TopK", {kept_scores, b.op("Shape", {kept_scores})},
+                         {{"axis", int64_t{0}}, {"largest", int64_t{1}}, {"sorted", int64_t{1}}}, 2);
+    kept = b.op("Gather", {kept, sorted[1]}, {{"axis", int64_t{0}}});
+    kept_scores = sorted[0];
+  }
+  auto as_out_type = [&](ValueId v) {
+    return out_type == "i64" ? v : b.op("Cast", {v}, {{"to", static_cast<int64_t>(element_type::i32)}});
+  };
+  std::vector<ValueId> out{as_out_type(kept)};
+  if (n_out > 1) {
+    const ValueId batch_class = b.op("Cast", {b.op("Slice", {kept, b.i64s({0}), b.i64s({2}), b.i64s({1})})},
+                                     {{"to", static_cast<int64_t>(b.in_type(1))}});
+    out.push_back(b.op("Concat", {batch_class, b.op("Unsqueeze", {kept_scores, b.i64s({1})})}, {{"axis", int64_t{1}}}));
+  }
+  if (n_out > 2) out.push_back(as_out_type(b.op("Shape", {kept}, {{"end", int64_t{1}}})));
+  return out;
+}
+
+} // namespace
+
 void add_detection_ops(op_table& t) {
+  t["NonMaxSuppression"].push_back({v({"opset5", "opset9"}), non_max_suppression});
   t["PriorBox"].push_back({v({"opset1", "opset8"}), prior_box});
   t["PriorBoxClustered"].push_back({v({"opset1"}), prior_box_clustered});
   t["DetectionOutput"].push_back({v({"opset1", "opset8"}), detection_output});

@@ -658,6 +658,32 @@ void topk(emitter& e, const Op& op) {
     if (op.outputs[i] != no_value) e.bind(op.outputs[i], outs[i]);
 }
 
+/// ONNX NonMaxSuppression as NonMaxSuppression-9 in ONNX's order (no sort across batches).
+/// ONNX keeps a score above score_threshold, OpenVINO one at or above it: the float just
+/// above a constant threshold is written (none: -inf). Only selected_indices is read back.
+void non_max_suppression(emitter& e, const Op& op) {
+  ctx c{e, op, e.graph()};
+  float threshold = -std::numeric_limits<float>::infinity();
+  if (c.has(4)) {
+    const Tensor* t = c.constant(4);
+    if (!t || t->get_size() != 1 || t->get_element_type() != element_type::f32)
+      c.fail("score_threshold must be a one-element f32 constant (OpenVINO keeps scores at the threshold, ONNX above "
+             "it: troupe writes the float above it)");
+    threshold = std::nextafter(t->data<float>()[0], std::numeric_limits<float>::infinity());
+  }
+  std::vector<out_ref> in{c.in(0), c.in(1), c.has(2) ? c.in(2) : e.i64s({0}),
+                          c.has(3) ? c.in(3) : e.scalar(0, element_type::f32), e.scalar(threshold, element_type::f32)};
+  auto outs = e.layer("NonMaxSuppression", "opset9",
+                      {{"box_encoding", op.attr_int("center_point_box", 0) ? "center" : "corner"},
+                       {"sort_result_descending", "false"},
+                       {"output_type", "i64"}},
+                      in,
+                      {{element_type::i64, c.out_shape(0)},
+                       {c.in_type(1), PartialShape{-1, 3}},
+                       {element_type::i64, PartialShape{1}}});
+  e.bind(op.outputs[0], outs[0]);
+}
+
 void depth_to_space(emitter& e, const Op& op) {
   ctx c{e, op, e.graph()};
   c.out("DepthToSpace", "opset1",
@@ -826,6 +852,7 @@ const std::map<std::string, op_writer>& op_writers() {
     r["Where"] = where;
     r["LayerNormalization"] = layer_norm;
     r["TopK"] = topk;
+    r["NonMaxSuppression"] = non_max_suppression;
     r["DepthToSpace"] = depth_to_space;
     r["SpaceToDepth"] = space_to_depth;
     r["Einsum"] = [](emitter& e, const Op& op) {

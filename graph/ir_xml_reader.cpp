@@ -101,14 +101,27 @@ private:
     }
   }
 
-  /// One dimension: an integer, -1 or "?" (dynamic), "a..b" (bounded: dynamic here).
-  int64_t parse_dim(const layer& l, std::string s) const {
+  /// One dimension: an integer, -1 or "?" (dynamic), or a range "a..b", "a..", "..b" (dynamic,
+  /// bounded), appended to `p`.
+  void parse_dim(const layer& l, std::string s, PartialShape& p) const {
     s.erase(std::remove_if(s.begin(), s.end(), [](unsigned char c) { return std::isspace(c); }), s.end());
-    if (s == "?" || s == "-1" || s.find("..") != std::string::npos) return -1;
-    auto v = parse_int(s);
-    if (!v || *v < 0) fail(l, "dimension '" + s + "' is not a size, -1, ? or a range a..b");
-    if (*v > max_dim) fail(l, "dimension " + s + " is too large");
-    return *v;
+    auto length = [&](const std::string& t) {
+      auto v = parse_int(t);
+      if (!v || *v < 0) fail(l, "dimension '" + s + "' is not a size, -1, ? or a range a..b");
+      if (*v > max_dim) fail(l, "dimension " + s + " is too large");
+      return *v;
+    };
+    p.dims.push_back(-1);
+    if (s == "?" || s == "-1") return;
+    auto dots = s.find("..");
+    if (dots == std::string::npos) {
+      p.dims.back() = length(s);
+      return;
+    }
+    std::string lo = s.substr(0, dots), hi = s.substr(dots + 2);
+    dim_range r{lo.empty() ? 0 : length(lo), hi.empty() ? -1 : length(hi)};
+    if (r.max >= 0 && r.max < r.min) fail(l, "dimension '" + s + "' is an empty range");
+    p.set_range(p.dims.size() - 1, r);
   }
 
   PartialShape parse_shape_attr(const layer& l, std::string s) const {
@@ -121,7 +134,7 @@ private:
     while (b <= s.size()) {
       auto e = s.find(',', b);
       if (e == std::string::npos) e = s.size();
-      p.dims.push_back(parse_dim(l, s.substr(b, e - b)));
+      parse_dim(l, s.substr(b, e - b), p);
       b = e + 1;
     }
     return p;
@@ -139,7 +152,7 @@ private:
     }
     p.names = split_names(n.attribute("names").as_string());
     p.shape = PartialShape();
-    for (auto d : n.children("dim")) p.shape.dims.push_back(parse_dim(l, d.text().as_string()));
+    for (auto d : n.children("dim")) parse_dim(l, d.text().as_string(), p.shape);
     for (auto a : n.child("rt_info").children("attribute"))
       if (std::string(a.attribute("name").as_string()) == "layout") p.layout = a.attribute("layout").as_string();
     return p;

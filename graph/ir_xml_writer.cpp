@@ -154,7 +154,7 @@ out_ref emitter::parameter(ValueId v) {
   } else {
     for (std::size_t k = 0; k < val.shape.rank(); ++k) {
       if (k) shape += ',';
-      shape += val.shape.dims[k] < 0 ? std::string("?") : std::to_string(val.shape.dims[k]);
+      shape += PartialShape::dim_text(val.shape.dims[k], val.shape.range(k));
     }
   }
   out_ref r = layer1("Parameter", "opset1", {{"shape", shape}, {"element_type", to_string(val.type)}}, {}, val.type,
@@ -194,7 +194,11 @@ void append_port(pugi::xml_node parent, const ir::written_port& p) {
     n.append_attribute("names") = names.c_str();
   }
   if (p.shape.rank_known)
-    for (auto d : p.shape.dims) n.append_child("dim").text().set(std::to_string(d < 0 ? -1 : d).c_str());
+    for (std::size_t k = 0; k < p.shape.rank(); ++k) {
+      const auto d = p.shape.dims[k];
+      const auto r = p.shape.range(k);
+      n.append_child("dim").text().set((d < 0 && !r.bounded() ? std::string("-1") : PartialShape::dim_text(d, r)).c_str());
+    }
   if (!p.layout.empty()) {
     auto a = n.append_child("rt_info").append_child("attribute");
     a.append_attribute("name") = "layout";

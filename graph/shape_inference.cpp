@@ -150,7 +150,10 @@ std::vector<value_info> detail::infer_op_recording(const Graph& g, const Op& op,
            " where " + op.type + " takes a " + (c.in(i).sequence ? "tensor" : "sequence"));
   }
   auto out = r.fn(c);
-  for (auto& o : out) o.sequence = makes_sequence(op.type);
+  for (auto& o : out) {
+    o.sequence = makes_sequence(op.type);
+    o.shape.ranges.clear(); // a model input's bounds say nothing certain about what ops make
+  }
   std::size_t declared = op.outputs.empty() ? 1 : op.outputs.size();
   if (out.size() < declared) c.fail("declares " + std::to_string(declared) + " outputs but produces " + std::to_string(out.size()));
   out.resize(declared);

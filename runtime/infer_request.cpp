@@ -219,6 +219,8 @@ void InferRequest::start_async() {
       throw Exception("input '" + p.get_any_name() + "' is not set (shape " + p.get_partial_shape().to_string() +
                       ", type " + to_string(p.get_element_type()) + "): a dynamic input needs set_tensor");
     }
+    // Again here: a tensor the request handed out may have been reshaped in place since.
+    for (std::size_t i = 0; i < s.inputs.size(); ++i) check_tensor("input", s.model->inputs[i], s.inputs[i]);
     check_named_dims(s.model->inputs, s.inputs);
     job.request = ++s.current;
     job.inputs = s.inputs;

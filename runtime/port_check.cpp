@@ -22,6 +22,11 @@ void check_tensor(const char* kind, const Port& p, const Tensor& t) {
   if (!ok)
     throw Exception(std::string(kind) + " '" + name + "': wrong shape: expected " + ps.to_string() + ", got " +
                     to_string(s));
+  for (std::size_t i = 0; i < s.size(); ++i)
+    if (!ps.range(i).contains(s[i]))
+      throw Exception(std::string(kind) + " '" + name + "': wrong shape: expected " + ps.to_string() + ", got " +
+                      to_string(s) + " (dimension " + std::to_string(i) + " is " + std::to_string(s[i]) +
+                      ", outside " + PartialShape::dim_text(-1, ps.range(i)) + ")");
 }
 
 void check_named_dims(const std::vector<Port>& ports, const std::vector<Tensor>& inputs) {

@@ -692,6 +692,79 @@ BOOST_AUTO_TEST_CASE(recurrent_cells) {
   }
 }
 
+/// NonMaxSuppression-5 and -9 on boxes whose results were worked out by hand: a score equal to
+/// score_threshold is kept (OpenVINO's >=, ONNX's > would drop box 5 of batch 0 class 0),
+/// selected_scores and valid_outputs, the sort across batches and classes (5, default) or
+/// ONNX's batch/class order (9, sort_result_descending false), i32 and i64 outputs; run by the
+/// interpreter and by the CPU device. Soft-NMS is refused by name.
+BOOST_AUTO_TEST_CASE(non_max_suppression_5_and_9) {
+  const std::vector<float> one_image{0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 0, -0.1f, 1, 0.9f, 0, 10, 1, 11, 0, 10.1f, 1, 11.1f, 0, 100, 1, 101};
+  std::vector<float> boxes = one_image;
+  boxes.insert(boxes.end(), one_image.begin(), one_image.end());
+  const std::vector<float> scores{0.9f, 0.75f, 0.6f, 0.95f, 0.5f, 0.3f,  0.35f, 0.2f, 0.1f, 0.4f, 0.45f, 0.05f,
+                                  0.3f, 0.31f, 0.2f, 0.1f,  0.99f, 0.2f, 0.2f,  0.2f, 0.2f, 0.2f, 0.2f,  0.2f};
+  // (batch, class, box, score) in ONNX's order.
+  const std::vector<std::array<float, 4>> onnx_order{{0, 0, 3, 0.95f}, {0, 0, 0, 0.9f},  {0, 0, 5, 0.3f}, {0, 1, 4, 0.45f},
+                                                     {0, 1, 0, 0.35f}, {1, 0, 4, 0.99f}, {1, 0, 1, 0.31f}};
+  const std::vector<std::array<float, 4>> by_score{{1, 0, 4, 0.99f}, {0, 0, 3, 0.95f}, {0, 0, 0, 0.9f},  {0, 1, 4, 0.45f},
+                                                   {0, 1, 0, 0.35f}, {1, 0, 1, 0.31f}, {0, 0, 5, 0.3f}};
+  const std::vector<Tensor> in{f32_tensor({2, 6, 4}, boxes), f32_tensor({2, 2, 6}, scores)};
+  struct variant {
+    std::string version, data;
+    const std::vector<std::array<float, 4>>* want;
+    bool i32;
+  };
+  for (const auto& c : {variant{"opset5", "output_type=\"i32\"", &by_score, true},
+                        variant{"opset9", "sort_result_descending=\"false\" box_encoding=\"corner\"", &onnx_order, false}}) {
+    BOOST_TEST_CONTEXT(c.version) {
+      ir_net n;
+      auto bx = n.param("boxes", "FP32", "f32", {2, 6, 4});
+      auto sc = n.param("scores", "FP32", "f32", {2, 2, 6});
+      const std::string ip = c.i32 ? "I32" : "I64";
+      auto outs = n.layer("NonMaxSuppression", c.version, c.data,
+                          {bx, sc, n.i64({3}), n.f32({0.5f}, {}), n.f32({0.3f}, {}), n.f32({0.0f}, {})},
+                          {{ip, {-1, 3}, "selected_indices"}, {"FP32", {-1, 3}, "selected_scores"}, {ip, {1}, "valid_outputs"}});
+      for (const auto& o : outs) n.result(o);
+      auto check = [&](const std::vector<Tensor>& got, const std::string& where) {
+        BOOST_TEST_REQUIRE(got.size() == 3u, where);
+        const auto k = static_cast<int64_t>(c.want->size());
+        BOOST_TEST((got[0].get_shape() == Shape{k, 3}), where << " " << to_string(got[0].get_shape()));
+        BOOST_TEST((got[1].get_shape() == Shape{k, 3}), where);
+        BOOST_TEST((got[2].get_shape() == Shape{1}), where);
+        BOOST_TEST((got[0].get_element_type() == (c.i32 ? element_type::i32 : element_type::i64)), where);
+        auto index = [&](const Tensor& t, int64_t i) {
+          return c.i32 ? int64_t{t.data<int32_t>()[i]} : t.data<int64_t>()[i];
+        };
+        BOOST_TEST(index(got[2], 0) == k, where);
+        for (int64_t r = 0; r < k && got[0].get_size() == 3 * k && got[1].get_size() == 3 * k; ++r) {
+          const auto& w = (*c.want)[static_cast<std::size_t>(r)];
+          for (int64_t j = 0; j < 3; ++j) BOOST_TEST(index(got[0], 3 * r + j) == static_cast<int64_t>(w[static_cast<std::size_t>(j)]), where << " row " << r);
+          BOOST_TEST(got[1].data<float>()[3 * r] == w[0], where << " row " << r);
+          BOOST_TEST(got[1].data<float>()[3 * r + 1] == w[1], where << " row " << r);
+          BOOST_TEST(got[1].data<float>()[3 * r + 2] == w[3], where << " row " << r);
+        }
+      };
+      const auto interpreted = interpret_ir(n, in);
+      check(interpreted, "interpreter");
+      expect_written_back_alike(n, in, interpreted); // ONNX's op written as NonMaxSuppression-9
+      Core core;
+      auto req = core.compile_model(core.read_ir_from_memory(n.xml(), n.bin.data(), n.bin.size(), "nms.xml"), "CPU")
+                     .create_infer_request();
+      req.set_tensor("boxes", in[0]);
+      req.set_tensor("scores", in[1]);
+      req.infer();
+      check({req.get_tensor("selected_indices"), req.get_tensor("selected_scores"), req.get_tensor("valid_outputs")}, "CPU");
+    }
+  }
+  ir_net soft;
+  auto bx = soft.param("boxes", "FP32", "f32", {1, 6, 4});
+  auto sc = soft.param("scores", "FP32", "f32", {1, 1, 6});
+  auto o = soft.layer("NonMaxSuppression", "opset9", "", {bx, sc, soft.i64({3}), soft.f32({0.5f}, {}), soft.f32({0.0f}, {}), soft.f32({0.5f}, {})},
+                      {{"I64", {-1, 3}, ""}, {"FP32", {-1, 3}, ""}, {"I64", {1}, ""}});
+  for (const auto& p : o) soft.result(p);
+  tests::expect_error([&] { soft.read("soft_nms.xml"); }, {"'soft_nms.xml'", "NonMaxSuppression", "soft_nms_sigma 0.5", "Soft-NMS"});
+}
+
 BOOST_AUTO_TEST_CASE(roi_align_3_and_9) {
   // X[c, h, w] = w: a region [0, 0, 3, 3], one bin, 2 x 2 samples. asymmetric samples x at 0.75
   // and 2.25 (mean 1.5); half_pixel shifts them by -0.5 (mean 1.0). The second region reads batch
@@ -734,7 +807,8 @@ BOOST_AUTO_TEST_CASE(dynamic_dims_names_and_rt_info) {
   Core core;
   Model m = core.read_ir_from_memory(n.xml(), n.bin.data(), n.bin.size(), "dyn.xml");
   BOOST_TEST(m.input().get_any_name() == "pixel_values");
-  BOOST_TEST(m.input().get_partial_shape().to_string() == "[?,3,?,?]");
+  // The bound is kept (OpenVINO's "1..64"), checked on every request, written back.
+  BOOST_TEST(m.input().get_partial_shape().to_string() == "[?,3,1..64,?]");
   BOOST_TEST(m.output().get_any_name() == "features");
   BOOST_TEST(m.get_friendly_name() == "dyn");
   bool found = false;
@@ -756,6 +830,18 @@ BOOST_AUTO_TEST_CASE(dynamic_dims_names_and_rt_info) {
     BOOST_TEST((y.get_shape() == Shape{1, 3, s, 5}));
     BOOST_TEST(y.data<float>()[0] == std::max(0.0f, x.data<float>()[0]));
   }
+  tests::expect_error([&] { req.set_tensor("pixel_values", tests::random_tensor({1, 3, 65, 5}, 5)); },
+                      {"'pixel_values'", "[?,3,1..64,?]", "dimension 2 is 65", "outside 1..64"});
+  const auto path = (std::filesystem::temp_directory_path() / "troupe_bounded_dims.xml").string();
+  save_model(m, path);
+  BOOST_TEST(core.read_model(path).input().get_partial_shape().to_string() == "[?,3,1..64,?]");
+  std::filesystem::remove(path);
+  std::filesystem::remove(std::filesystem::path(path).replace_extension(".bin"));
+  tests::expect_error([&] {
+    ir_net bad;
+    bad.result(bad.param("x", "FP32", "f32", {-1}, "9..3"));
+    bad.read("empty_range.xml");
+  }, {"'empty_range.xml'", "'9..3'", "empty range"});
 }
 
 BOOST_AUTO_TEST_CASE(unsupported_ops_are_listed_in_one_error) {

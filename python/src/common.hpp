@@ -90,12 +90,18 @@ Tensor tensor_for_port(py::handle value, const Port& port, bool share, const std
 /// A tensor from an array with no port to fit (Tensor(array)).
 Tensor tensor_from_array(py::handle value, bool share);
 
-/// One dimension of a PartialShape, as ov.Dimension: its length, -1 when dynamic.
+/// One dimension of a PartialShape, as ov.Dimension: the lengths it may take ({n, n}: static).
 struct PyDimension {
-  int64_t length = -1;
+  dim_range range;
+  PyDimension() = default;
+  explicit PyDimension(int64_t length) : range(length < 0 ? dim_range{} : dim_range{length, length}) {}
+  explicit PyDimension(dim_range r) : range(r) {}
+  /// Dim i of `p`, with its bounds.
+  static PyDimension of(const PartialShape& p, std::size_t i) { return PyDimension(p.range(i)); }
+  bool is_static() const { return range.min == range.max; }
 };
-/// A Dimension from a Dimension, an int (-1 or None: dynamic), a str ("4", "?") or a (lo, hi)
-/// pair with lo == hi; ValueError for bounds, which troupe's shapes do not have.
+/// A Dimension from a Dimension, an int (-1 or None: dynamic), a str ("4", "?", "1..64") or a
+/// (min, max) pair; ValueError for an empty range.
 PyDimension to_dimension(py::handle value);
 
 /// A PartialShape from a PartialShape, a Shape, a list/tuple of dimensions (to_dimension) or

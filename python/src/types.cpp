@@ -32,7 +32,10 @@ PartialShape to_partial_shape(py::handle value) {
   if (py::isinstance<py::str>(value)) return PartialShape::parse(value.cast<std::string>());
   if (py::isinstance<py::sequence>(value) || py::isinstance<py::array>(value)) {
     PartialShape ps;
-    for (py::handle d : value) ps.dims.push_back(to_dimension(d).length);
+    for (py::handle d : value) {
+      ps.dims.push_back(-1);
+      ps.set_range(ps.dims.size() - 1, to_dimension(d).range);
+    }
     return ps;
   }
   throw py::type_error("a shape is a PartialShape, a Shape, a list of ints or a string such as '1,3,?,?', not " +
@@ -113,34 +116,36 @@ void bind_types(py::module_& m) {
       .def_property_readonly("is_static", &PartialShape::is_static)
       .def_property_readonly("is_dynamic", [](const PartialShape& p) { return !p.is_static(); })
       .def_property_readonly("rank", [](const PartialShape& p) {
-        return p.rank_known ? PyDimension{static_cast<int64_t>(p.rank())} : PyDimension{};
+        return p.rank_known ? PyDimension(static_cast<int64_t>(p.rank())) : PyDimension{};
       }, "a Dimension, as OpenVINO's (dynamic when the rank is unknown)")
       .def("to_shape", [](const PartialShape& p) { return PyShape{p.to_shape()}; })
       .def("get_shape", [](const PartialShape& p) { return PyShape{p.to_shape()}; })
       .def("__len__", [](const PartialShape& p) { return p.rank(); })
-      .def("__getitem__", [](const PartialShape& p, py::ssize_t i) { return PyDimension{p.dims[dim_index(p, i)]}; })
+      .def("__getitem__", [](const PartialShape& p, py::ssize_t i) { return PyDimension::of(p, dim_index(p, i)); })
       .def("__getitem__",
            [](const PartialShape& p, const py::slice& s) {
              py::ssize_t start = 0, stop = 0, step = 0, n = 0;
              if (!s.compute(static_cast<py::ssize_t>(p.rank()), &start, &stop, &step, &n))
                throw py::error_already_set();
              PartialShape out;
-             for (py::ssize_t k = 0; k < n; ++k, start += step)
-               out.dims.push_back(p.dims[static_cast<std::size_t>(start)]);
+             for (py::ssize_t k = 0; k < n; ++k, start += step) {
+               out.dims.push_back(-1);
+               out.set_range(out.dims.size() - 1, p.range(static_cast<std::size_t>(start)));
+             }
              return out;
            })
       .def("__setitem__",
            [](PartialShape& p, py::ssize_t i, py::handle d) {
              const std::size_t at = dim_index(p, i);
-             p.dims[at] = to_dimension(d).length;
+             p.set_range(at, to_dimension(d).range);
              if (at < p.symbols.size()) p.symbols[at].clear(); // the ONNX name was the old dimension's
            })
       .def("__iter__", [](const PartialShape& p) {
         py::list dims;
-        for (int64_t d : p.dims) dims.append(py::cast(PyDimension{d}));
+        for (std::size_t i = 0; i < p.rank(); ++i) dims.append(py::cast(PyDimension::of(p, i)));
         return py::iter(dims);
       })
-      .def("get_dimension", [](const PartialShape& p, py::ssize_t i) { return PyDimension{p.dims[dim_index(p, i)]}; },
+      .def("get_dimension", [](const PartialShape& p, py::ssize_t i) { return PyDimension::of(p, dim_index(p, i)); },
            py::arg("index"))
       .def("__eq__",
            [](const PartialShape& p, py::handle o) {

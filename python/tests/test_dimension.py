@@ -1,5 +1,5 @@
-"""Dimension (as ov.Dimension) and PartialShape's items: static or dynamic (troupe's shapes
-have no bounds), equal to ints for convenience."""
+"""Dimension (as ov.Dimension) and PartialShape's items: static, dynamic or bounded ("1..64"),
+equal to ints for convenience."""
 import numpy as np
 import pytest
 
@@ -38,17 +38,51 @@ def test_comparisons_of_schemes():
     assert s.same_scheme(ov.Dimension(4)) and dyn.same_scheme(ov.Dimension()) and not s.same_scheme(dyn)
 
 
-def test_bounds_and_bad_values_are_refused():
-    with pytest.raises(ValueError, match=r"Dimension\(1, 8\): troupe's shapes have no bounds"):
-        ov.Dimension(1, 8)
+def test_bounded_dimensions():
+    d = ov.Dimension(1, 8)
+    assert d.is_dynamic and not d.is_static and str(d) == "1..8" and repr(d) == "<Dimension: 1..8>"
+    assert d.get_min_length() == 1 and d.get_max_length() == 8
+    assert str(ov.Dimension(2, -1)) == "2.." and str(ov.Dimension(0, 8)) == "..8"
+    assert ov.Dimension("1..8") == d and ov.Dimension("2..") == ov.Dimension(2, -1)
+    assert d != ov.Dimension() and d != -1 and hash(d) == hash(ov.Dimension(1, 8))
+    assert d.compatible(8) and not d.compatible(9) and d.compatible(ov.Dimension(8, -1))
+    assert ov.Dimension().relaxes(d) and d.relaxes(ov.Dimension(2, 4)) and not d.relaxes(ov.Dimension(0, 9))
+    assert ov.Dimension(2, 4).refines(d) and not ov.Dimension().refines(d)
+    with pytest.raises(RuntimeError, match=r"1\.\.8"):
+        d.get_length()
+    with pytest.raises(TypeError, match=r"1\.\.8"):
+        range(d)
+    ps = ov.PartialShape([1, (112, 448), "1..64", ov.Dimension(3, -1)])
+    assert str(ps) == "[1,112..448,1..64,3..]" and ps[1] == ov.Dimension(112, 448) and ps[3].get_max_length() == -1
+    assert ov.PartialShape("[1,112..448,1..64,3..]") == ps and ps[1:3] == ov.PartialShape([(112, 448), (1, 64)])
+
+
+def test_bounded_input_refuses_tensors_outside_its_range(models):
+    core = ov.Core()
+    m = core.read_model(models["dyn"])
+    m.reshape([ov.Dimension(2, 5), 4])
+    assert str(m.input().partial_shape) == "[2..5,4]"
+    compiled = core.compile_model(m, "CPU")
+    assert str(compiled.input().partial_shape) == "[2..5,4]"
+    request = compiled.create_infer_request()
+    with pytest.raises(RuntimeError, match=r"dimension 0 is 6, outside 2\.\.5"):
+        request.infer({0: np.zeros((6, 4), np.float32)})
+    assert request.infer({0: np.ones((5, 4), np.float32)})[0].shape == (5, 4)
+
+
+def test_bad_values_are_refused():
+    with pytest.raises(ValueError, match=r"Dimension\(9, 3\): an empty range"):
+        ov.Dimension(9, 3)
     with pytest.raises(ValueError, match="-2"):
         ov.Dimension(-2)
     with pytest.raises(ValueError, match="'x'"):
         ov.Dimension("x")
+    with pytest.raises(ValueError, match="'9..3'"):
+        ov.Dimension("9..3")
     with pytest.raises(TypeError):
         ov.Dimension(2.5)
-    with pytest.raises(ValueError, match="no bounds"):
-        ov.PartialShape([1, (112, 448)])
+    with pytest.raises(ValueError, match="empty range"):
+        ov.PartialShape([1, (448, 112)])
     with pytest.raises(TypeError, match="a dimension is an int"):
         ov.PartialShape([1, 2.5])
 

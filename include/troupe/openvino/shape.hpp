@@ -2,6 +2,7 @@
 /// ov::Shape, ov::Dimension (ov::Rank), ov::PartialShape, spelled as OpenVINO's and converting
 /// to and from troupe's Shape and PartialShape (a dynamic dimension is -1 there). Dimensions
 /// have no bounds in troupe: Dimension(min, max) with min != max is an error saying so.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -41,29 +42,35 @@ class Dimension {
 public:
   using value_type = int64_t;
   Dimension() = default; ///< dynamic
-  Dimension(value_type v) : v_(v < 0 ? -1 : v) {}
-  /// troupe keeps no bounds: only min == max (static) or the full range (0 or -1 to -1).
+  Dimension(value_type v) : r_(v < 0 ? troupe::dim_range{} : troupe::dim_range{v, v}) {}
+  /// A dynamic dimension within [min, max] (max -1: unbounded), as OpenVINO's; static when
+  /// min == max. A model input reshaped to one refuses tensors outside the range.
   Dimension(value_type min, value_type max) {
-    if (min == max) v_ = min;
-    else if (max == -1 && min <= 0) v_ = -1;
-    else OPENVINO_THROW("ov::Dimension(", min, ", ", max, "): troupe has no bounded dimensions (only static or fully "
-                        "dynamic ones)");
+    if (max < -1 || (max >= 0 && max < min))
+      OPENVINO_THROW("ov::Dimension(", min, ", ", max, "): an empty range");
+    r_ = {min < 0 ? 0 : min, max};
   }
   static Dimension dynamic() { return {}; }
-  bool is_static() const { return v_ >= 0; }
-  bool is_dynamic() const { return v_ < 0; }
+  bool is_static() const { return r_.min == r_.max; }
+  bool is_dynamic() const { return !is_static(); }
   value_type get_length() const {
-    OPENVINO_ASSERT(is_static(), "get_length() of a dynamic dimension");
-    return v_;
+    OPENVINO_ASSERT(is_static(), "get_length() of the dynamic dimension ", to_string());
+    return r_.max;
   }
-  value_type get_min_length() const { return is_static() ? v_ : 0; }
-  value_type get_max_length() const { return v_; }
-  bool compatible(const Dimension& o) const { return is_dynamic() || o.is_dynamic() || v_ == o.v_; }
-  bool operator==(const Dimension& o) const { return v_ == o.v_; }
-  std::string to_string() const { return is_static() ? std::to_string(v_) : "?"; }
+  value_type get_min_length() const { return r_.min; }
+  value_type get_max_length() const { return r_.max; } ///< -1: no upper bound
+  /// The lengths both may take overlap.
+  bool compatible(const Dimension& o) const {
+    value_type lo = std::max(r_.min, o.r_.min);
+    return (r_.max < 0 || lo <= r_.max) && (o.r_.max < 0 || lo <= o.r_.max);
+  }
+  bool operator==(const Dimension& o) const { return r_ == o.r_; }
+  /// "4", "?", "1..64", "1..", "..64".
+  std::string to_string() const { return troupe::PartialShape::dim_text(is_static() ? r_.max : -1, r_); }
+  troupe::dim_range range() const { return r_; }
 
 private:
-  value_type v_ = -1;
+  troupe::dim_range r_;
 };
 
 inline std::ostream& operator<<(std::ostream& os, const Dimension& d) { return os << d.to_string(); }
@@ -80,12 +87,16 @@ public:
   /// "[1,3,?,?]", "1,3,48,192", "?" or "-1" for dynamic dims.
   explicit PartialShape(const std::string& text) : PartialShape(troupe::PartialShape::parse(text)) {}
   PartialShape(const troupe::PartialShape& p) : rank_known_(p.rank_known) {
-    for (auto d : p.dims) dims_.emplace_back(d);
+    for (std::size_t i = 0; i < p.dims.size(); ++i) {
+      const auto r = p.range(i);
+      dims_.emplace_back(r.min, r.max);
+    }
   }
   operator troupe::PartialShape() const {
     if (!rank_known_) return troupe::PartialShape::unknown_rank();
     troupe::PartialShape p;
-    for (const auto& d : dims_) p.dims.push_back(d.is_static() ? d.get_length() : -1);
+    p.dims.assign(dims_.size(), -1);
+    for (std::size_t i = 0; i < dims_.size(); ++i) p.set_range(i, dims_[i].range());
     return p;
   }
 
