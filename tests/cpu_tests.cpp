@@ -1060,6 +1060,75 @@ BOOST_AUTO_TEST_CASE(resize_on_onednn_where_onnx_agrees) {
   }
 }
 
+/// LSTM, GRU and RNN on oneDNN's RNN primitives against the reference kernel: both layouts,
+/// each direction, with and without biases, initial states and sequence_lens, every output;
+/// and what oneDNN's cells lack (peepholes, clip, shorter sequences) on the reference kernel.
+BOOST_AUTO_TEST_CASE(recurrent_on_onednn) {
+  struct rnn_case {
+    std::string type, direction;
+    int64_t layout;
+    bool bias, initial, all_outputs;
+    std::map<std::string, graph::AttributeValue> extra;
+    int seq_lens; ///< 0: none; 1: every sequence whole; 2: one shorter
+    bool peephole, onednn;
+  };
+  using strs = std::vector<std::string>;
+  const std::vector<rnn_case> cases{
+      {"LSTM", "forward", 0, true, true, true, {}, 0, false, true},
+      {"LSTM", "bidirectional", 0, false, false, true, {}, 0, false, true},
+      {"LSTM", "bidirectional", 1, true, true, true, {}, 0, false, true},
+      {"LSTM", "reverse", 1, true, false, false, {}, 1, false, true},
+      {"LSTM", "forward", 0, true, true, true, {{"activations", strs{"Sigmoid", "Tanh", "Tanh"}}}, 0, false, true},
+      {"GRU", "forward", 0, true, true, true, {}, 0, false, true},
+      {"GRU", "bidirectional", 1, true, true, true, {{"linear_before_reset", int64_t{1}}}, 0, false, true},
+      {"GRU", "reverse", 0, true, false, true, {{"linear_before_reset", int64_t{1}}}, 0, false, true},
+      {"RNN", "forward", 0, true, true, true, {}, 0, false, true},
+      {"RNN", "bidirectional", 0, true, true, true, {{"activations", strs{"Relu", "Relu"}}}, 0, false, true},
+      {"LSTM", "forward", 0, true, true, true, {}, 0, true, false},                        // peepholes
+      {"LSTM", "forward", 0, true, true, true, {{"clip", 0.5f}}, 0, false, false},          // clip
+      {"GRU", "forward", 0, true, true, true, {}, 2, false, false},                         // a shorter sequence
+      {"RNN", "forward", 0, true, true, true, {{"activations", strs{"Elu"}}}, 0, false, false},
+  };
+  const int64_t T = 6, N = 3, K = 5, H = 7;
+  for (const auto& c : cases) {
+    BOOST_TEST_CONTEXT(c.type << " " << c.direction << " layout " << c.layout << " bias " << c.bias << " initial "
+                              << c.initial << " seq_lens " << c.seq_lens << " peephole " << c.peephole) {
+      builder b;
+      b.g.opset = 14;
+      const int64_t D = c.direction == "bidirectional" ? 2 : 1, G = c.type == "LSTM" ? 4 : c.type == "GRU" ? 3 : 1;
+      auto x = b.input(c.layout ? Shape{N, T, K} : Shape{T, N, K});
+      const Shape state = c.layout ? Shape{N, D, H} : Shape{D, N, H};
+      std::vector<graph::ValueId> in{x, b.weights({D, G * H, K}), b.weights({D, G * H, H}),
+                                     c.bias ? b.weights({D, 2 * G * H}) : graph::no_value};
+      if (c.seq_lens) {
+        Tensor lens(element_type::i32, Shape{N});
+        for (int64_t i = 0; i < N; ++i) lens.data<int32_t>()[i] = static_cast<int32_t>(c.seq_lens == 2 && i == 1 ? T - 2 : T);
+        in.push_back(b.constant(lens));
+      } else {
+        in.push_back(graph::no_value);
+      }
+      in.push_back(c.initial ? b.input(state) : graph::no_value);
+      if (c.type == "LSTM") in.push_back(c.initial ? b.input(state) : graph::no_value);
+      if (c.peephole) in.push_back(b.weights({D, 3 * H}));
+      while (!in.empty() && in.back() == graph::no_value) in.pop_back();
+      auto attrs = c.extra;
+      attrs["hidden_size"] = H;
+      attrs["direction"] = c.direction;
+      attrs["layout"] = c.layout;
+      const int outs = c.type == "LSTM" ? 3 : 2;
+      b.op(c.type, in, attrs, outs);
+      const auto& made = b.g.ops.back().outputs;
+      b.output(made[0]);
+      if (c.all_outputs)
+        for (int i = 1; i < outs; ++i) b.output(made[static_cast<std::size_t>(i)]);
+      std::string kernel;
+      for (const auto& p : check(b.g, 1e-5f))
+        if (p.node_type == c.type) kernel = p.exec_type;
+      BOOST_TEST((kernel != "ref") == c.onednn, "ran as " << kernel);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(reductions) {
   {
     builder b;

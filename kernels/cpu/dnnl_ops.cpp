@@ -902,7 +902,7 @@ const std::set<std::string>& dnnl_types() {
       "Relu", "LeakyRelu", "Elu", "Sigmoid", "Tanh", "Exp", "Log", "Abs", "Sqrt", "Softplus", "HardSwish", "Neg",
       "Reciprocal", "HardSigmoid", "Clip", "Pow", "Add", "Sub", "Mul", "Div", "Max", "Min", "Softmax", "LogSoftmax",
       "Concat", "BatchNormalization", "LayerNormalization", "Gelu", "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
-      "ReduceL2", "ReduceSumSquare", "Resize", "Cast", "Transpose", "PRelu"};
+      "ReduceL2", "ReduceSumSquare", "Resize", "Cast", "Transpose", "PRelu", "LSTM", "GRU", "RNN"};
   return s;
 }
 
@@ -929,6 +929,7 @@ bool build_dnnl_op(plan_builder& b, const Op& op) {
   if (t == "Cast") return build_cast(b, op);
   if (t == "Transpose") return build_transpose(b, op);
   if (t == "PRelu") return build_prelu(b, op);
+  if (t == "LSTM" || t == "GRU" || t == "RNN") return build_rnn(b, op);
   if (t.rfind("Reduce", 0) == 0) return build_reduce(b, op);
   return build_eltwise(b, op);
 }

@@ -149,6 +149,9 @@ bool add_native_depthwise(plan_builder& b, const graph::Op& op, const dnnl::conv
 bool add_native_channel_scale(plan_builder& b, const graph::Op& mul);
 /// PRelu on oneDNN's prelu primitive (prelu.cpp); false where the slope does not broadcast.
 bool build_prelu(plan_builder& b, const graph::Op& op);
+/// LSTM, GRU or RNN on oneDNN's RNN primitives (rnn.cpp); false where the cell has what they
+/// have not (peepholes, clip, other activations, shorter sequence_lens).
+bool build_rnn(plan_builder& b, const graph::Op& op);
 /// Whether the oneDNN path handles this op type with these element types at all.
 bool dnnl_handles(const graph::Graph& g, const graph::Op& op, std::string* why);
 
