@@ -328,6 +328,7 @@ const op_table& ops() {
     add_nn_ops(r);
     add_tensor_ops(r);
     add_detection_ops(r);
+    add_control_ops(r);
     add_recurrent_ops(r);
     return r;
   }();

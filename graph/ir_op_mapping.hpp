@@ -4,6 +4,7 @@
 /// file of its own (ir_op_mapping_*.cpp).
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_set>
@@ -25,12 +26,35 @@ struct port {
   std::string layout;             ///< rt_info layout, "" when none
 };
 
+/// A body of If, TensorIterator or Loop, read as a graph of its own: which of its inputs each
+/// Parameter layer became, which of its outputs each Result layer.
+struct body {
+  std::shared_ptr<Graph> graph;
+  std::map<int64_t, std::size_t> parameter; ///< Parameter layer id -> graph input index
+  std::map<int64_t, std::size_t> result;    ///< Result layer id -> graph output index
+};
+
+/// One entry of a port map: the layer's port `external` is the body's layer `internal`; a
+/// sliced input or concatenated output has an axis (and start, end, stride, part_size).
+struct port_mapping {
+  int64_t external = -1, internal = -1;
+  std::optional<int64_t> axis;
+  int64_t start = 0, end = -1, stride = 1, part_size = 1;
+  std::string purpose; ///< Loop's "current_iteration", "execution_condition"
+};
+
 struct layer {
   int64_t id = 0;
   std::string name, type, version;
   std::map<std::string, std::string> data; ///< the <data> element's attributes
   std::vector<port> inputs, outputs;
   std::map<std::string, std::string> rt_info; ///< fused_names, ...
+  /// Sub-graph layers: bodies by element name ("body", "then_body", "else_body"), port maps by
+  /// element name ("port_map", "then_port_map", ...) as (inputs, outputs), back edges as
+  /// (Result layer id, Parameter layer id).
+  std::map<std::string, body> bodies;
+  std::map<std::string, std::pair<std::vector<port_mapping>, std::vector<port_mapping>>> port_maps;
+  std::vector<std::pair<int64_t, int64_t>> back_edges;
 };
 
 /// How every reader error names a layer: "layer 12 'conv1' (Convolution, opset1)".
@@ -116,6 +140,7 @@ void add_nn_ops(op_table& t);
 void add_tensor_ops(op_table& t);
 void add_detection_ops(op_table& t);
 void add_recurrent_ops(op_table& t);
+void add_control_ops(op_table& t);
 
 /// Every mapping, keyed by IR type.
 const op_table& ops();

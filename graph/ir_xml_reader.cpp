@@ -83,6 +83,20 @@ public:
     return build();
   }
 
+  /// A body of If, TensorIterator or Loop (its <layers> and <edges>), with the same weights.
+  ir::body read_body(const pugi::xml_node& node, int depth) {
+    depth_ = depth;
+    read_layers(node);
+    check_ops();
+    read_edges(node);
+    order();
+    ir::body b;
+    b.graph = std::make_shared<Graph>(build());
+    for (std::size_t k = 0; k < parameter_ids_.size(); ++k) b.parameter[parameter_ids_[k]] = k;
+    for (std::size_t k = 0; k < result_ids_.size(); ++k) b.result[result_ids_[k]] = k;
+    return b;
+  }
+
 private:
   [[noreturn]] void fail(const std::string& why) const { throw Exception("'" + source_ + "' " + why); }
   [[noreturn]] void fail(const layer& l, const std::string& why) const {
@@ -182,10 +196,62 @@ private:
         std::string k = a.attribute("name").as_string();
         if (k == "fused_names" || k == "fused_names_0") l.rt_info["fused_names"] = a.attribute("value").as_string();
       }
+      read_sub_graphs(l, n);
       index_[l.id] = layers_.size();
       layers_.push_back(std::move(l));
     }
     if (layers_.empty()) fail("is not an OpenVINO IR: it has no layers");
+  }
+
+  /// If's, TensorIterator's and Loop's bodies (each read as an IR of its own), port maps and
+  /// back edges.
+  void read_sub_graphs(layer& l, const pugi::xml_node& n) const {
+    static constexpr int max_depth = 16; // bodies within bodies: a bound, not a stack overflow
+    for (const char* which : {"body", "then_body", "else_body"}) {
+      auto node = n.child(which);
+      if (!node) continue;
+      if (depth_ >= max_depth) fail(l, "bodies nest more than " + std::to_string(max_depth) + " deep");
+      ir_reader sub(source_, weights_, size_, weights_source_, weights_missing_);
+      try {
+        l.bodies[which] = sub.read_body(node, depth_ + 1);
+      } catch (const Exception& e) {
+        fail(l, std::string("its ") + which + ": " + e.what());
+      }
+    }
+    for (const char* which : {"port_map", "then_port_map", "else_port_map"}) {
+      auto node = n.child(which);
+      if (!node) continue;
+      auto& [ins, outs] = l.port_maps[which];
+      for (auto m : node.children()) {
+        const std::string kind = m.name();
+        if (kind != "input" && kind != "output") fail(l, std::string(which) + " has a <" + kind + ">");
+        ir::port_mapping pm;
+        auto number = [&](const char* k, std::optional<int64_t> def) -> int64_t {
+          auto a = m.attribute(k);
+          if (!a) {
+            if (!def) fail(l, std::string(which) + ": an <" + kind + "> has no " + k);
+            return *def;
+          }
+          auto v = parse_int(a.as_string());
+          if (!v) fail(l, std::string(which) + ": " + k + " '" + a.as_string() + "' is not an integer");
+          return *v;
+        };
+        pm.external = number("external_port_id", std::nullopt);
+        pm.internal = number("internal_layer_id", std::nullopt);
+        if (m.attribute("axis")) pm.axis = number("axis", std::nullopt);
+        pm.start = number("start", 0);
+        pm.end = number("end", -1);
+        pm.stride = number("stride", 1);
+        pm.part_size = number("part_size", 1);
+        pm.purpose = m.attribute("purpose").as_string();
+        (kind == "input" ? ins : outs).push_back(pm);
+      }
+    }
+    for (auto e : n.child("back_edges").children("edge")) {
+      auto from = parse_int(e.attribute("from-layer").as_string()), to = parse_int(e.attribute("to-layer").as_string());
+      if (!from || !to) fail(l, "a back edge has no integer from-layer and to-layer");
+      l.back_edges.emplace_back(*from, *to);
+    }
   }
 
   /// Every layer's (type, version) known; the unknown ones all in one error, each with the
@@ -362,6 +428,7 @@ private:
         if (in.size() != 1) fail(l, "a Result needs one input");
         if (!l.inputs.empty() && !l.inputs[0].layout.empty()) g_.value(in[0]).layout = l.inputs[0].layout;
         results.push_back(in[0]);
+        result_ids_.push_back(l.id);
         continue;
       }
       if (l.type == "Parameter") {
@@ -372,6 +439,7 @@ private:
         if (*t == element_type::undefined) fail(l, "the Parameter has no element type");
         PartialShape shape = l.data.count("shape") ? parse_shape_attr(l, l.data.at("shape")) : l.outputs[0].shape;
         outs[i] = {g_.add_input(port_name(l, 0), *t, shape)};
+        parameter_ids_.push_back(l.id);
         g_.value(outs[i][0]).layout = l.outputs[0].layout;
         continue;
       }
@@ -456,6 +524,8 @@ private:
   Graph g_;
   std::unordered_set<std::string> used_, op_names_;
   std::unordered_set<ValueId> claimed_;
+  int depth_ = 0;                                 ///< how deep in bodies this reader reads
+  std::vector<int64_t> parameter_ids_, result_ids_; ///< per graph input and output: its layer id
 };
 
 std::string read_whole(const std::string& path, const char* what, bool* missing) {

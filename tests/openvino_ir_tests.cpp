@@ -134,12 +134,16 @@ struct ir_net {
   void result(const port_ref& p, const std::string& name = "") {
     layer("Result", "opset1", "", {p}, {}, name);
   }
-  std::string xml() const {
-    std::string s = "<?xml version=\"1.0\"?>\n<net name=\"test\" version=\"" + std::to_string(version) + "\"><layers>";
+  /// The layers and edges, as a body of If, TensorIterator or Loop holds them.
+  std::string inner() const {
+    std::string s = "<layers>";
     for (const auto& l : layers) s += l;
     s += "</layers><edges>";
     for (const auto& e : edges) s += e;
-    return s + "</edges></net>";
+    return s + "</edges>";
+  }
+  std::string xml() const {
+    return "<?xml version=\"1.0\"?>\n<net name=\"test\" version=\"" + std::to_string(version) + "\">" + inner() + "</net>";
   }
   graph::Graph read(const std::string& source = "test.xml") const {
     return graph::read_ir_memory(xml(), bin.data(), bin.size(), source);
@@ -197,6 +201,29 @@ std::vector<Tensor> run_ir(const ir_net& net, const std::vector<Tensor>& in) {
 /// (PriorBox's output on the feature map's shape).
 std::vector<Tensor> interpret_ir(const ir_net& net, const std::vector<Tensor>& in) {
   return kernels::reference::interpreter(std::make_shared<const graph::Graph>(net.read())).run(in);
+}
+
+/// The net compiled on the CPU through Core, run on `inputs` (by name); `outputs` by name.
+std::vector<Tensor> run_on_cpu(const ir_net& net, const std::string& source,
+                               const std::vector<std::pair<std::string, Tensor>>& inputs,
+                               const std::vector<std::string>& outputs) {
+  Core core;
+  auto req = core.compile_model(core.read_ir_from_memory(net.xml(), net.bin.data(), net.bin.size(), source), "CPU")
+                 .create_infer_request();
+  for (const auto& [name, t] : inputs) req.set_tensor(name, t);
+  req.infer();
+  std::vector<Tensor> r;
+  for (const auto& name : outputs) r.push_back(req.get_tensor(name));
+  return r;
+}
+
+/// With TROUPE_IR_SEED_DIR set, the net as the IR fuzzer reads its inputs (xml, NUL, bin), named
+/// `name`.ir: how the seeds of fuzz/corpus/ir for forms `troupe convert` cannot write were made.
+void write_fuzz_seed(const ir_net& net, const std::string& name) {
+  const char* dir = std::getenv("TROUPE_IR_SEED_DIR");
+  if (!dir) return;
+  std::ofstream f(std::filesystem::path(dir) / (name + ".ir"), std::ios::binary);
+  f << net.xml() << '\0' << net.bin;
 }
 
 /// interpret_ir's outputs must also come from the IR the writer makes of the net, read back.
@@ -747,13 +774,8 @@ BOOST_AUTO_TEST_CASE(non_max_suppression_5_and_9) {
       const auto interpreted = interpret_ir(n, in);
       check(interpreted, "interpreter");
       expect_written_back_alike(n, in, interpreted); // ONNX's op written as NonMaxSuppression-9
-      Core core;
-      auto req = core.compile_model(core.read_ir_from_memory(n.xml(), n.bin.data(), n.bin.size(), "nms.xml"), "CPU")
-                     .create_infer_request();
-      req.set_tensor("boxes", in[0]);
-      req.set_tensor("scores", in[1]);
-      req.infer();
-      check({req.get_tensor("selected_indices"), req.get_tensor("selected_scores"), req.get_tensor("valid_outputs")}, "CPU");
+      check(run_on_cpu(n, "nms.xml", {{"boxes", in[0]}, {"scores", in[1]}}, {"selected_indices", "selected_scores", "valid_outputs"}),
+            "CPU");
     }
   }
   ir_net soft;
@@ -763,6 +785,113 @@ BOOST_AUTO_TEST_CASE(non_max_suppression_5_and_9) {
                       {{"I64", {-1, 3}, ""}, {"FP32", {-1, 3}, ""}, {"I64", {1}, ""}});
   for (const auto& p : o) soft.result(p);
   tests::expect_error([&] { soft.read("soft_nms.xml"); }, {"'soft_nms.xml'", "NonMaxSuppression", "soft_nms_sigma 0.5", "Soft-NMS"});
+}
+
+/// If-8: the bodies read the If's inputs through their port maps (input 2 by the then body
+/// only), each gives the output; on the interpreter and the CPU, with both conditions.
+BOOST_AUTO_TEST_CASE(if_8) {
+  ir_net then_body, else_body;
+  {
+    auto a = then_body.param("a", "FP32", "f32", {2, 3}), b = then_body.param("b", "FP32", "f32", {2, 3});
+    then_body.result(then_body.op("Add", "opset1", "", {a, b}, {2, 3}));          // layers 0, 1, 2, 3
+    auto x = else_body.param("a", "FP32", "f32", {2, 3});
+    else_body.result(else_body.op("Negative", "opset1", "", {x}, {2, 3}));        // layers 0, 1, 2
+  }
+  ir_net n;
+  auto c = n.param("cond", "BOOL", "boolean", {});
+  auto x = n.param("x", "FP32", "f32", {2, 3});
+  auto y = n.param("y", "FP32", "f32", {2, 3});
+  const std::string extra =
+      "<then_port_map><input external_port_id=\"1\" internal_layer_id=\"0\"/><input external_port_id=\"2\" "
+      "internal_layer_id=\"1\"/><output external_port_id=\"3\" internal_layer_id=\"3\"/></then_port_map>"
+      "<else_port_map><input external_port_id=\"1\" internal_layer_id=\"0\"/><output external_port_id=\"3\" "
+      "internal_layer_id=\"2\"/></else_port_map><then_body>" + then_body.inner() + "</then_body><else_body>" +
+      else_body.inner() + "</else_body>";
+  auto out = n.layer("If", "opset8", "", {c, x, y}, {{"FP32", {2, 3}, "z"}}, "if", extra);
+  n.result(out[0]);
+  write_fuzz_seed(n, "if_8");
+  const Tensor tx = f32_tensor({2, 3}, {1, 2, 3, 4, 5, 6}), ty = f32_tensor({2, 3}, {10, 20, 30, 40, 50, 60});
+  for (bool cond : {true, false}) {
+    BOOST_TEST_CONTEXT("cond " << cond) {
+      Tensor tc(element_type::boolean, Shape{});
+      tc.data<bool>()[0] = cond;
+      std::vector<float> want(6);
+      for (std::size_t i = 0; i < 6; ++i) want[i] = cond ? tx.data<float>()[i] + ty.data<float>()[i] : -tx.data<float>()[i];
+      expect_close(interpret_ir(n, {tc, tx, ty}).at(0), f32_tensor({2, 3}, want), 0, "interpreter");
+      expect_close(run_on_cpu(n, "if.xml", {{"cond", tc}, {"x", tx}, {"y", ty}}, {"z"}).at(0), f32_tensor({2, 3}, want), 0,
+                   "CPU");
+    }
+  }
+  // A body Parameter that no input feeds.
+  ir_net bad;
+  auto bc = bad.param("cond", "BOOL", "boolean", {});
+  auto bx = bad.param("x", "FP32", "f32", {2, 3});
+  auto bo = bad.layer("If", "opset8", "", {bc, bx}, {{"FP32", {2, 3}, "z"}}, "if",
+                      "<then_port_map><output external_port_id=\"2\" internal_layer_id=\"3\"/></then_port_map>"
+                      "<else_port_map><input external_port_id=\"1\" internal_layer_id=\"0\"/><output external_port_id=\"2\" "
+                      "internal_layer_id=\"2\"/></else_port_map><then_body>" + then_body.inner() + "</then_body><else_body>" +
+                          else_body.inner() + "</else_body>");
+  bad.result(bo[0]);
+  tests::expect_error([&] { bad.read("if_unfed.xml"); }, {"'if_unfed.xml'", "If", "then_body", "Parameter"});
+}
+
+/// TensorIterator-1 as a recurrent step the way converters write one: the sequence sliced on
+/// axis 1 (Squeeze in the body), a state fed back, an invariant input, the outputs concatenated
+/// on axis 1 (Unsqueeze in the body), the final state and the last value of a non-state result;
+/// forwards and backwards (stride -1 on input and output). Against the loop written out here.
+BOOST_AUTO_TEST_CASE(tensor_iterator_1) {
+  const int64_t B = 2, T = 4, F = 3;
+  const Tensor tx = tests::random_tensor({B, T, F}, 21), th = tests::random_tensor({B, F}, 22),
+               tw = tests::random_tensor({B, F}, 23);
+  for (int stride : {1, -1}) {
+    BOOST_TEST_CONTEXT("stride " << stride) {
+      ir_net n;
+      auto x = n.param("x", "FP32", "f32", {B, T, F});
+      auto h0 = n.param("h0", "FP32", "f32", {B, F});
+      auto w = n.param("w", "FP32", "f32", {B, F});
+      ir_net body;
+      body.bin = std::move(n.bin); // the body's constants live in the same .bin
+      auto xs = body.param("xs", "FP32", "f32", {B, 1, F});  // layer 0
+      auto h = body.param("h", "FP32", "f32", {B, F});       // layer 1
+      auto bw = body.param("w", "FP32", "f32", {B, F});      // layer 2
+      auto sq = body.op("Squeeze", "opset1", "", {xs, body.i64s({1})}, {B, F});            // 3 (const), 4
+      auto t = body.op("Add", "opset1", "", {sq, h}, {B, F});                             // 5
+      auto hn = body.op("Tanh", "opset1", "", {body.op("Multiply", "opset1", "", {t, bw}, {B, F})}, {B, F}); // 6, 7
+      body.result(hn);                                                                    // 8
+      body.result(body.op("Unsqueeze", "opset1", "", {hn, body.i64s({1})}, {B, 1, F}));   // 9 (const), 10, 11
+      body.result(t);                                                                     // 12
+      n.bin = std::move(body.bin);
+      const std::string st = std::to_string(stride), se = stride == 1 ? "" : " start=\"-1\" end=\"0\"";
+      const std::string extra =
+          "<port_map><input external_port_id=\"0\" internal_layer_id=\"0\" axis=\"1\" part_size=\"1\" stride=\"" + st + "\"" + se +
+          "/><input external_port_id=\"1\" internal_layer_id=\"1\"/><input external_port_id=\"2\" internal_layer_id=\"2\"/>"
+          "<output external_port_id=\"3\" internal_layer_id=\"11\" axis=\"1\" part_size=\"1\" stride=\"" + st + "\"" + se +
+          "/><output external_port_id=\"4\" internal_layer_id=\"8\"/><output external_port_id=\"5\" internal_layer_id=\"12\"/>"
+          "</port_map><back_edges><edge from-layer=\"8\" to-layer=\"1\"/></back_edges><body>" + body.inner() + "</body>";
+      auto outs = n.layer("TensorIterator", "opset1", "", {x, h0, w},
+                          {{"FP32", {B, T, F}, "y"}, {"FP32", {B, F}, "h_last"}, {"FP32", {B, F}, "t_last"}}, "ti", extra);
+      for (const auto& o : outs) n.result(o);
+      write_fuzz_seed(n, "tensor_iterator_1_stride" + std::to_string(stride));
+      // The loop, written out.
+      std::vector<float> hv(th.data<float>(), th.data<float>() + B * F), tv(B * F), y(B * T * F);
+      for (int64_t k = 0; k < T; ++k) {
+        const int64_t s = stride == 1 ? k : T - 1 - k;
+        for (int64_t bi = 0; bi < B; ++bi)
+          for (int64_t f = 0; f < F; ++f) {
+            const auto i = static_cast<std::size_t>(bi * F + f);
+            tv[i] = tx.data<float>()[(bi * T + s) * F + f] + hv[i];
+            hv[i] = std::tanh(tv[i] * tw.data<float>()[i]);
+            y[static_cast<std::size_t>((bi * T + s) * F + f)] = hv[i];
+          }
+      }
+      const std::vector<Tensor> want{f32_tensor({B, T, F}, y), f32_tensor({B, F}, hv), f32_tensor({B, F}, tv)};
+      auto got = interpret_ir(n, {tx, th, tw});
+      BOOST_TEST_REQUIRE(got.size() == 3u);
+      for (std::size_t i = 0; i < 3; ++i) expect_close(got[i], want[i], 1e-6, "interpreter output " + std::to_string(i));
+      got = run_on_cpu(n, "ti.xml", {{"x", tx}, {"h0", th}, {"w", tw}}, {"y", "h_last", "t_last"});
+      for (std::size_t i = 0; i < 3; ++i) expect_close(got[i], want[i], 1e-6, "CPU output " + std::to_string(i));
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(roi_align_3_and_9) {
