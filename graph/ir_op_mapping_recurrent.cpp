@@ -1,5 +1,5 @@
 /// IR recurrent sequences and cells -> ONNX RNN / GRU / LSTM in their batch-first layout
-/// (layout 1). LSTMSequence-5 (and LSTMCell-4, one step of it) keeps its gates as f, i, c, o in W, R and B (ONNX: i, o, f, c), GRUSequence-5
+/// (layout 1). LSTMSequence-5 (and LSTMCell-4 and -1, one step of it; -1 with peepholes) keeps its gates as f, i, c, o in W, R and B (ONNX: i, o, f, c), GRUSequence-5
 /// as z, r, h (ONNX's order too; GRUCell-3) with one bias per gate, plus R's h bias under
 /// linear_before_reset (ONNX: W's biases, then R's), RNNSequence-5 (RNNCell-1) one gate. IR's
 /// Y [batch, dirs, seq, hidden] is ONNX's [batch, seq, dirs, hidden] transposed; Ho and Co are
@@ -101,6 +101,9 @@ mapper recurrent(recurrent_kind k, bool cell) {
     }
     std::vector<ValueId> in{unsqueezed(0, 1), W, R, B, seq, unsqueezed(h0, 1)};
     if (lstm) in.push_back(unsqueezed(c0, 1));
+    // LSTMCell-1's peepholes [3 * hidden]: input, output, forget, ONNX's order too.
+    if (lstm && cell && b.inputs() > bias + 1) in.push_back(unsqueezed(bias + 1, 0));
+    if (lstm && b.flag("input_forget", false)) a["input_forget"] = int64_t{1};
     auto out = b.op_n(k.onnx, in, a, lstm ? 3 : 2);
     if (cell) { // Ho (and Co): the states of the one direction
       std::vector<ValueId> states;
@@ -121,7 +124,7 @@ void add_recurrent_ops(op_table& t) {
   t["LSTMSequence"].push_back({v5, recurrent(lstm, false)});
   t["GRUSequence"].push_back({v5, recurrent(gru, false)});
   t["RNNSequence"].push_back({v5, recurrent(rnn, false)});
-  t["LSTMCell"].push_back({{"opset4"}, recurrent(lstm, true)});
+  t["LSTMCell"].push_back({{"opset1", "opset4"}, recurrent(lstm, true)});
   t["GRUCell"].push_back({{"opset3"}, recurrent(gru, true)});
   t["RNNCell"].push_back({{"opset1"}, recurrent(rnn, true)});
 }

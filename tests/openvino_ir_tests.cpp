@@ -667,12 +667,12 @@ BOOST_AUTO_TEST_CASE(recurrent_cells) {
   struct cell_case {
     std::string ir, version, onnx;
     int64_t gates;
-    bool lbr;
+    bool lbr, peepholes = false;
   };
   const int64_t batch = 3, in = 5, hid = 4;
   for (const cell_case& c : {cell_case{"LSTMCell", "opset4", "LSTM", 4, false}, cell_case{"GRUCell", "opset3", "GRU", 3, true},
-                             cell_case{"RNNCell", "opset1", "RNN", 1, false}}) {
-    BOOST_TEST_CONTEXT(c.ir) {
+                             cell_case{"RNNCell", "opset1", "RNN", 1, false}, cell_case{"LSTMCell", "opset1", "LSTM", 4, false, true}}) {
+    BOOST_TEST_CONTEXT(c.ir << " " << c.version) {
       const bool lstm = c.onnx == "LSTM";
       const int64_t gh = c.gates * hid, nb = c.lbr ? 4 * hid : gh;
       Tensor W = tests::random_tensor({gh, in}, 91), R = tests::random_tensor({gh, hid}, 92), B = tests::random_tensor({nb}, 93);
@@ -682,6 +682,8 @@ BOOST_AUTO_TEST_CASE(recurrent_cells) {
       ins.push_back(n.constant(W, "FP32", "f32"));
       ins.push_back(n.constant(R, "FP32", "f32"));
       ins.push_back(n.constant(B, "FP32", "f32"));
+      const Tensor P = tests::random_tensor({3 * hid}, 97); // input, output, forget: ONNX's order
+      if (c.peepholes) ins.push_back(n.constant(P, "FP32", "f32"));
       std::vector<std::tuple<std::string, std::vector<int64_t>, std::string>> outs{{"FP32", {batch, hid}, ""}};
       if (lstm) outs.push_back({"FP32", {batch, hid}, ""});
       std::string data = "hidden_size=\"4\"";
@@ -707,6 +709,7 @@ BOOST_AUTO_TEST_CASE(recurrent_cells) {
       std::vector<graph::ValueId> oin{step(b.input({batch, in}), in), b.constant(regroup(W)), b.constant(regroup(R)), b.constant(ob), graph::no_value,
                                       step(b.input({batch, hid}), hid)};
       if (lstm) oin.push_back(step(b.input({batch, hid}), hid));
+      if (c.peepholes) oin.push_back(b.constant(P.reshaped({1, 3 * hid})));
       std::map<std::string, graph::AttributeValue> a{{"hidden_size", hid}};
       if (c.onnx == "GRU") a["linear_before_reset"] = int64_t{c.lbr};
       b.op(c.onnx, oin, a, lstm ? 3 : 2);
@@ -889,6 +892,72 @@ BOOST_AUTO_TEST_CASE(tensor_iterator_1) {
       BOOST_TEST_REQUIRE(got.size() == 3u);
       for (std::size_t i = 0; i < 3; ++i) expect_close(got[i], want[i], 1e-6, "interpreter output " + std::to_string(i));
       got = run_on_cpu(n, "ti.xml", {{"x", tx}, {"h0", th}, {"w", tw}}, {"y", "h_last", "t_last"});
+      for (std::size_t i = 0; i < 3; ++i) expect_close(got[i], want[i], 1e-6, "CPU output " + std::to_string(i));
+    }
+  }
+}
+
+/// Loop-5 running the same recurrent step for as long as its trip count and its body's
+/// execution condition (iteration < 2) allow: trip count 4 (three iterations), -1 (none: three)
+/// and 2 without the condition (two); the current_iteration Parameter as i64 [1], the sequence gathered per
+/// iteration, outputs stacked on axis 1 (as many as ran), the final state and a last value.
+BOOST_AUTO_TEST_CASE(loop_5) {
+  const int64_t B = 2, T = 4, F = 3;
+  const Tensor tx = tests::random_tensor({B, T, F}, 31), th = tests::random_tensor({B, F}, 32),
+               tw = tests::random_tensor({B, F}, 33);
+  for (int64_t trips : {4, -1, 2}) {
+    BOOST_TEST_CONTEXT("trip count " << trips) {
+      const int64_t runs = trips == 2 ? 2 : 3;
+      ir_net n;
+      auto x = n.param("x", "FP32", "f32", {B, T, F});
+      auto h0 = n.param("h0", "FP32", "f32", {B, F});
+      auto w = n.param("w", "FP32", "f32", {B, F});
+      // Trip count -1 computed at run time (0 - 1): no limit, as a constant -1.
+      auto trip = trips == -1 ? n.op("Subtract", "opset1", "", {n.i64({0}), n.i64({1})}, {}, "I64") : n.i64({trips});
+      Tensor yes(element_type::boolean, Shape{});
+      yes.data<bool>()[0] = true;
+      auto go = n.constant(yes, "BOOL", "boolean");
+      ir_net body;
+      body.bin = std::move(n.bin);
+      auto it = body.param("it", "I64", "i64", {1});          // layer 0
+      auto xs = body.param("xs", "FP32", "f32", {B, 1, F});   // 1
+      auto h = body.param("h", "FP32", "f32", {B, F});        // 2
+      auto bw = body.param("w", "FP32", "f32", {B, F});       // 3
+      auto sq = body.op("Squeeze", "opset1", "", {xs, body.i64s({1})}, {B, F});                              // 4, 5
+      auto t = body.op("Add", "opset1", "", {sq, h}, {B, F});                                               // 6
+      auto hn = body.op("Tanh", "opset1", "", {body.op("Multiply", "opset1", "", {t, bw}, {B, F})}, {B, F}); // 7, 8
+      body.result(hn);                                                                                      // 9
+      body.result(body.op("Unsqueeze", "opset1", "", {hn, body.i64s({1})}, {B, 1, F}));                     // 10, 11, 12
+      body.result(t);                                                                                       // 13
+      body.result(body.op("Less", "opset1", "", {it, body.i64({2}, {1})}, {1}, "BOOL"));                    // 14, 15, 16
+      n.bin = std::move(body.bin);
+      const std::string extra =
+          std::string("<port_map><input external_port_id=\"2\" internal_layer_id=\"1\" axis=\"1\"/><input external_port_id=\"3\" "
+          "internal_layer_id=\"2\"/><input external_port_id=\"4\" internal_layer_id=\"3\"/><input external_port_id=\"-1\" "
+          "internal_layer_id=\"0\" purpose=\"current_iteration\"/><output external_port_id=\"5\" internal_layer_id=\"12\" "
+          "axis=\"1\"/><output external_port_id=\"6\" internal_layer_id=\"9\"/><output external_port_id=\"7\" "
+          "internal_layer_id=\"13\"/>") +
+          // Trip count 2 alone stops the loop: no execution condition (always true).
+          (trips == 2 ? "" : "<output external_port_id=\"-1\" internal_layer_id=\"16\" purpose=\"execution_condition\"/>") +
+          "</port_map><back_edges><edge from-layer=\"9\" to-layer=\"2\"/></back_edges><body>" + body.inner() + "</body>";
+      auto outs = n.layer("Loop", "opset5", "", {trip, go, x, h0, w},
+                          {{"FP32", {B, -1, F}, "y"}, {"FP32", {B, F}, "h_last"}, {"FP32", {B, F}, "t_last"}}, "loop", extra);
+      for (const auto& o : outs) n.result(o);
+      if (trips == 4) write_fuzz_seed(n, "loop_5");
+      std::vector<float> hv(th.data<float>(), th.data<float>() + B * F), tv(B * F), y(B * runs * F);
+      for (int64_t s = 0; s < runs; ++s)
+        for (int64_t bi = 0; bi < B; ++bi)
+          for (int64_t f = 0; f < F; ++f) {
+            const auto i = static_cast<std::size_t>(bi * F + f);
+            tv[i] = tx.data<float>()[(bi * T + s) * F + f] + hv[i];
+            hv[i] = std::tanh(tv[i] * tw.data<float>()[i]);
+            y[static_cast<std::size_t>((bi * runs + s) * F + f)] = hv[i];
+          }
+      const std::vector<Tensor> want{f32_tensor({B, runs, F}, y), f32_tensor({B, F}, hv), f32_tensor({B, F}, tv)};
+      auto got = interpret_ir(n, {tx, th, tw});
+      BOOST_TEST_REQUIRE(got.size() == 3u);
+      for (std::size_t i = 0; i < 3; ++i) expect_close(got[i], want[i], 1e-6, "interpreter output " + std::to_string(i));
+      got = run_on_cpu(n, "loop.xml", {{"x", tx}, {"h0", th}, {"w", tw}}, {"y", "h_last", "t_last"});
       for (std::size_t i = 0; i < 3; ++i) expect_close(got[i], want[i], 1e-6, "CPU output " + std::to_string(i));
     }
   }
