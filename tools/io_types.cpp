@@ -59,8 +59,10 @@ io_types resolve_io_types(const std::string& ip, const std::string& op, const st
     for (const auto& p : outputs) r.outputs[p.get_any_name()] = t;
   }
   if (!iop.empty()) {
-    for (const auto& [name, t] : parse_iop(iop)) {
-      auto named = [&](const Port& p) { return p.get_any_name() == name; };
+    for (const auto& entry : parse_iop(iop)) {
+      const auto& [name, t] = entry;
+      // Captures the pair, not its bindings: clang before 16 refuses a lambda capturing those.
+      auto named = [&entry](const Port& p) { return p.get_any_name() == entry.first; };
       if (std::any_of(inputs.begin(), inputs.end(), named)) r.inputs[name] = t;
       else if (std::any_of(outputs.begin(), outputs.end(), named)) r.outputs[name] = t;
       else {
