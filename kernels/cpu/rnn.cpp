@@ -168,31 +168,33 @@ bool build_rnn(plan_builder& b, const graph::Op& op) {
   const memory::desc bias(memory::dims{1, D, c.lbr ? 4 : c.gates, H}, dt::f32, tag::ldgo);
   const auto inference = dnnl::prop_kind::forward_inference;
   const auto attr = plan_builder::base_attr();
+  // The descriptor as its base handle (a copy shares the one oneDNN object): the derived
+  // classes add nothing, and none has a virtual destructor to delete it through.
   dnnl::primitive prim;
-  std::unique_ptr<dnnl::primitive_desc_base> pd;
+  dnnl::primitive_desc_base pd;
   if (lstm) {
     dnnl::lstm_forward::desc d(inference, dir, src_layer, src_iter, src_iter_c, wl, wi, bias, dst_layer, dst_iter, dst_iter_c);
-    auto p = std::make_unique<dnnl::lstm_forward::primitive_desc>(d, attr, b.p.eng);
-    prim = dnnl::lstm_forward(*p);
-    pd = std::move(p);
+    dnnl::lstm_forward::primitive_desc p(d, attr, b.p.eng);
+    prim = dnnl::lstm_forward(p);
+    pd = p;
   } else if (op.type == "GRU" && c.lbr) {
     dnnl::lbr_gru_forward::desc d(inference, dir, src_layer, src_iter, wl, wi, bias, dst_layer, dst_iter);
-    auto p = std::make_unique<dnnl::lbr_gru_forward::primitive_desc>(d, attr, b.p.eng);
-    prim = dnnl::lbr_gru_forward(*p);
-    pd = std::move(p);
+    dnnl::lbr_gru_forward::primitive_desc p(d, attr, b.p.eng);
+    prim = dnnl::lbr_gru_forward(p);
+    pd = p;
   } else if (op.type == "GRU") {
     dnnl::gru_forward::desc d(inference, dir, src_layer, src_iter, wl, wi, bias, dst_layer, dst_iter);
-    auto p = std::make_unique<dnnl::gru_forward::primitive_desc>(d, attr, b.p.eng);
-    prim = dnnl::gru_forward(*p);
-    pd = std::move(p);
+    dnnl::gru_forward::primitive_desc p(d, attr, b.p.eng);
+    prim = dnnl::gru_forward(p);
+    pd = p;
   } else {
     dnnl::vanilla_rnn_forward::desc d(inference, c.activation, dir, src_layer, src_iter, wl, wi, bias, dst_layer, dst_iter);
-    auto p = std::make_unique<dnnl::vanilla_rnn_forward::primitive_desc>(d, attr, b.p.eng);
-    prim = dnnl::vanilla_rnn_forward(*p);
-    pd = std::move(p);
+    dnnl::vanilla_rnn_forward::primitive_desc p(d, attr, b.p.eng);
+    prim = dnnl::vanilla_rnn_forward(p);
+    pd = p;
   }
-  const memory::desc wl_want = pd->query_md(dnnl::query::weights_md, 0);
-  const memory::desc wi_want = pd->query_md(dnnl::query::weights_md, 1);
+  const memory::desc wl_want = pd.query_md(dnnl::query::weights_md, 0);
+  const memory::desc wi_want = pd.query_md(dnnl::query::weights_md, 1);
 
   // Inputs. X's plain bytes are the sequence as oneDNN reads it, in either layout.
   std::vector<binding> args{{DNNL_ARG_SRC_LAYER, b.input(X, src_layer, &src_layer), src_layer}};
@@ -227,7 +229,7 @@ bool build_rnn(plan_builder& b, const graph::Op& op) {
       batch_first ? strided({N, D, H}, {H, N * H, 1}) : memory::desc({D, N, H}, dt::f32, tag::abc);
   if (YH != graph::no_value) args.push_back({DNNL_ARG_DST_ITER, b.output(YH, state_home), state_md});
   if (YC != graph::no_value) args.push_back({DNNL_ARG_DST_ITER_C, b.output(YC, state_home), state_md});
-  b.add_dnnl(op, *pd, prim, std::move(args));
+  b.add_dnnl(op, pd, prim, std::move(args));
   // oneDNN names its GEMM-based RNN implementation "ref": say what it is, so that profiles do
   // not show it as troupe's reference kernel.
   auto& exec = b.p.steps.back().exec_type;
