@@ -97,6 +97,26 @@ ValueId axes_constant(Graph& g, const std::string& name, int64_t axis) {
   return g.add_constant(name, std::move(t));
 }
 
+/// The body's back edges: Parameter layer id -> the Result layer id feeding it the next
+/// iteration (both checked to be the body's).
+std::map<int64_t, int64_t> back_edges_of(builder& b, const body& bd) {
+  std::map<int64_t, int64_t> fed_by;
+  for (const auto& [from, to] : b.l.back_edges) {
+    parameter_value(b, bd, "body", to);
+    result_value(b, bd, "body", from);
+    fed_by[to] = from;
+  }
+  return fed_by;
+}
+
+/// Port map entry m's axis within `rank` (negative: from the end); fails naming `what`.
+int64_t port_axis(builder& b, const port_mapping& m, int64_t rank, const std::string& what) {
+  const int64_t axis = *m.axis < 0 ? *m.axis + rank : *m.axis;
+  if (rank < 0 || axis < 0 || axis >= rank)
+    b.fail(what + "'s axis " + std::to_string(*m.axis) + " is outside rank " + std::to_string(rank));
+  return axis;
+}
+
 std::vector<ValueId> if_op(builder& b) {
   if (b.inputs() < 1) b.fail("needs the condition as input 0");
   const std::vector<std::string> names{"then_body", "else_body"};
@@ -142,13 +162,7 @@ std::vector<ValueId> tensor_iterator(builder& b) {
   const auto& [ins, outs] = port_map_of(b, "port_map");
   auto g = std::make_shared<Graph>(*bd.graph);
   const std::string where = b.l.name + "/body";
-  // Back edges: Parameter layer -> the Result layer feeding it the next iteration.
-  std::map<int64_t, int64_t> fed_by;
-  for (const auto& [from, to] : b.l.back_edges) {
-    parameter_value(b, bd, "body", to);
-    result_value(b, bd, "body", from);
-    fed_by[to] = from;
-  }
+  const auto fed_by = back_edges_of(b, bd);
   std::vector<ValueId> state_in, state_out, scan_in, scan_body_in, captures, capture_body_in;
   std::vector<int64_t> scan_axes, scan_reverse;
   auto whole_axis = [&](const port_mapping& m, const char* what) {
@@ -177,8 +191,7 @@ std::vector<ValueId> tensor_iterator(builder& b) {
     }
     whole_axis(m, "the sliced input");
     const auto rank = static_cast<int64_t>(b.in_rank(i));
-    const int64_t axis = *m.axis < 0 ? *m.axis + rank : *m.axis;
-    if (axis < 0 || axis >= rank) b.fail("the sliced input's axis " + std::to_string(*m.axis) + " is outside rank " + std::to_string(rank));
+    const int64_t axis = port_axis(b, m, rank, "the sliced input");
     // Scan hands the body the slice without the axis; the body's Parameter keeps it (size 1).
     Value slice = g->value(p);
     slice.name += "/slice";
@@ -228,8 +241,7 @@ std::vector<ValueId> tensor_iterator(builder& b) {
     const auto& rs = g->value(r).shape;
     if (!rs.rank_known) b.fail("the concatenated output of external port " + std::to_string(m.external) + " has no known rank in the body");
     const auto rank = static_cast<int64_t>(rs.rank());
-    const int64_t axis = *m.axis < 0 ? *m.axis + rank : *m.axis;
-    if (axis < 0 || axis >= rank) b.fail("the concatenated output's axis " + std::to_string(*m.axis) + " is outside rank " + std::to_string(rank));
+    const int64_t axis = port_axis(b, m, rank, "the concatenated output");
     const std::string k = std::to_string(scan_out.size());
     const ValueId squeezed = body_op(*g, where + "/squeeze_" + k, "Squeeze", {r, axes_constant(*g, where + "/out_axis_" + k, axis)});
     plan[o] = {state_out.size() + scan_out.size(), false};
@@ -289,12 +301,7 @@ std::vector<ValueId> loop(builder& b) {
   const auto& [ins, outs] = port_map_of(b, "port_map");
   auto g = std::make_shared<Graph>(*bd.graph);
   const std::string where = b.l.name + "/body";
-  std::map<int64_t, int64_t> fed_by;
-  for (const auto& [from, to] : b.l.back_edges) {
-    parameter_value(b, bd, "body", to);
-    result_value(b, bd, "body", from);
-    fed_by[to] = from;
-  }
+  const auto fed_by = back_edges_of(b, bd);
   auto forward_whole = [&](const port_mapping& m, const char* what) {
     if (m.part_size != 1 || m.stride != 1 || m.start != 0 || m.end != -1)
       b.fail(std::string(what) + " of external port " + std::to_string(m.external) +
@@ -340,8 +347,7 @@ std::vector<ValueId> loop(builder& b) {
     // A slice per iteration: the whole input captured, gathered at the iteration number.
     forward_whole(m, "the sliced input");
     const auto rank = static_cast<int64_t>(b.in_rank(i));
-    const int64_t axis = *m.axis < 0 ? *m.axis + rank : *m.axis;
-    if (axis < 0 || axis >= rank) b.fail("the sliced input's axis " + std::to_string(*m.axis) + " is outside rank " + std::to_string(rank));
+    const int64_t axis = port_axis(b, m, rank, "the sliced input");
     const Value& outer = b.g.value(b.input(i));
     const ValueId whole = g->add_value(Value{outer.name + "/whole", outer.type, outer.shape, std::nullopt});
     const std::string k = std::to_string(captures.size());
