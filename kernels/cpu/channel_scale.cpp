@@ -8,6 +8,7 @@
 #include "kernels/cpu/isa_region.hpp"
 #include "kernels/cpu/lane_mask.hpp"
 #include "kernels/cpu/native_ops.hpp"
+#include "kernels/cpu/team.hpp"
 
 namespace troupe::kernels::cpu {
 
@@ -33,20 +34,19 @@ void run(const void* x, void* y, const std::vector<float>& scale, int64_t n_batc
   const int64_t blocks = (c + 15) / 16;
   constexpr int64_t chunk = 256; // pixels per task
   const int64_t chunks = (pixels + chunk - 1) / chunk;
-#pragma omp parallel for collapse(2) schedule(static)
-  for (int64_t n = 0; n < n_batch; ++n)
-    for (int64_t q = 0; q < chunks; ++q) {
-      const float* sn = scale.data() + n * blocks * 16;
-      const int64_t p0 = q * chunk, p1 = std::min(pixels, p0 + chunk);
-      for (int64_t p = p0; p < p1; ++p) {
-        const int64_t base = (n * pixels + p) * c;
-        for (int64_t cb = 0; cb < blocks; ++cb) {
-          const __mmask16 m = first_lanes(c - cb * 16);
-          store16<Bf16>(y, base + cb * 16,
-                        _mm512_mul_ps(load16<Bf16>(x, base + cb * 16, m), _mm512_loadu_ps(sn + cb * 16)), m);
-        }
+  auto task = [&](int64_t n, int64_t q) {
+    const float* sn = scale.data() + n * blocks * 16;
+    const int64_t p0 = q * chunk, p1 = std::min(pixels, p0 + chunk);
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t base = (n * pixels + p) * c;
+      for (int64_t cb = 0; cb < blocks; ++cb) {
+        const __mmask16 m = first_lanes(c - cb * 16);
+        store16<Bf16>(y, base + cb * 16,
+                      _mm512_mul_ps(load16<Bf16>(x, base + cb * 16, m), _mm512_loadu_ps(sn + cb * 16)), m);
       }
     }
+  };
+  if (chunks > 0) TROUPE_TEAM_FOR(t, n_batch * chunks, true, task(t / chunks, t % chunks));
 }
 
 } // namespace

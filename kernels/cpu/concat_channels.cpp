@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/cpu/native_ops.hpp"
+#include "kernels/cpu/team.hpp"
 
 namespace troupe::kernels::cpu {
 
@@ -49,21 +50,21 @@ void concat(const std::vector<Tensor>& in, Tensor& out, const std::vector<int64_
   constexpr int64_t chunk = 1024; // pixels per task
   const int64_t chunks = (pixels + chunk - 1) / chunk;
   const int64_t ds = y.pixel_stride<Es>();
-#pragma omp parallel for collapse(3) schedule(static)
-  for (int64_t n = 0; n < n_batch; ++n)
-    for (int64_t j = 0; j < all_runs; ++j)
-      for (int64_t q = 0; q < chunks; ++q) {
-        const int64_t p0 = q * chunk, count = std::min(chunk, pixels - p0);
-        unsigned char* d = y.start<Es>(n, j, pixels) + p0 * ds;
-        if (j == runs) {
-          for (int64_t p = 0; p < count; ++p, d += ds) std::memset(d, 0, 8 * Es);
-          continue;
-        }
-        const auto& x = src[static_cast<std::size_t>(src_of[static_cast<std::size_t>(j)])];
-        const int64_t ss = x.pixel_stride<Es>();
-        const unsigned char* s = x.start<Es>(n, run_of[static_cast<std::size_t>(j)], pixels) + p0 * ss;
-        for (int64_t p = 0; p < count; ++p, d += ds, s += ss) std::memcpy(d, s, 8 * Es);
-      }
+  auto task = [&](int64_t n, int64_t j, int64_t q) {
+    const int64_t p0 = q * chunk, count = std::min(chunk, pixels - p0);
+    unsigned char* d = y.start<Es>(n, j, pixels) + p0 * ds;
+    if (j == runs) {
+      for (int64_t p = 0; p < count; ++p, d += ds) std::memset(d, 0, 8 * Es);
+      return;
+    }
+    const auto& x = src[static_cast<std::size_t>(src_of[static_cast<std::size_t>(j)])];
+    const int64_t ss = x.pixel_stride<Es>();
+    const unsigned char* s = x.start<Es>(n, run_of[static_cast<std::size_t>(j)], pixels) + p0 * ss;
+    for (int64_t p = 0; p < count; ++p, d += ds, s += ss) std::memcpy(d, s, 8 * Es);
+  };
+  const int64_t per_image = all_runs * chunks;
+  if (per_image > 0)
+    TROUPE_TEAM_FOR(t, n_batch * per_image, true, task(t / per_image, t % per_image / chunks, t % chunks));
 }
 
 } // namespace

@@ -36,8 +36,9 @@ cpu_executable::cpu_executable(std::shared_ptr<const plan> p, std::shared_ptr<ou
     scratch_ = *plan_->graph;
     dyn_.resize(plan_->graph->values.size());
   }
-  args_.resize(plan_->steps.size());
-  for (std::size_t s = 0; s < plan_->steps.size(); ++s)
+  step_args_.resize(plan_->steps.size());
+  for (std::size_t s = 0; s < plan_->steps.size(); ++s) {
+    step_args_[s] = {static_cast<uint32_t>(exec_args_.size()), 0u};
     for (const auto& a : plan_->steps[s].args) {
       const auto& b = bufs[static_cast<std::size_t>(a.buf)];
       const bool per_run = b.graph_input >= 0 || b.graph_output >= 0; // bound in run()
@@ -46,8 +47,15 @@ cpu_executable::cpu_executable(std::shared_ptr<const plan> p, std::shared_ptr<ou
       if (b.graph_input >= 0) input_mems_[static_cast<std::size_t>(b.graph_input)].push_back(m);
       if (b.graph_output >= 0) output_mems_[static_cast<std::size_t>(b.graph_output)].push_back(m);
       if (in_arena) arena_mems_.emplace_back(m, static_cast<std::size_t>(b.offset));
-      args_[s].emplace(a.arg, m);
+      // The first binding of an argument wins, as it did in the map this replaced.
+      bool seen = false;
+      for (std::size_t i = step_args_[s].first; i < exec_args_.size(); ++i) seen = seen || exec_args_[i].arg == a.arg;
+      if (seen) continue;
+      exec_args_.push_back({a.arg, m.get()});
+      ++step_args_[s].second;
+      mems_.push_back(std::move(m));
     }
+  }
 }
 
 namespace {
@@ -128,9 +136,12 @@ void cpu_executable::run(const std::vector<Tensor>& inputs, std::vector<Tensor>&
   auto& out = out_;
   for (std::size_t s = 0; s < p.steps.size(); ++s) {
     const step& st = p.steps[s];
-    auto t0 = std::chrono::steady_clock::now();
+    const auto t0 = p.profiling ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     if (st.is_dnnl) {
-      st.prim.execute(stream_, args_[s]);
+      const auto [first, count] = step_args_[s];
+      if (dnnl_primitive_execute(st.prim.get(), stream_.get(), static_cast<int>(count), exec_args_.data() + first) !=
+          dnnl_success)
+        throw Exception("CPU: oneDNN could not run " + st.name + " (" + st.type + ", " + st.exec_type + ")");
       if (p.profiling) stream_.wait();
     } else if (st.dynamic) {
       stream_.wait(); // oneDNN producers of its static inputs must be done

@@ -3,6 +3,7 @@
 /// saves a reorder to plain (0.8 ms of det 640's ~16 ms on this machine).
 #include "kernels/cpu/isa_region.hpp"
 #include "kernels/cpu/native_ops.hpp"
+#include "kernels/cpu/team.hpp"
 
 #include <immintrin.h>
 
@@ -91,41 +92,41 @@ void run(const std::vector<Tensor>& in, std::vector<Tensor>& out) {
   float* y = out[0].data<float>();
   const int64_t oh = h * k, ow = w * k;
   constexpr int64_t chunk = 8; // output columns (m, ky, kx) per pass: 8 accumulators + 16 tile registers
-#pragma omp parallel for collapse(2) schedule(static)
-  for (int64_t n = 0; n < n_batch; ++n)
-    for (int64_t i = 0; i < h; ++i)
-      for (int64_t j0 = 0; j0 < w; j0 += 16) {
-        const int64_t px = std::min<int64_t>(16, w - j0);
-        for (int64_t c0 = 0; c0 < cols; c0 += chunk) {
-          const int64_t nc = std::min(chunk, cols - c0);
-          __m512 acc[chunk];
-          for (int64_t q = 0; q < nc; ++q) acc[q] = _mm512_set1_ps(bias ? bias[(c0 + q) / (k * k)] : 0.0f);
-          for (int64_t b = 0; b < blocks; ++b) {
-            __m512 r[16];
-            load_tile<Bf16>(x + (((n * blocks + b) * h + i) * w + j0) * 16 * elem, px, r);
-            if constexpr (Prologue) {
-              // Each tile row is one pixel's 16 channels: the per-channel affine and Relu are
-              // one vector each, before the transpose.
-              const __m512 sc = _mm512_loadu_ps(pro_scale + b * 16), sh = _mm512_loadu_ps(pro_shift + b * 16);
-              for (int64_t p = 0; p < px; ++p) r[p] = _mm512_max_ps(_mm512_fmadd_ps(r[p], sc, sh), _mm512_setzero_ps());
-            }
-            transpose16(r);
-            const int64_t valid = std::min<int64_t>(16, c_in - b * 16);
-            for (int64_t c = 0; c < valid; ++c) {
-              // W[c, m, ky, kx] at ((c * M + m) * k + ky) * k + kx = c * cols + column
-              const float* wc = wt + (b * 16 + c) * cols + c0;
-              for (int64_t q = 0; q < nc; ++q) acc[q] = _mm512_fmadd_ps(r[c], _mm512_set1_ps(wc[q]), acc[q]);
-            }
+  auto input_row = [&](int64_t n, int64_t i) {
+    for (int64_t j0 = 0; j0 < w; j0 += 16) {
+      const int64_t px = std::min<int64_t>(16, w - j0);
+      for (int64_t c0 = 0; c0 < cols; c0 += chunk) {
+        const int64_t nc = std::min(chunk, cols - c0);
+        __m512 acc[chunk];
+        for (int64_t q = 0; q < nc; ++q) acc[q] = _mm512_set1_ps(bias ? bias[(c0 + q) / (k * k)] : 0.0f);
+        for (int64_t b = 0; b < blocks; ++b) {
+          __m512 r[16];
+          load_tile<Bf16>(x + (((n * blocks + b) * h + i) * w + j0) * 16 * elem, px, r);
+          if constexpr (Prologue) {
+            // Each tile row is one pixel's 16 channels: the per-channel affine and Relu are
+            // one vector each, before the transpose.
+            const __m512 sc = _mm512_loadu_ps(pro_scale + b * 16), sh = _mm512_loadu_ps(pro_shift + b * 16);
+            for (int64_t p = 0; p < px; ++p) r[p] = _mm512_max_ps(_mm512_fmadd_ps(r[p], sc, sh), _mm512_setzero_ps());
           }
-          alignas(64) float v[16];
-          for (int64_t q = 0; q < nc; ++q) {
-            const int64_t col = c0 + q, m = col / (k * k), ky = (col / k) % k, kx = col % k;
-            _mm512_store_ps(v, acc[q]);
-            float* yr = y + ((n * m_out + m) * oh + i * k + ky) * ow + j0 * k + kx;
-            for (int64_t p = 0; p < px; ++p) yr[p * k] = v[p];
+          transpose16(r);
+          const int64_t valid = std::min<int64_t>(16, c_in - b * 16);
+          for (int64_t c = 0; c < valid; ++c) {
+            // W[c, m, ky, kx] at ((c * M + m) * k + ky) * k + kx = c * cols + column
+            const float* wc = wt + (b * 16 + c) * cols + c0;
+            for (int64_t q = 0; q < nc; ++q) acc[q] = _mm512_fmadd_ps(r[c], _mm512_set1_ps(wc[q]), acc[q]);
           }
         }
+        alignas(64) float v[16];
+        for (int64_t q = 0; q < nc; ++q) {
+          const int64_t col = c0 + q, m = col / (k * k), ky = (col / k) % k, kx = col % k;
+          _mm512_store_ps(v, acc[q]);
+          float* yr = y + ((n * m_out + m) * oh + i * k + ky) * ow + j0 * k + kx;
+          for (int64_t p = 0; p < px; ++p) yr[p * k] = v[p];
+        }
       }
+    }
+  };
+  if (h > 0) TROUPE_TEAM_FOR(t, n_batch * h, true, input_row(t / h, t % h));
 }
 
 } // namespace

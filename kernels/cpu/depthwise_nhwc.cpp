@@ -11,6 +11,7 @@
 #include "kernels/cpu/avx512_bf16.hpp"
 #include "kernels/cpu/isa_region.hpp"
 #include "kernels/cpu/native_ops.hpp"
+#include "kernels/cpu/team.hpp"
 
 namespace troupe::kernels::cpu {
 
@@ -109,8 +110,8 @@ void run(const geometry& g, const uint16_t* x, uint16_t* y, const uint32_t* wpac
   constexpr int NP = (KW + 1) / 2, S = 16; // enough accumulators to hide vdpbf16ps' latency
   const int64_t qw = g.ow - 1 + 2 * (NP - 1) + 1; // pair entries an output row reads
   const int64_t blocks = g.c / 16, chunk = 16, chunks = (g.oh + chunk - 1) / chunk;
-#pragma omp parallel
-  {
+  // Each thread of the team (or the calling thread alone) keeps its own ring.
+  auto share = [&] {
     // Pair rows of the current block, one slot per kernel row (input row ih in slot ih % kh).
     // 64-byte aligned: every pair entry is one cache line, never split across two.
     std::vector<uint32_t> ring_mem(static_cast<std::size_t>(g.kh * qw * 16 + 16));
@@ -146,6 +147,12 @@ void run(const geometry& g, const uint16_t* x, uint16_t* y, const uint32_t* wpac
             for (; o < g.ow; ++o) outputs<NP, 1>(rows.data(), g.kh, wb, bv, ops, nops, o, yr, g.c);
           }
         }
+  };
+  if (team_worth(true)) {
+#pragma omp parallel
+    share();
+  } else {
+    share();
   }
 }
 

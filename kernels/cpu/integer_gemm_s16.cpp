@@ -7,6 +7,7 @@
 
 #include "kernels/cpu/isa_region.hpp"
 #include "kernels/cpu/row_tiles.hpp"
+#include "kernels/cpu/team.hpp"
 
 namespace troupe::kernels::cpu {
 
@@ -148,8 +149,7 @@ void integer_gemm_s16_kernel(const reference::context&, const std::vector<Tensor
   g.a = wide;
   g.row_sums = row_sums;
   const int64_t panels = (g.n + panel_cols - 1) / panel_cols;
-#pragma omp parallel for schedule(static) if (g.rows * g.n * k > (1 << 18))
-  for (int64_t p = 0; p < panels; ++p) panel(g, p);
+  TROUPE_TEAM_FOR(p, panels, g.rows * g.n * k > (1 << 18), panel(g, p));
 }
 
 } // namespace

@@ -9,6 +9,7 @@
 #include "kernels/cpu/int8_ops.hpp"
 #include "kernels/cpu/integer_gemm_s16.hpp"
 #include "kernels/cpu/native_ops.hpp"
+#include "kernels/cpu/team.hpp"
 #include "kernels/reference/common.hpp"
 #include "kernels/reference/interpreter.hpp"
 
@@ -53,8 +54,7 @@ void epilogue_rows(const std::vector<Tensor>& in, std::vector<Tensor>& out, epil
   const bool avx512 = to_float && !split && native_avx512_available();
   if ((act != epilogue_activation::none || residual) && (!avx512 || given))
     throw Exception("internal: an integer product's Gelu or residual needs the AVX-512 epilogue");
-#pragma omp parallel for schedule(static) if (rows * n > 32768)
-  for (int64_t m = 0; m < rows; ++m) {
+  auto one_row = [&](int64_t m) {
     const int32_t* r = accp + m * n;
     const int32_t* h = split ? highp + m * n : nullptr;
     // Columns [j0, j1), whose weight zero points multiply the row sum rs.
@@ -110,7 +110,8 @@ void epilogue_rows(const std::vector<Tensor>& in, std::vector<Tensor>& out, epil
       }
       columns(0, n, rs);
     }
-  }
+  };
+  TROUPE_TEAM_FOR(m, rows, rows * n > 32768, one_row(m));
 }
 
 template <bool with_wz, bool per_column, bool with_bias, bool split>

@@ -1,4 +1,5 @@
 #include "kernels/cpu/native_ops.hpp"
+#include "kernels/cpu/team.hpp"
 
 #include <algorithm>
 #include <vector>
@@ -42,8 +43,8 @@ void unit_overlap_conv_transpose(const reference::context&, const std::vector<Te
   const int64_t oh = h * k, ow = w * k;
   // Y[n, m, i*k+ky, j*k+kx] = b[m] + sum_c X[n, c, i, j] * W[c, m, ky, kx]: one output row
   // segment per (n, m, ky, kx, i), accumulated over c along contiguous input rows.
-#pragma omp parallel
-  {
+  // Each thread of the team (or the calling thread alone) keeps its own accumulator row.
+  auto share = [&] {
     std::vector<float> acc(static_cast<std::size_t>(w));
 #pragma omp for collapse(3) schedule(static)
     for (int64_t n = 0; n < n_batch; ++n)
@@ -61,6 +62,12 @@ void unit_overlap_conv_transpose(const reference::context&, const std::vector<Te
               float* yr = y + ((n * m_out + m) * oh + i * k + ky) * ow + kx;
               for (int64_t j = 0; j < w; ++j) yr[j * k] = acc[static_cast<std::size_t>(j)];
             }
+  };
+  if (team_worth(true)) {
+#pragma omp parallel
+    share();
+  } else {
+    share();
   }
 }
 

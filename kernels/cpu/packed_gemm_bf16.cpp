@@ -10,6 +10,7 @@
 #include "kernels/cpu/lane_mask.hpp"
 #include "kernels/cpu/panel_pair_store.hpp"
 #include "kernels/cpu/row_tiles.hpp"
+#include "kernels/cpu/team.hpp"
 
 namespace troupe::kernels::cpu {
 
@@ -86,8 +87,7 @@ void packed_gemm_bf16_kernel(const reference::context&, const std::vector<Tensor
   g.bias = in.size() > 3 ? in[3].data<float>() : nullptr;
   g.y = out[0].data<float>();
   const int64_t panels = (g.n + panel_cols - 1) / panel_cols, pairs = (panels + 1) / 2;
-#pragma omp parallel for schedule(static) if (g.rows * g.n * k > (1 << 18))
-  for (int64_t q = 0; q < pairs; ++q) panel_pair(g, q, panels);
+  TROUPE_TEAM_FOR(q, pairs, g.rows * g.n * k > (1 << 18), panel_pair(g, q, panels));
 }
 
 } // namespace

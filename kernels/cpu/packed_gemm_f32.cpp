@@ -8,6 +8,7 @@
 #include "kernels/cpu/isa_region.hpp"
 #include "kernels/cpu/panel_pair_store.hpp"
 #include "kernels/cpu/row_tiles.hpp"
+#include "kernels/cpu/team.hpp"
 
 namespace troupe::kernels::cpu {
 
@@ -138,15 +139,13 @@ void packed_gemm_f32_kernel(const reference::context&, const std::vector<Tensor>
   g.bias = in.size() > 3 ? in[3].data<float>() : nullptr;
   g.y = out[0].data<float>();
   const int64_t panels = (g.n + panel_cols - 1) / panel_cols;
-  [[maybe_unused]] const bool parallel = g.rows * g.n * g.k > (1 << 18); // unread without OpenMP
+  const bool parallel = g.rows * g.n * g.k > (1 << 18);
   if (has_avx512()) {
     const int64_t pairs = (panels + 1) / 2;
-#pragma omp parallel for schedule(static) if (parallel)
-    for (int64_t q = 0; q < pairs; ++q) panel_pair_512(g, q, panels);
+    TROUPE_TEAM_FOR(q, pairs, parallel, panel_pair_512(g, q, panels));
     return;
   }
-#pragma omp parallel for schedule(static) if (parallel)
-  for (int64_t p = 0; p < panels; ++p) panel_avx2(g, p, panels);
+  TROUPE_TEAM_FOR(p, panels, parallel, panel_avx2(g, p, panels));
 }
 
 } // namespace

@@ -12,6 +12,7 @@
 #include "kernels/cpu/isa_region.hpp"
 #include "kernels/cpu/native_ops.hpp"
 #include "kernels/cpu/lane_mask.hpp"
+#include "kernels/cpu/team.hpp"
 
 namespace troupe::kernels::cpu {
 
@@ -46,11 +47,11 @@ template <class F> void for_rows(const axis_split& p, F f) {
   const int64_t rows = p.outer * p.len;
   // Pieces of at least 16 K elements; a per-tensor row is cut into pieces too.
   const int64_t piece = std::max<int64_t>(16384, p.inner / 64), per_row = (p.inner + piece - 1) / piece;
-#pragma omp parallel for schedule(static) if (rows * p.inner > 32768)
-  for (int64_t k = 0; k < rows * per_row; ++k) {
+  auto one_piece = [&](int64_t k) {
     const int64_t row = k / per_row, begin = (k % per_row) * piece;
     f(row, row * p.inner + begin, row * p.inner + std::min(p.inner, begin + piece));
-  }
+  };
+  TROUPE_TEAM_FOR(k, rows * per_row, rows * p.inner > 32768, one_piece(k));
 }
 
 /// Rounds to nearest even as nearbyint does under the default rounding mode, for |v| <= 2^22,
@@ -235,8 +236,12 @@ void dynamic_quantize_linear(const reference::context&, const std::vector<Tensor
   float lo = 0.f, hi = 0.f;
   constexpr int64_t piece = 16384;
   const int64_t pieces = (n + piece - 1) / piece;
-#pragma omp parallel for reduction(min : lo) reduction(max : hi) if (n > 65536)
-  for (int64_t k = 0; k < pieces; ++k) range_run(x + k * piece, std::min(piece, n - k * piece), lo, hi);
+  if (team_worth(n > 65536)) {
+#pragma omp parallel for reduction(min : lo) reduction(max : hi)
+    for (int64_t k = 0; k < pieces; ++k) range_run(x + k * piece, std::min(piece, n - k * piece), lo, hi);
+  } else {
+    for (int64_t k = 0; k < pieces; ++k) range_run(x + k * piece, std::min(piece, n - k * piece), lo, hi);
+  }
   const float scale = (hi - lo) / 255.0f;
   const float zp = scale == 0 ? 0.f : std::min(std::max(std::nearbyint(0.0f - lo / scale), 0.f), 255.f);
   auto* y = out[0].data<uint8_t>();

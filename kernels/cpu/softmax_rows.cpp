@@ -6,6 +6,7 @@
 #include "kernels/cpu/avx512_exp.hpp"
 #include "kernels/cpu/isa_region.hpp"
 #include "kernels/cpu/native_ops.hpp"
+#include "kernels/cpu/team.hpp"
 
 namespace troupe::kernels::cpu {
 
@@ -45,8 +46,7 @@ void softmax_rows(const reference::context& ctx, const std::vector<Tensor>& in, 
   float* y = out[0].data<float>();
   const int64_t full = len / 16 * 16;
   const __mmask16 tail = static_cast<__mmask16>((1u << (len - full)) - 1);
-#pragma omp parallel for schedule(static)
-  for (int64_t row = 0; row < rows; ++row) {
+  auto one_row = [&](int64_t row) {
     const float* xr = x + row * len;
     float* yr = y + row * len;
     const __m512 lowest = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
@@ -68,7 +68,8 @@ void softmax_rows(const reference::context& ctx, const std::vector<Tensor>& in, 
     const __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(sum));
     for (int64_t i = 0; i < full; i += 16) _mm512_storeu_ps(yr + i, _mm512_mul_ps(_mm512_loadu_ps(yr + i), inv));
     if (tail) _mm512_mask_storeu_ps(yr + full, tail, _mm512_mul_ps(_mm512_maskz_loadu_ps(tail, yr + full), inv));
-  }
+  };
+  TROUPE_TEAM_FOR(row, rows, rows > 1 && rows * len > 32768, one_row(row));
 }
 
 TROUPE_ISA_END
