@@ -13,6 +13,7 @@
 #include "tests/support/graph_builder.hpp"
 #include "tests/support/random_tensor.hpp"
 #include "tests/support/cpu_caps.hpp"
+#include "tests/support/cpu_check.hpp"
 #include "graph/passes.hpp"
 #include "graph/shape_inference.hpp"
 #include "kernels/cpu/cpu_device.hpp"
@@ -34,45 +35,7 @@ using tests::random_tensor;
 
 using tests::builder;
 using tests::run_reference;
-
-/// Compiles on the CPU device, runs on random inputs and compares with the reference.
-std::vector<kernels::op_profile> check(const graph::Graph& g, float tol = 1e-4f,
-                                       element_type precision = element_type::f32, int threads = 2) {
-  auto dev = kernels::cpu::make_cpu_device();
-  for (const auto& op : g.ops) BOOST_TEST_REQUIRE(dev->query(g, op).supported, graph::describe(op));
-  kernels::compile_config cfg;
-  cfg.num_threads = threads;
-  cfg.inference_precision = precision;
-  cfg.profiling = true;
-  auto exe = dev->compile(g, cfg);
-  std::vector<Tensor> inputs;
-  for (std::size_t k = 0; k < g.inputs.size(); ++k)
-    inputs.push_back(random_tensor(g.value(g.inputs[k]).shape.to_shape(), 7 + static_cast<unsigned>(k)));
-  auto expect = run_reference(g, inputs);
-  for (int round = 0; round < 2; ++round) { // a second run reuses the buffers
-    const auto got = tests::run_like(*exe, inputs, expect);
-    for (std::size_t i = 0; i < got.size(); ++i) {
-      double worst = 0;
-      for (int64_t j = 0; j < got[i].get_size(); ++j) {
-        double a = got[i].data<float>()[j], e = expect[i].data<float>()[j];
-        worst = std::max(worst, std::abs(a - e) / (1.0 + std::abs(e)));
-      }
-      BOOST_TEST(worst <= tol, "output " << i << ": worst relative error " << worst);
-    }
-  }
-  auto clone = exe->clone();
-  std::vector<Tensor> got;
-  clone->run(inputs, got);
-  for (std::size_t i = 0; i < got.size(); ++i)
-    for (int64_t j = 0; j < got[i].get_size(); ++j) {
-      double a = got[i].data<float>()[j], e = expect[i].data<float>()[j];
-      if (std::abs(a - e) / (1.0 + std::abs(e)) > tol) {
-        BOOST_TEST(false, "clone output " << i << " differs at " << j);
-        break;
-      }
-    }
-  return exe->profile();
-}
+using tests::check;
 
 bool used_onednn(const std::vector<kernels::op_profile>& prof, const std::string& type) {
   for (const auto& p : prof)

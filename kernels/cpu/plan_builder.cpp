@@ -2,6 +2,7 @@
 
 #include <omp.h>
 
+#include "kernels/cpu/attention.hpp"
 #include "kernels/cpu/int8_ops.hpp"
 #include "kernels/cpu/integer_matmul.hpp"
 #include "kernels/cpu/memory_plan.hpp"
@@ -371,11 +372,22 @@ std::shared_ptr<const plan> build_plan(const graph::Graph& given, int num_thread
     std::set<std::size_t> taken;
     for (const auto& [k, s] : int8_sites) taken.insert(k);
     auto integer_products = find_integer_products(b, taken);
+    for (const auto& [k, s] : integer_products.matmuls) taken.insert(k);
+    for (const auto& [k, s] : integer_products.matmul_by_last) taken.insert(k);
+    for (const auto& [k, s] : integer_products.convs) taken.insert(k);
+    taken.insert(integer_products.inside.begin(), integer_products.inside.end());
+    const auto attention = find_attention_sites(b, taken);
     for (const auto& op : g.ops) {
-      if (b.fused(b.index_of(op)) || integer_products.inside.count(b.index_of(op))) continue;
+      if (b.fused(b.index_of(op)) || integer_products.inside.count(b.index_of(op)) ||
+          attention.inside.count(b.index_of(op)))
+        continue;
       if (reference::interpreter::is_dynamic(g, op)) {
         b.add_dynamic(op);
         if (!p->graph) p->graph = std::make_shared<const graph::Graph>(g);
+        continue;
+      }
+      if (auto site = attention.by_last.find(b.index_of(op)); site != attention.by_last.end()) {
+        build_attention(b, op, site->second);
         continue;
       }
       if (auto site = int8_sites.find(b.index_of(op)); site != int8_sites.end()) {

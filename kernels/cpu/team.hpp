@@ -25,6 +25,15 @@ inline bool team_worth(bool big_enough) {
 #endif
 }
 
+/// The calling thread's stream's thread count (1 without OpenMP).
+inline int team_threads() {
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
 } // namespace troupe::kernels::cpu
 
 /// `for (int64_t i = 0; i < n; ++i) body;` over the team (static schedule) when

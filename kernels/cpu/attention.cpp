@@ -1,0 +1,37 @@
+/// Finding and building the CPU's attention steps (attention.hpp).
+#include "kernels/cpu/attention.hpp"
+
+#include "kernels/cpu/native_ops.hpp"
+
+namespace troupe::kernels::cpu {
+
+attention_sites find_attention_sites(const plan_builder& b, const std::set<std::size_t>& taken) {
+  attention_sites s;
+  if (!native_avx512_available()) return s;
+  for (auto& a : graph::find_attention_patterns(b.g)) {
+    bool free = true;
+    for (auto o : a.members) free = free && !taken.count(o);
+    if (!free) continue;
+    for (auto o : a.members)
+      if (o != a.last) s.inside.insert(o);
+    const std::size_t last = a.last;
+    s.by_last.emplace(last, std::move(a));
+  }
+  return s;
+}
+
+void build_attention(plan_builder& b, const graph::Op& last, const graph::attention_pattern& a) {
+  std::vector<int> ins{b.input_plain(a.q.source), b.input_plain(a.k.source), b.input_plain(a.v.source),
+                       a.mask.source == graph::no_value ? -1 : b.input_plain(a.mask.source)};
+  const int out = b.output(a.y.source, b.plain(a.y.source));
+  graph::Op copy = last;
+  copy.inputs.clear(); // the step's operands are `ins`, not the op's
+  copy.type = "ScaledDotProductAttention";
+  std::vector<int64_t> geo{a.batch, a.heads, a.rows, a.keys, a.depth, a.value_depth};
+  for (const auto* o : {&a.q, &a.k, &a.v, &a.y, &a.mask}) geo.insert(geo.end(), o->strides.begin(), o->strides.end());
+  copy.attrs[attention_geometry_attr] = geo;
+  copy.attrs[attention_scale_attr] = a.scale;
+  b.add_kernel_step(std::move(copy), attention_rows, "native:attention", std::move(ins), {out});
+}
+
+} // namespace troupe::kernels::cpu

@@ -1,0 +1,36 @@
+#pragma once
+/// Scaled dot-product attention (graph/attention_pattern.hpp) as one native step on AVX-512:
+/// per batch, head and block of query rows, the scores against every key, the scale and mask,
+/// the Softmax and the product with V, without the [.., M, N] scores or probabilities ever
+/// leaving the cache, and with the block's Transposes and Reshapes read as strides. oneDNN ran
+/// each block as 6-9 steps (two MatMuls, three or four reorders, Softmax, mask Add, Reshape
+/// copies): each a primitive per sequence length, so a stream of lengths kept their code and
+/// descriptors cold.
+#include <map>
+#include <set>
+
+#include "graph/attention_pattern.hpp"
+#include "kernels/cpu/plan_builder.hpp"
+
+namespace troupe::kernels::cpu {
+
+struct attention_sites {
+  std::map<std::size_t, graph::attention_pattern> by_last; ///< by the block's last op: where the step goes
+  std::set<std::size_t> inside;                             ///< the other ops of the blocks: no step of their own
+};
+
+/// The attention blocks this CPU runs as one step; none of `taken` (ops other sites run).
+attention_sites find_attention_sites(const plan_builder& b, const std::set<std::size_t>& taken);
+
+/// At the block's last op: the step, reading q, k, v and the mask where their producers put them.
+void build_attention(plan_builder& b, const graph::Op& last, const graph::attention_pattern& a);
+
+/// The step's kernel. in: q, k, v, mask (or empty); out: y. The op copy carries the geometry
+/// (attention_geometry_attr: batch, heads, rows, keys, depth, value depth, then the strides
+/// (b, h, i|n, d|e|n) of q, k, v, y and the mask, 0 for a mask's broadcast dims) and the
+/// scores' factor (attention_scale_attr).
+inline constexpr const char* attention_geometry_attr = "troupe_attention_geometry";
+inline constexpr const char* attention_scale_attr = "troupe_attention_scale";
+void attention_rows(const reference::context& ctx, const std::vector<Tensor>& in, std::vector<Tensor>& out);
+
+} // namespace troupe::kernels::cpu

@@ -1,0 +1,254 @@
+/// The attention step's kernel on AVX-512 (attention.hpp). Per task (a batch, a head, its query
+/// rows or a share of them when the heads are fewer than the threads): K^T packed once as
+/// [depth, keys rounded up to 16] so that a score block is broadcast-FMAs along contiguous keys;
+/// then per block of up to eight query rows (each K^T and V load serving all of them) the
+/// scores, scale and mask, Softmax (the division left to the output), and the product with V's
+/// rows read in place (or packed when their elements are not contiguous).
+#include <immintrin.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "kernels/cpu/attention.hpp"
+#include "kernels/cpu/avx512_exp.hpp"
+#include "kernels/cpu/avx512_transpose.hpp"
+#include "kernels/cpu/isa_region.hpp"
+#include "kernels/cpu/lane_mask.hpp"
+#include "kernels/cpu/team.hpp"
+
+namespace troupe::kernels::cpu {
+
+namespace {
+
+struct geometry {
+  int64_t batch, heads, rows, keys, depth, vdepth;
+  std::array<int64_t, 4> q, k, v, y, m; ///< strides of (b, h, row, element)
+};
+
+geometry geometry_of(const graph::Op& op) {
+  const auto a = op.attr_ints(attention_geometry_attr);
+  geometry g{a.at(0), a.at(1), a.at(2), a.at(3), a.at(4), a.at(5), {}, {}, {}, {}, {}};
+  std::size_t i = 6;
+  for (auto* s : {&g.q, &g.k, &g.v, &g.y, &g.m})
+    for (auto& x : *s) x = a.at(i++);
+  return g;
+}
+
+/// One task's operands, positioned at its batch and head.
+constexpr int max_rows = 8; ///< query rows per block
+
+struct head_view {
+  const float *q, *kt, *mask; ///< kt: packed [depth, np]
+  const float* v;             ///< rows of V: element (n, e) at v[n * v_row + e]
+  int64_t v_row;
+  float* y;
+  float* scores; ///< [max_rows, np]
+  int64_t np;
+};
+
+} // namespace
+
+TROUPE_ISA_BEGIN("avx512f")
+
+namespace {
+
+/// Scores of R query rows (from `i`) against every key, scaled, masked, turned into exp(x - max);
+/// inv[r] = 1 / their sum.
+template <int R>
+void scores_softmax(const geometry& g, const head_view& h, int64_t i, float scale, float* inv) {
+  const __m512 vs = _mm512_set1_ps(scale);
+  for (int64_t n0 = 0; n0 < h.np; n0 += 32) {
+    const bool two = n0 + 16 < h.np;
+    __m512 acc[R][2];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+    for (int64_t d = 0; d < g.depth; ++d) {
+      const float* kr = h.kt + d * h.np + n0;
+      const __m512 k0 = _mm512_loadu_ps(kr), k1 = two ? _mm512_loadu_ps(kr + 16) : _mm512_setzero_ps();
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) {
+        const __m512 qd = _mm512_set1_ps(h.q[(i + r) * g.q[2] + d * g.q[3]]);
+        acc[r][0] = _mm512_fmadd_ps(qd, k0, acc[r][0]);
+        acc[r][1] = _mm512_fmadd_ps(qd, k1, acc[r][1]);
+      }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      _mm512_storeu_ps(h.scores + r * h.np + n0, _mm512_mul_ps(acc[r][0], vs));
+      if (two) _mm512_storeu_ps(h.scores + r * h.np + n0 + 16, _mm512_mul_ps(acc[r][1], vs));
+    }
+  }
+  const __m512 lowest = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    float* s = h.scores + r * h.np;
+    const float* mr = h.mask ? h.mask + (i + r) * g.m[2] : nullptr;
+    __m512 mx = lowest;
+    for (int64_t n0 = 0; n0 < g.keys; n0 += 16) {
+      const __mmask16 live = first_lanes(g.keys - n0);
+      __m512 x = _mm512_maskz_loadu_ps(live, s + n0);
+      if (mr) {
+        if (g.m[3] == 1) {
+          x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(live, mr + n0));
+        } else {
+          alignas(64) float m16[16] = {};
+          for (int64_t j = 0; j < std::min<int64_t>(16, g.keys - n0); ++j) m16[j] = mr[(n0 + j) * g.m[3]];
+          x = _mm512_add_ps(x, _mm512_load_ps(m16));
+        }
+        _mm512_mask_storeu_ps(s + n0, live, x);
+      }
+      mx = _mm512_mask_max_ps(mx, live, mx, x);
+    }
+    const __m512 top = _mm512_set1_ps(_mm512_reduce_max_ps(mx));
+    __m512 sum = _mm512_setzero_ps();
+    for (int64_t n0 = 0; n0 < g.keys; n0 += 16) {
+      const __mmask16 live = first_lanes(g.keys - n0);
+      const __m512 e = _mm512_maskz_mov_ps(live, exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(live, s + n0), top)));
+      _mm512_mask_storeu_ps(s + n0, live, e);
+      sum = _mm512_add_ps(sum, e);
+    }
+    inv[r] = 1.0f / _mm512_reduce_add_ps(sum);
+  }
+}
+
+/// y rows i .. i+R-1, value elements [e0, e0 + 16 C): the probabilities times V's rows.
+template <int R, int C>
+void times_values(const geometry& g, const head_view& h, int64_t i, int64_t e0, const float* inv) {
+  __m512 acc[R][C];
+  __mmask16 live[C];
+#pragma GCC unroll 8
+  for (int c = 0; c < C; ++c) {
+    live[c] = first_lanes(g.vdepth - e0 - 16 * c);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) acc[r][c] = _mm512_setzero_ps();
+  }
+  for (int64_t n = 0; n < g.keys; ++n) {
+    const float* vr = h.v + n * h.v_row + e0;
+    __m512 vc[C];
+#pragma GCC unroll 8
+    for (int c = 0; c < C; ++c) vc[c] = _mm512_maskz_loadu_ps(live[c], vr + 16 * c);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      const __m512 p = _mm512_set1_ps(h.scores[r * h.np + n]);
+#pragma GCC unroll 8
+      for (int c = 0; c < C; ++c) acc[r][c] = _mm512_fmadd_ps(p, vc[c], acc[r][c]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    float* yr = h.y + (i + r) * g.y[2];
+    const __m512 s = _mm512_set1_ps(inv[r]);
+#pragma GCC unroll 8
+    for (int c = 0; c < C; ++c) {
+      const __m512 out = _mm512_mul_ps(acc[r][c], s);
+      if (g.y[3] == 1) {
+        _mm512_mask_storeu_ps(yr + e0 + 16 * c, live[c], out);
+      } else {
+        alignas(64) float o16[16];
+        _mm512_store_ps(o16, out);
+        for (int64_t j = 0; j < std::min<int64_t>(16, g.vdepth - e0 - 16 * c); ++j) yr[(e0 + 16 * c + j) * g.y[3]] = o16[j];
+      }
+    }
+  }
+}
+
+template <int R> void rows_block(const geometry& g, const head_view& h, int64_t i, float scale) {
+  float inv[R];
+  scores_softmax<R>(g, h, i, scale, inv);
+  // At most 16 accumulators: four 16-wide chunks of the output for up to four rows, two for more.
+  constexpr int64_t chunks = R <= 4 ? 4 : 2;
+  for (int64_t e0 = 0; e0 < g.vdepth; e0 += 16 * chunks) {
+    switch (std::min<int64_t>(chunks, (g.vdepth - e0 + 15) / 16)) {
+    case 1: times_values<R, 1>(g, h, i, e0, inv); break;
+    case 2: times_values<R, 2>(g, h, i, e0, inv); break;
+    case 3: times_values<R, (chunks >= 3 ? 3 : 1)>(g, h, i, e0, inv); break;
+    default: times_values<R, chunks>(g, h, i, e0, inv); break;
+    }
+  }
+}
+
+/// Rows [i0, i1) of one batch and head.
+void task(const geometry& g, const float* q, const float* k, const float* v, const float* mask, float* y, float scale,
+          int64_t b, int64_t hd, int64_t i0, int64_t i1) {
+  thread_local std::vector<float> kt, vp, scores;
+  head_view h{};
+  h.np = (g.keys + 15) / 16 * 16;
+  const float* kb = k + b * g.k[0] + hd * g.k[1];
+  kt.resize(static_cast<std::size_t>(g.depth * h.np));
+  float* kp = kt.data();
+  if (g.k[3] == 1) {
+    // 16 keys x 16 elements at a time, transposed in registers; keys past the end read as 0.
+    for (int64_t n0 = 0; n0 < h.np; n0 += 16)
+      for (int64_t d0 = 0; d0 < g.depth; d0 += 16) {
+        const __mmask16 cols = first_lanes(g.depth - d0);
+        __m512 r[16];
+#pragma GCC unroll 16
+        for (int64_t j = 0; j < 16; ++j)
+          r[j] = n0 + j < g.keys ? _mm512_maskz_loadu_ps(cols, kb + (n0 + j) * g.k[2] + d0) : _mm512_setzero_ps();
+        transpose16(r);
+        for (int64_t j = 0; j < std::min<int64_t>(16, g.depth - d0); ++j) _mm512_storeu_ps(kp + (d0 + j) * h.np + n0, r[j]);
+      }
+  } else {
+    for (int64_t n = 0; n < g.keys; ++n)
+      for (int64_t d = 0; d < g.depth; ++d) kp[d * h.np + n] = kb[n * g.k[2] + d * g.k[3]];
+    for (int64_t d = 0; d < g.depth; ++d) std::fill(kp + d * h.np + g.keys, kp + (d + 1) * h.np, 0.0f);
+  }
+  const float* vb = v + b * g.v[0] + hd * g.v[1];
+  if (g.v[3] == 1) {
+    h.v = vb;
+    h.v_row = g.v[2];
+  } else {
+    vp.resize(static_cast<std::size_t>(g.keys * g.vdepth));
+    for (int64_t n = 0; n < g.keys; ++n)
+      for (int64_t e = 0; e < g.vdepth; ++e) vp[static_cast<std::size_t>(n * g.vdepth + e)] = vb[n * g.v[2] + e * g.v[3]];
+    h.v = vp.data();
+    h.v_row = g.vdepth;
+  }
+  scores.resize(static_cast<std::size_t>(max_rows * h.np));
+  h.q = q + b * g.q[0] + hd * g.q[1];
+  h.kt = kt.data();
+  h.mask = mask ? mask + b * g.m[0] + hd * g.m[1] : nullptr;
+  h.y = y + b * g.y[0] + hd * g.y[1];
+  h.scores = scores.data();
+  int64_t i = i0;
+  for (; i + max_rows <= i1; i += max_rows) rows_block<max_rows>(g, h, i, scale);
+  switch (i1 - i) {
+  case 7: rows_block<7>(g, h, i, scale); break;
+  case 6: rows_block<6>(g, h, i, scale); break;
+  case 5: rows_block<5>(g, h, i, scale); break;
+  case 4: rows_block<4>(g, h, i, scale); break;
+  case 3: rows_block<3>(g, h, i, scale); break;
+  case 2: rows_block<2>(g, h, i, scale); break;
+  case 1: rows_block<1>(g, h, i, scale); break;
+  default: break;
+  }
+}
+
+} // namespace
+
+void attention_rows(const reference::context& ctx, const std::vector<Tensor>& in, std::vector<Tensor>& out) {
+  const geometry g = geometry_of(ctx.op);
+  const float scale = ctx.op.attr_float(attention_scale_attr, 1.0f);
+  const float* q = in[0].data<float>();
+  const float* k = in[1].data<float>();
+  const float* v = in[2].data<float>();
+  const float* mask = in.size() > 3 && !in[3].empty() ? in[3].data<float>() : nullptr;
+  float* y = out[0].data<float>();
+  const int64_t heads = g.batch * g.heads;
+  const bool big = g.rows * g.keys * (g.depth + g.vdepth) * heads > (int64_t{1} << 16) && team_worth(true);
+  // Rows are split only where the heads alone leave threads idle: each task packs its K^T.
+  const int64_t threads = big ? team_threads() : 1;
+  const int64_t chunks = std::min(std::max<int64_t>(1, (threads + heads - 1) / heads), (g.rows + max_rows - 1) / max_rows);
+  const int64_t per_chunk = (g.rows + chunks - 1) / chunks;
+  TROUPE_TEAM_FOR(t, heads * chunks, big && heads * chunks > 1, {
+    const int64_t bh = t / chunks, c = t % chunks;
+    task(g, q, k, v, mask, y, scale, bh / g.heads, bh % g.heads, c * per_chunk, std::min(g.rows, (c + 1) * per_chunk));
+  });
+}
+
+TROUPE_ISA_END
+
+} // namespace troupe::kernels::cpu
