@@ -39,25 +39,6 @@ std::vector<int64_t> row_major(const Shape& s) {
 /// A plain op of the default domain with no fused activation.
 bool plain(const Op& op, const char* type) { return op.type == type && op.domain.empty() && !op.has_attr("activation"); }
 
-/// x * c, c * x or x / c with c a one-element f32 constant and the result shaped like x: the
-/// factor x is scaled by, and x.
-std::optional<std::pair<float, ValueId>> scalar_scale(const Graph& g, const Op& op) {
-  if ((!plain(op, "Mul") && !plain(op, "Div")) || op.inputs.size() != 2) return std::nullopt;
-  for (std::size_t ci = 0; ci < 2; ++ci) {
-    const ValueId c = op.inputs[ci], x = op.inputs[1 - ci];
-    if (op.type == "Div" && ci == 0) continue;
-    if (!g.is_constant(c) || g.value(c).type != element_type::f32 || g.value(c).constant->get_size() != 1) continue;
-    if (g.is_constant(x) || !f32_static(g, x) || shape_of(g, x) != shape_of(g, op.outputs[0])) continue;
-    float s = g.value(c).constant->data<float>()[0];
-    if (op.type == "Div") {
-      if (s == 0.0f) return std::nullopt;
-      s = 1.0f / s;
-    }
-    return std::make_pair(s, x);
-  }
-  return std::nullopt;
-}
-
 /// A MatMul operand read through the Transpose that makes it (when only `consumer` reads the
 /// Transpose) and the Reshape under that Transpose (when only the Transpose reads it): the
 /// strides per dim of the operand into the buffer they were made from.
@@ -130,7 +111,7 @@ std::optional<attention_pattern> match_at(const Graph& g, const graph_facts& f, 
       const int q = producer_of(x, static_cast<std::size_t>(p));
       if (q < 0 || !f32_static(g, x) || shape_of(g, x) != scores) continue;
       const Op& qo = g.ops[static_cast<std::size_t>(q)];
-      if (plain(qo, "MatMul") || scalar_scale(g, qo)) side = s;
+      if (plain(qo, "MatMul") || scalar_factor(g, qo)) side = s;
     }
     if (side < 0) return std::nullopt;
     const ValueId m = add.inputs[static_cast<std::size_t>(1 - side)];
@@ -150,7 +131,7 @@ std::optional<attention_pattern> match_at(const Graph& g, const graph_facts& f, 
     p = producer_of(cur, static_cast<std::size_t>(p));
   }
   if (p < 0) return std::nullopt;
-  if (auto s = scalar_scale(g, g.ops[static_cast<std::size_t>(p)]); s) {
+  if (auto s = scalar_factor(g, g.ops[static_cast<std::size_t>(p)]); s) {
     a.scale = s->first;
     members.push_back(static_cast<std::size_t>(p));
     cur = s->second;
@@ -225,6 +206,23 @@ std::optional<attention_pattern> match_at(const Graph& g, const graph_facts& f, 
 }
 
 } // namespace
+
+std::optional<std::pair<float, ValueId>> scalar_factor(const Graph& g, const Op& op) {
+  if ((!plain(op, "Mul") && !plain(op, "Div")) || op.inputs.size() != 2) return std::nullopt;
+  for (std::size_t ci = 0; ci < 2; ++ci) {
+    const ValueId c = op.inputs[ci], x = op.inputs[1 - ci];
+    if (op.type == "Div" && ci == 0) continue;
+    if (!g.is_constant(c) || g.value(c).type != element_type::f32 || g.value(c).constant->get_size() != 1) continue;
+    if (g.is_constant(x) || !f32_static(g, x) || shape_of(g, x) != shape_of(g, op.outputs[0])) continue;
+    float s = g.value(c).constant->data<float>()[0];
+    if (op.type == "Div") {
+      if (s == 0.0f) return std::nullopt;
+      s = 1.0f / s;
+    }
+    return std::make_pair(s, x);
+  }
+  return std::nullopt;
+}
 
 std::vector<attention_pattern> find_attention_patterns(const Graph& g) {
   std::vector<attention_pattern> found;

@@ -8,6 +8,8 @@
 /// (the next op of the block) and is no graph output; every value is f32 with a static shape.
 #include <array>
 #include <cstdint>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "graph/ir.hpp"
@@ -30,6 +32,11 @@ struct attention_pattern {
   int64_t batch = 1, heads = 1, rows = 1, keys = 1, depth = 1, value_depth = 1;
   float scale = 1.0f; ///< the scores' factor, before the mask is added
 };
+
+/// x * c, c * x or x / c with c a one-element f32 constant, x a non-constant static f32 value
+/// shaped like the result, no fused activation: the factor x is scaled by (1 / c for a Div),
+/// and x. What scales attention scores (and, for the GPU's block, q).
+std::optional<std::pair<float, ValueId>> scalar_factor(const Graph& g, const Op& op);
 
 /// Every such block, each op in one at most, in graph order of their last members.
 std::vector<attention_pattern> find_attention_patterns(const Graph& g);

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <optional>
 
+#include "graph/attention_pattern.hpp"
 #include "kernels/vulkan/lowering.hpp"
 
 namespace troupe::kernels::vulkan {
@@ -47,28 +48,6 @@ int sole_reader(const graph_facts& f, graph::ValueId v) {
 
 bool is_f32(const graph::Graph& g, graph::ValueId v) { return v != graph::no_value && g.value(v).type == element_type::f32; }
 
-/// x * c, c * x or x / c with c a one-element float constant and the result shaped like x:
-/// the factor that x is scaled by, and x.
-std::optional<std::pair<float, graph::ValueId>> scalar_scale(const graph::Graph& g, const graph::Op& op) {
-  if ((op.type != "Mul" && op.type != "Div") || op.input_count() != 2 || op.has_attr("activation")) return std::nullopt;
-  auto one = [&](graph::ValueId c) {
-    return g.is_constant(c) && g.value(c).type == element_type::f32 && g.value(c).constant->get_size() == 1;
-  };
-  for (std::size_t ci = 0; ci < 2; ++ci) {
-    graph::ValueId c = op.inputs[ci], x = op.inputs[1 - ci];
-    if (op.type == "Div" && ci == 0) continue;
-    if (!one(c) || g.is_constant(x) || !is_f32(g, x)) continue;
-    if (shape_of(g, x) != shape_of(g, op.outputs[0])) continue;
-    float f = g.value(c).constant->data<float>()[0];
-    if (op.type == "Div") {
-      if (f == 0.0f) return std::nullopt;
-      f = 1.0f / f;
-    }
-    return std::make_pair(f, x);
-  }
-  return std::nullopt;
-}
-
 bool plain_matmul(const graph::Graph& g, const graph::Op& op) {
   return op.type == "MatMul" && op.input_count() == 2 && !op.has_attr("activation") && is_f32(g, op.inputs[0]) &&
          is_f32(g, op.inputs[1]);
@@ -84,7 +63,7 @@ std::optional<attention_block> match_at(const graph::Graph& g, const graph_facts
   graph::ValueId kt = mm1.inputs[1];
   // A scalar Mul/Div on q and a Transpose of K, each read only by the head.
   if (int p = f.producer[static_cast<std::size_t>(blk.q)]; p >= 0 && sole_reader(f, blk.q) == head) {
-    if (auto s = scalar_scale(g, g.ops[static_cast<std::size_t>(p)])) {
+    if (auto s = graph::scalar_factor(g, g.ops[static_cast<std::size_t>(p)])) {
       blk.scale *= s->first;
       blk.q = s->second;
       blk.members.push_back(p);
@@ -111,7 +90,7 @@ std::optional<attention_block> match_at(const graph::Graph& g, const graph_facts
   graph::ValueId cur = mm1.outputs[0];
   int next = sole_reader(f, cur);
   if (next < 0) return std::nullopt;
-  if (auto s = scalar_scale(g, g.ops[static_cast<std::size_t>(next)]); s && s->second == cur) {
+  if (auto s = graph::scalar_factor(g, g.ops[static_cast<std::size_t>(next)]); s && s->second == cur) {
     blk.scale *= s->first;
     blk.members.push_back(next);
     cur = g.ops[static_cast<std::size_t>(next)].outputs[0];
