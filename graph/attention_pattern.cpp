@@ -84,6 +84,21 @@ std::array<int64_t, 4> as_four(const std::vector<int64_t>& strides, const Shape&
   return r;
 }
 
+/// The strides (b, h, i, n) of `m` broadcast against `scores` (rank <= 4): 0 along the dims it
+/// repeats; nullopt when it does not broadcast.
+std::optional<std::array<int64_t, 4>> broadcast_strides(const Graph& g, ValueId m, const Shape& scores) {
+  const Shape ms = shape_of(g, m);
+  if (ms.size() > scores.size()) return std::nullopt;
+  for (std::size_t i = 0; i < ms.size(); ++i)
+    if (ms[i] != 1 && ms[i] != scores[scores.size() - ms.size() + i]) return std::nullopt;
+  Shape padded(scores.size() - ms.size(), 1);
+  padded.insert(padded.end(), ms.begin(), ms.end());
+  std::vector<int64_t> st(scores.size() - ms.size(), 0);
+  const auto own = row_major(ms);
+  st.insert(st.end(), own.begin(), own.end());
+  return as_four(st, padded);
+}
+
 std::optional<attention_pattern> match_at(const Graph& g, const graph_facts& f, std::size_t softmax) {
   const Op& sm = g.ops[softmax];
   if (!plain(sm, "Softmax") || sm.inputs.size() != 1 || !f32_static(g, sm.inputs[0])) return std::nullopt;
@@ -95,7 +110,7 @@ std::optional<attention_pattern> match_at(const Graph& g, const graph_facts& f, 
   if (axis != r - 1) return std::nullopt;
   attention_pattern a;
   std::vector<std::size_t> members{softmax};
-  // Back from the Softmax: [Add(mask)], [Mul/Div by a scalar], the first MatMul.
+  // Back from the Softmax: [Add(mask)], [Where(keep, ., fill)], [Mul/Div by a scalar], the first MatMul.
   ValueId cur = sm.inputs[0];
   auto producer_of = [&](ValueId v, std::size_t reader) -> int {
     const int p = f.producer[static_cast<std::size_t>(v)];
@@ -104,31 +119,50 @@ std::optional<attention_pattern> match_at(const Graph& g, const graph_facts& f, 
   int p = producer_of(cur, softmax);
   if (p < 0) return std::nullopt;
   if (const Op& add = g.ops[static_cast<std::size_t>(p)]; plain(add, "Add") && add.inputs.size() == 2) {
-    // The scores side is the one made by a scale or the MatMul and read only here.
+    // The scores side is the one made by a select, a scale or the MatMul and read only here.
     int side = -1;
     for (int s = 0; s < 2 && side < 0; ++s) {
       const ValueId x = add.inputs[static_cast<std::size_t>(s)];
       const int q = producer_of(x, static_cast<std::size_t>(p));
       if (q < 0 || !f32_static(g, x) || shape_of(g, x) != scores) continue;
       const Op& qo = g.ops[static_cast<std::size_t>(q)];
-      if (plain(qo, "MatMul") || scalar_factor(g, qo)) side = s;
+      if (plain(qo, "MatMul") || plain(qo, "Where") || scalar_factor(g, qo)) side = s;
     }
     if (side < 0) return std::nullopt;
     const ValueId m = add.inputs[static_cast<std::size_t>(1 - side)];
     if (!f32_static(g, m)) return std::nullopt;
-    const Shape ms = shape_of(g, m);
-    if (static_cast<int64_t>(ms.size()) > r) return std::nullopt;
-    for (std::size_t i = 0; i < ms.size(); ++i)
-      if (ms[i] != 1 && ms[i] != scores[scores.size() - ms.size() + i]) return std::nullopt;
-    Shape padded(static_cast<std::size_t>(r) - ms.size(), 1);
-    padded.insert(padded.end(), ms.begin(), ms.end());
-    std::vector<int64_t> st(static_cast<std::size_t>(r) - ms.size(), 0);
-    const auto own = row_major(ms);
-    st.insert(st.end(), own.begin(), own.end());
-    a.mask = {m, as_four(st, padded)};
+    const auto st = broadcast_strides(g, m, scores);
+    if (!st) return std::nullopt;
+    a.mask = {m, *st};
     members.push_back(static_cast<std::size_t>(p));
     cur = add.inputs[static_cast<std::size_t>(side)];
     p = producer_of(cur, static_cast<std::size_t>(p));
+  }
+  // A select before it, Where(keep, scores, fill) or Where(drop, fill, scores), fill a scalar
+  // constant: GPT-2's causal mask.
+  if (p >= 0) {
+    if (const Op& w = g.ops[static_cast<std::size_t>(p)]; plain(w, "Where") && w.inputs.size() == 3) {
+      const ValueId cond = w.inputs[0];
+      const auto one = [&](ValueId c) {
+        return g.is_constant(c) && g.value(c).type == element_type::f32 && g.value(c).constant->get_size() == 1;
+      };
+      int side = -1;
+      for (int s = 1; s <= 2 && side < 0; ++s) {
+        const ValueId x = w.inputs[static_cast<std::size_t>(s)], other = w.inputs[static_cast<std::size_t>(3 - s)];
+        if (f32_static(g, x) && shape_of(g, x) == scores && one(other) && producer_of(x, static_cast<std::size_t>(p)) >= 0)
+          side = s;
+      }
+      const auto st = g.value(cond).type == element_type::boolean && g.value(cond).shape.is_static()
+                          ? broadcast_strides(g, cond, scores)
+                          : std::nullopt;
+      if (side < 0 || !st) return std::nullopt;
+      a.keep = {cond, *st};
+      a.keep_if = side == 1;
+      a.fill = g.value(w.inputs[static_cast<std::size_t>(3 - side)]).constant->data<float>()[0];
+      members.push_back(static_cast<std::size_t>(p));
+      cur = w.inputs[static_cast<std::size_t>(side)];
+      p = producer_of(cur, static_cast<std::size_t>(p));
+    }
   }
   if (p < 0) return std::nullopt;
   if (auto s = scalar_factor(g, g.ops[static_cast<std::size_t>(p)]); s) {

@@ -1,11 +1,12 @@
 #pragma once
 /// Scaled dot-product attention as exporters spell it, found in a graph so that a device can run
-/// it as one step: MatMul(Q, K^T) -> [Mul/Div by a scalar constant] -> [Add(mask)] ->
-/// Softmax(last axis) -> MatMul(., V) -> [Transpose] -> [Reshape], where Q, K^T and V may each
-/// be a Transpose (of a Reshape) that only the block reads. The Transposes and Reshapes fold
-/// into strides: the step reads the tensors they were made from in place and writes its output
-/// where the last Transpose/Reshape would have put it. Every intermediate value has one reader
-/// (the next op of the block) and is no graph output; every value is f32 with a static shape.
+/// it as one step: MatMul(Q, K^T) -> [Mul/Div by a scalar constant] -> [Where(keep, ., fill)] ->
+/// [Add(mask)] -> Softmax(last axis) -> MatMul(., V) -> [Transpose] -> [Reshape], where Q, K^T
+/// and V may each be a Transpose (of a Reshape) that only the block reads. The Transposes and
+/// Reshapes fold into strides: the step reads the tensors they were made from in place and
+/// writes its output where the last Transpose/Reshape would have put it. Every intermediate
+/// value has one reader (the next op of the block) and is no graph output; every value is f32
+/// (the select's condition bool) with a static shape.
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -29,6 +30,11 @@ struct attention_pattern {
   /// q (b, h, i, d); k (b, h, n, d): key n's row, K^T read back; v (b, h, n, e); mask (b, h, i, n),
   /// source no_value when there is none; y (b, h, i, e): the block's output value.
   attention_operand q, k, v, mask, y;
+  /// A select before the mask: where `keep` (bool, (b, h, i, n)) is keep_if the scaled score
+  /// stays, elsewhere it becomes `fill`. source no_value: none.
+  attention_operand keep;
+  bool keep_if = true;
+  float fill = 0.0f;
   int64_t batch = 1, heads = 1, rows = 1, keys = 1, depth = 1, value_depth = 1;
   float scale = 1.0f; ///< the scores' factor, before the mask is added
 };

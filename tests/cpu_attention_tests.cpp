@@ -1,6 +1,6 @@
 /// The CPU's attention step (kernels/cpu/attention.hpp): blocks as exporters write them
 /// (BERT's Reshape/Transpose, Div and additive mask; a decoder's Transpose of K, Mul and causal
-/// mask; rank 3; K and V shared by every head; cross attention), against the reference kernels
+/// mask; GPT-2's select before the mask; rank 3; K and V shared by every head; cross attention), against the reference kernels
 /// running every op, at sizes past each block of the kernel (8 rows, 16 and 32 keys, 16-wide
 /// element chunks); and the blocks it must leave to the other steps.
 #define BOOST_TEST_MODULE cpu_attention
@@ -98,6 +98,33 @@ BOOST_AUTO_TEST_CASE(decoder_block_with_causal_mask) {
       const auto prof = check(b.g, 1e-5f);
       BOOST_TEST(count(prof, "native:attention") == 1);
       BOOST_TEST(prof.size() == 1u);
+    }
+  }
+}
+
+/// GPT-2's block: scores / sqrt(D), then Where(causal, scores, min) (a bool [S, S] read by every
+/// head; or the condition inverted, Where(future, min, scores)), then + the attention mask.
+BOOST_AUTO_TEST_CASE(gpt2_block_with_a_select_and_a_mask) {
+  if (!kernels::cpu::native_avx512_available()) return;
+  for (bool inverted : {false, true}) {
+    for (int64_t s : {1, 5, 40}) {
+      BOOST_TEST_CONTEXT((inverted ? "Where(future, min, scores)" : "Where(causal, scores, min)") << " seq " << s) {
+        builder b;
+        b.g.opset = 13;
+        const int64_t h = 3, d = 24;
+        auto q = b.input({2, h, s, d}), kt = b.input({2, h, d, s}), v = b.input({2, h, s, d});
+        Tensor cond(element_type::boolean, Shape{1, 1, s, s});
+        for (int64_t i = 0; i < s; ++i)
+          for (int64_t j = 0; j < s; ++j) cond.data<bool>()[i * s + j] = (j <= i) != inverted;
+        auto sc = b.op("Div", {b.op("MatMul", {q, kt}), b.scalar(std::sqrt(static_cast<float>(d)))});
+        auto fill = b.scalar(-3.4028e38f);
+        sc = inverted ? b.op("Where", {b.constant(cond), fill, sc}) : b.op("Where", {b.constant(cond), sc, fill});
+        sc = b.op("Add", {sc, b.input({2, 1, 1, s})});
+        b.output(b.op("MatMul", {b.op("Softmax", {sc}, {{"axis", int64_t{-1}}}), v}));
+        const auto prof = check(b.g, 1e-5f);
+        BOOST_TEST(count(prof, "native:attention") == 1);
+        BOOST_TEST(prof.size() == 1u);
+      }
     }
   }
 }

@@ -25,10 +25,10 @@ attention_sites find_attention_sites(const plan_builder& b, const std::set<std::
 /// At the block's last op: the step, reading q, k, v and the mask where their producers put them.
 void build_attention(plan_builder& b, const graph::Op& last, const graph::attention_pattern& a);
 
-/// The step's kernel. in: q, k, v, mask (or empty); out: y. The op copy carries the geometry
-/// (attention_geometry_attr: batch, heads, rows, keys, depth, value depth, then the strides
-/// (b, h, i|n, d|e|n) of q, k, v, y and the mask, 0 for a mask's broadcast dims) and the
-/// scores' factor (attention_scale_attr).
+/// The step's kernel. in: q, k, v, mask (or empty), keep (bool, or empty); out: y. The op copy
+/// carries the geometry (attention_geometry_attr: batch, heads, rows, keys, depth, value depth,
+/// then the strides (b, h, i|n, d|e|n) of q, k, v, y, the mask and keep, 0 along broadcast
+/// dims, then keep_if) and attention_scale_attr: the scores' factor and the select's fill.
 inline constexpr const char* attention_geometry_attr = "troupe_attention_geometry";
 inline constexpr const char* attention_scale_attr = "troupe_attention_scale";
 void attention_rows(const reference::context& ctx, const std::vector<Tensor>& in, std::vector<Tensor>& out);

@@ -25,15 +25,19 @@ namespace {
 
 struct geometry {
   int64_t batch, heads, rows, keys, depth, vdepth;
-  std::array<int64_t, 4> q, k, v, y, m; ///< strides of (b, h, row, element)
+  std::array<int64_t, 4> q, k, v, y, m, keep; ///< strides of (b, h, row, element)
+  bool keep_if;
+  float scale, fill;
 };
 
 geometry geometry_of(const graph::Op& op) {
   const auto a = op.attr_ints(attention_geometry_attr);
-  geometry g{a.at(0), a.at(1), a.at(2), a.at(3), a.at(4), a.at(5), {}, {}, {}, {}, {}};
+  const auto f = op.attr_floats(attention_scale_attr);
+  geometry g{a.at(0), a.at(1), a.at(2), a.at(3), a.at(4), a.at(5), {}, {}, {}, {}, {}, {}, false, f.at(0), f.at(1)};
   std::size_t i = 6;
-  for (auto* s : {&g.q, &g.k, &g.v, &g.y, &g.m})
+  for (auto* s : {&g.q, &g.k, &g.v, &g.y, &g.m, &g.keep})
     for (auto& x : *s) x = a.at(i++);
+  g.keep_if = a.at(i) != 0;
   return g;
 }
 
@@ -42,6 +46,7 @@ constexpr int max_rows = 8; ///< query rows per block
 
 struct head_view {
   const float *q, *kt, *mask; ///< kt: packed [depth, np]
+  const bool* keep;
   const float* v;             ///< rows of V: element (n, e) at v[n * v_row + e]
   int64_t v_row;
   float* y;
@@ -58,8 +63,8 @@ namespace {
 /// Scores of R query rows (from `i`) against every key, scaled, masked, turned into exp(x - max);
 /// inv[r] = 1 / their sum.
 template <int R>
-void scores_softmax(const geometry& g, const head_view& h, int64_t i, float scale, float* inv) {
-  const __m512 vs = _mm512_set1_ps(scale);
+void scores_softmax(const geometry& g, const head_view& h, int64_t i, float* inv) {
+  const __m512 vs = _mm512_set1_ps(g.scale);
   for (int64_t n0 = 0; n0 < h.np; n0 += 32) {
     const bool two = n0 + 16 < h.np;
     __m512 acc[R][2];
@@ -86,10 +91,18 @@ void scores_softmax(const geometry& g, const head_view& h, int64_t i, float scal
   for (int r = 0; r < R; ++r) {
     float* s = h.scores + r * h.np;
     const float* mr = h.mask ? h.mask + (i + r) * g.m[2] : nullptr;
+    const bool* kr = h.keep ? h.keep + (i + r) * g.keep[2] : nullptr;
     __m512 mx = lowest;
     for (int64_t n0 = 0; n0 < g.keys; n0 += 16) {
       const __mmask16 live = first_lanes(g.keys - n0);
       __m512 x = _mm512_maskz_loadu_ps(live, s + n0);
+      if (kr) {
+        __mmask16 kept = 0;
+        for (int64_t j = 0; j < std::min<int64_t>(16, g.keys - n0); ++j)
+          kept = static_cast<__mmask16>(kept | ((kr[(n0 + j) * g.keep[3]] == g.keep_if) << j));
+        x = _mm512_mask_blend_ps(kept, _mm512_set1_ps(g.fill), x);
+        _mm512_mask_storeu_ps(s + n0, live, x);
+      }
       if (mr) {
         if (g.m[3] == 1) {
           x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(live, mr + n0));
@@ -155,9 +168,9 @@ void times_values(const geometry& g, const head_view& h, int64_t i, int64_t e0, 
   }
 }
 
-template <int R> void rows_block(const geometry& g, const head_view& h, int64_t i, float scale) {
+template <int R> void rows_block(const geometry& g, const head_view& h, int64_t i) {
   float inv[R];
-  scores_softmax<R>(g, h, i, scale, inv);
+  scores_softmax<R>(g, h, i, inv);
   // At most 16 accumulators: four 16-wide chunks of the output for up to four rows, two for more.
   constexpr int64_t chunks = R <= 4 ? 4 : 2;
   for (int64_t e0 = 0; e0 < g.vdepth; e0 += 16 * chunks) {
@@ -171,8 +184,8 @@ template <int R> void rows_block(const geometry& g, const head_view& h, int64_t 
 }
 
 /// Rows [i0, i1) of one batch and head.
-void task(const geometry& g, const float* q, const float* k, const float* v, const float* mask, float* y, float scale,
-          int64_t b, int64_t hd, int64_t i0, int64_t i1) {
+void task(const geometry& g, const float* q, const float* k, const float* v, const float* mask, const bool* keep,
+          float* y, int64_t b, int64_t hd, int64_t i0, int64_t i1) {
   thread_local std::vector<float> kt, vp, scores;
   head_view h{};
   h.np = (g.keys + 15) / 16 * 16;
@@ -211,18 +224,19 @@ void task(const geometry& g, const float* q, const float* k, const float* v, con
   h.q = q + b * g.q[0] + hd * g.q[1];
   h.kt = kt.data();
   h.mask = mask ? mask + b * g.m[0] + hd * g.m[1] : nullptr;
+  h.keep = keep ? keep + b * g.keep[0] + hd * g.keep[1] : nullptr;
   h.y = y + b * g.y[0] + hd * g.y[1];
   h.scores = scores.data();
   int64_t i = i0;
-  for (; i + max_rows <= i1; i += max_rows) rows_block<max_rows>(g, h, i, scale);
+  for (; i + max_rows <= i1; i += max_rows) rows_block<max_rows>(g, h, i);
   switch (i1 - i) {
-  case 7: rows_block<7>(g, h, i, scale); break;
-  case 6: rows_block<6>(g, h, i, scale); break;
-  case 5: rows_block<5>(g, h, i, scale); break;
-  case 4: rows_block<4>(g, h, i, scale); break;
-  case 3: rows_block<3>(g, h, i, scale); break;
-  case 2: rows_block<2>(g, h, i, scale); break;
-  case 1: rows_block<1>(g, h, i, scale); break;
+  case 7: rows_block<7>(g, h, i); break;
+  case 6: rows_block<6>(g, h, i); break;
+  case 5: rows_block<5>(g, h, i); break;
+  case 4: rows_block<4>(g, h, i); break;
+  case 3: rows_block<3>(g, h, i); break;
+  case 2: rows_block<2>(g, h, i); break;
+  case 1: rows_block<1>(g, h, i); break;
   default: break;
   }
 }
@@ -231,11 +245,11 @@ void task(const geometry& g, const float* q, const float* k, const float* v, con
 
 void attention_rows(const reference::context& ctx, const std::vector<Tensor>& in, std::vector<Tensor>& out) {
   const geometry g = geometry_of(ctx.op);
-  const float scale = ctx.op.attr_float(attention_scale_attr, 1.0f);
   const float* q = in[0].data<float>();
   const float* k = in[1].data<float>();
   const float* v = in[2].data<float>();
   const float* mask = in.size() > 3 && !in[3].empty() ? in[3].data<float>() : nullptr;
+  const bool* keep = in.size() > 4 && !in[4].empty() ? in[4].data<bool>() : nullptr;
   float* y = out[0].data<float>();
   const int64_t heads = g.batch * g.heads;
   const bool big = g.rows * g.keys * (g.depth + g.vdepth) * heads > (int64_t{1} << 16) && team_worth(true);
@@ -245,7 +259,7 @@ void attention_rows(const reference::context& ctx, const std::vector<Tensor>& in
   const int64_t per_chunk = (g.rows + chunks - 1) / chunks;
   TROUPE_TEAM_FOR(t, heads * chunks, big && heads * chunks > 1, {
     const int64_t bh = t / chunks, c = t % chunks;
-    task(g, q, k, v, mask, y, scale, bh / g.heads, bh % g.heads, c * per_chunk, std::min(g.rows, (c + 1) * per_chunk));
+    task(g, q, k, v, mask, keep, y, bh / g.heads, bh % g.heads, c * per_chunk, std::min(g.rows, (c + 1) * per_chunk));
   });
 }
 
