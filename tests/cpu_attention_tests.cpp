@@ -16,15 +16,10 @@ using namespace troupe;
 using graph::ValueId;
 using tests::builder;
 using tests::check;
+using tests::count_steps;
 using ints = std::vector<int64_t>;
 
 namespace {
-
-int count(const std::vector<kernels::op_profile>& prof, const std::string& exec_type) {
-  int n = 0;
-  for (const auto& p : prof) n += p.exec_type == exec_type;
-  return n;
-}
 
 int count_type(const std::vector<kernels::op_profile>& prof, const std::string& node_type) {
   int n = 0;
@@ -69,7 +64,7 @@ BOOST_AUTO_TEST_CASE(bert_blocks_run_as_one_step) {
                                     << (mask ? " mask" : "") << " threads " << threads) {
           auto b = bert_block(z.batch, z.heads, z.m, z.n, z.d, mask);
           const auto prof = check(b.g, 1e-5f, element_type::f32, threads);
-          BOOST_TEST(count(prof, "native:attention") == 1);
+          BOOST_TEST(count_steps(prof, "native:attention") == 1);
           // Nothing else of the block ran: its Reshapes, Transposes, MatMuls, scale and Softmax.
           BOOST_TEST(prof.size() == 1u);
         }
@@ -96,7 +91,7 @@ BOOST_AUTO_TEST_CASE(decoder_block_with_causal_mask) {
       auto o = b.op("MatMul", {b.op("Softmax", {sc}, {{"axis", int64_t{-1}}}), v});
       b.output(b.op("Transpose", {o}, {{"perm", ints{0, 2, 1, 3}}}));
       const auto prof = check(b.g, 1e-5f);
-      BOOST_TEST(count(prof, "native:attention") == 1);
+      BOOST_TEST(count_steps(prof, "native:attention") == 1);
       BOOST_TEST(prof.size() == 1u);
     }
   }
@@ -122,7 +117,7 @@ BOOST_AUTO_TEST_CASE(gpt2_block_with_a_select_and_a_mask) {
         sc = b.op("Add", {sc, b.input({2, 1, 1, s})});
         b.output(b.op("MatMul", {b.op("Softmax", {sc}, {{"axis", int64_t{-1}}}), v}));
         const auto prof = check(b.g, 1e-5f);
-        BOOST_TEST(count(prof, "native:attention") == 1);
+        BOOST_TEST(count_steps(prof, "native:attention") == 1);
         BOOST_TEST(prof.size() == 1u);
       }
     }
@@ -139,7 +134,7 @@ BOOST_AUTO_TEST_CASE(rank_three_and_shared_keys) {
     auto q = b.input({6, 10, 24}), kt = b.input({6, 24, 19}), v = b.input({6, 19, 20});
     b.output(b.op("MatMul", {b.op("Softmax", {b.op("MatMul", {q, kt})}, {{"axis", int64_t{2}}}), v}));
     const auto prof = check(b.g, 1e-5f);
-    BOOST_TEST(count(prof, "native:attention") == 1);
+    BOOST_TEST(count_steps(prof, "native:attention") == 1);
     BOOST_TEST(prof.size() == 1u);
   }
   {
@@ -149,7 +144,7 @@ BOOST_AUTO_TEST_CASE(rank_three_and_shared_keys) {
     auto p = b.op("Softmax", {b.op("MatMul", {q, kt})}, {{"axis", int64_t{-1}}});
     b.output(b.op("MatMul", {p, v}));
     const auto prof = check(b.g, 1e-5f);
-    BOOST_TEST(count(prof, "native:attention") == 1);
+    BOOST_TEST(count_steps(prof, "native:attention") == 1);
   }
 }
 
@@ -163,7 +158,7 @@ BOOST_AUTO_TEST_CASE(blocks_it_leaves_alone) {
     for (const auto& op : b.g.ops)
       if (op.type == "Softmax") b.output(op.outputs[0]);
     const auto prof = check(b.g, 1e-5f);
-    BOOST_TEST(count(prof, "native:attention") == 0);
+    BOOST_TEST(count_steps(prof, "native:attention") == 0);
     BOOST_TEST(count_type(prof, "Softmax") == 1);
   }
   {
@@ -173,6 +168,6 @@ BOOST_AUTO_TEST_CASE(blocks_it_leaves_alone) {
     auto p = b.op("Softmax", {b.op("MatMul", {q, kt})}, {{"axis", int64_t{2}}}); // over the query rows
     b.output(b.op("MatMul", {p, v}));
     const auto prof = check(b.g, 1e-5f);
-    BOOST_TEST(count(prof, "native:attention") == 0);
+    BOOST_TEST(count_steps(prof, "native:attention") == 0);
   }
 }

@@ -6,18 +6,8 @@
 namespace troupe::kernels::cpu {
 
 attention_sites find_attention_sites(const plan_builder& b, const std::set<std::size_t>& taken) {
-  attention_sites s;
-  if (!native_avx512_available()) return s;
-  for (auto& a : graph::find_attention_patterns(b.g)) {
-    bool free = true;
-    for (auto o : a.members) free = free && !taken.count(o);
-    if (!free) continue;
-    for (auto o : a.members)
-      if (o != a.last) s.inside.insert(o);
-    const std::size_t last = a.last;
-    s.by_last.emplace(last, std::move(a));
-  }
-  return s;
+  if (!native_avx512_available()) return {};
+  return claim_sites(graph::find_attention_patterns(b.g), taken);
 }
 
 void build_attention(plan_builder& b, const graph::Op& last, const graph::attention_pattern& a) {

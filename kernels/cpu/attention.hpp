@@ -6,18 +6,15 @@
 /// each block as 6-9 steps (two MatMuls, three or four reorders, Softmax, mask Add, Reshape
 /// copies): each a primitive per sequence length, so a stream of lengths kept their code and
 /// descriptors cold.
-#include <map>
 #include <set>
 
 #include "graph/attention_pattern.hpp"
+#include "kernels/cpu/native_sites.hpp"
 #include "kernels/cpu/plan_builder.hpp"
 
 namespace troupe::kernels::cpu {
 
-struct attention_sites {
-  std::map<std::size_t, graph::attention_pattern> by_last; ///< by the block's last op: where the step goes
-  std::set<std::size_t> inside;                             ///< the other ops of the blocks: no step of their own
-};
+using attention_sites = native_sites<graph::attention_pattern>;
 
 /// The attention blocks this CPU runs as one step; none of `taken` (ops other sites run).
 attention_sites find_attention_sites(const plan_builder& b, const std::set<std::size_t>& taken);

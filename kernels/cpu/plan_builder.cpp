@@ -7,6 +7,7 @@
 #include "kernels/cpu/integer_matmul.hpp"
 #include "kernels/cpu/memory_plan.hpp"
 #include "kernels/cpu/native_ops.hpp"
+#include "kernels/cpu/rms_norm.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -377,9 +378,12 @@ std::shared_ptr<const plan> build_plan(const graph::Graph& given, int num_thread
     for (const auto& [k, s] : integer_products.convs) taken.insert(k);
     taken.insert(integer_products.inside.begin(), integer_products.inside.end());
     const auto attention = find_attention_sites(b, taken);
+    for (const auto& [k, s] : attention.by_last) taken.insert(k);
+    taken.insert(attention.inside.begin(), attention.inside.end());
+    const auto rms_norms = find_rms_norm_sites(b, taken);
     for (const auto& op : g.ops) {
       if (b.fused(b.index_of(op)) || integer_products.inside.count(b.index_of(op)) ||
-          attention.inside.count(b.index_of(op)))
+          attention.inside.count(b.index_of(op)) || rms_norms.inside.count(b.index_of(op)))
         continue;
       if (reference::interpreter::is_dynamic(g, op)) {
         b.add_dynamic(op);
@@ -388,6 +392,10 @@ std::shared_ptr<const plan> build_plan(const graph::Graph& given, int num_thread
       }
       if (auto site = attention.by_last.find(b.index_of(op)); site != attention.by_last.end()) {
         build_attention(b, op, site->second);
+        continue;
+      }
+      if (auto site = rms_norms.by_last.find(b.index_of(op)); site != rms_norms.by_last.end()) {
+        build_rms_norm(b, op, site->second);
         continue;
       }
       if (auto site = int8_sites.find(b.index_of(op)); site != int8_sites.end()) {

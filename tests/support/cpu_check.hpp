@@ -50,4 +50,11 @@ inline std::vector<kernels::op_profile> check(const graph::Graph& g, float tol =
   return exe->profile();
 }
 
+/// How many steps of a profile ran as `exec_type`.
+inline int count_steps(const std::vector<kernels::op_profile>& prof, const std::string& exec_type) {
+  int n = 0;
+  for (const auto& p : prof) n += p.exec_type == exec_type;
+  return n;
+}
+
 } // namespace troupe::tests
