@@ -49,11 +49,21 @@ case $kind in
 esac
 if [ "$kind" = build ]; then # every target, so that runs side by side need not build
   CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROUPE_FUZZ=ON -DTROUPE_TESTS=OFF >/dev/null
-  exec ninja -C "$build" onnx_reader_fuzz ir_reader_fuzz npy_reader_fuzz node_protocol_fuzz image_reader_fuzz >/dev/null
+  # Quiet when it builds; the compiler's messages when it does not (CI would fail without a word).
+  ninja -C "$build" onnx_reader_fuzz ir_reader_fuzz npy_reader_fuzz node_protocol_fuzz image_reader_fuzz > "$build/build.log" 2>&1 || {
+    grep -E -A12 'FAILED|error' "$build/build.log" | head -n 80 >&2
+    echo "fuzz.sh: the clang fuzz build failed (whole log: $build/build.log)" >&2
+    exit 1
+  }
+  exit 0
 fi
 if [ "${FUZZ_PREBUILT:-}" != 1 ]; then
   CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROUPE_FUZZ=ON -DTROUPE_TESTS=OFF >/dev/null
-  ninja -C "$build" "$target" >/dev/null
+  ninja -C "$build" "$target" > "$build/build_$kind.log" 2>&1 || {
+    grep -E -A12 'FAILED|error' "$build/build_$kind.log" | head -n 80 >&2
+    echo "fuzz.sh: the clang fuzz build of $target failed (whole log: $build/build_$kind.log)" >&2
+    exit 1
+  }
 fi
 corpus=$build/corpus_$kind
 committed=$root/fuzz/corpus/$kind

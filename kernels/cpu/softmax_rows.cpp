@@ -40,8 +40,10 @@ bool is_row_softmax(const graph::Graph& g, const graph::Op& op) {
 TROUPE_ISA_BEGIN("avx512f")
 
 void softmax_rows(const reference::context& ctx, const std::vector<Tensor>& in, std::vector<Tensor>& out) {
-  const auto [rows, len] =
-      row_extent(in[0].get_shape(), ctx.op.attr_int("axis", ctx.opset < 13 ? 1 : -1), ctx.opset);
+  // Plain variables, not a structured binding: the row lambda below captures them (clang before
+  // 16 refuses to capture a binding).
+  const auto extent = row_extent(in[0].get_shape(), ctx.op.attr_int("axis", ctx.opset < 13 ? 1 : -1), ctx.opset);
+  const int64_t rows = extent.first, len = extent.second;
   const float* x = in[0].data<float>();
   float* y = out[0].data<float>();
   const int64_t full = len / 16 * 16;
