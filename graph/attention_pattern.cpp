@@ -8,21 +8,13 @@ namespace troupe::graph {
 namespace {
 
 struct graph_facts {
-  std::vector<int> producer, uses, reader; ///< per value; reader: the last op reading it
+  std::vector<int> producer, sole; ///< per value: Graph::producers(), Graph::sole_readers()
 };
 
-graph_facts facts_of(const Graph& g) {
-  graph_facts f{g.producers(), g.use_counts(), std::vector<int>(g.values.size(), -1)};
-  for (std::size_t i = 0; i < g.ops.size(); ++i)
-    for (auto v : g.ops[i].inputs)
-      if (v != no_value) f.reader[static_cast<std::size_t>(v)] = static_cast<int>(i);
-  return f;
-}
+graph_facts facts_of(const Graph& g) { return {g.producers(), g.sole_readers()}; }
 
-/// The op reading `v` when that is v's only use (one input slot, no graph output), else -1.
-int sole_reader(const graph_facts& f, ValueId v) {
-  return f.uses[static_cast<std::size_t>(v)] == 1 ? f.reader[static_cast<std::size_t>(v)] : -1;
-}
+/// The op reading `v` when it is v's only use (one input slot, no graph output), else -1.
+int sole_reader(const graph_facts& f, ValueId v) { return f.sole[static_cast<std::size_t>(v)]; }
 
 bool f32_static(const Graph& g, ValueId v) {
   return v != no_value && g.value(v).type == element_type::f32 && g.value(v).shape.is_static() && !g.value(v).sequence;

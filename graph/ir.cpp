@@ -105,6 +105,17 @@ std::vector<int> Graph::use_counts() const {
   return u;
 }
 
+std::vector<int> Graph::sole_readers() const {
+  std::vector<int> r(values.size(), -1);
+  for (std::size_t i = 0; i < ops.size(); ++i)
+    for (auto v : ops[i].inputs)
+      if (v != no_value) r[static_cast<std::size_t>(v)] = static_cast<int>(i);
+  const auto uses = use_counts();
+  for (std::size_t v = 0; v < r.size(); ++v)
+    if (uses[v] != 1) r[v] = -1;
+  return r;
+}
+
 void Graph::prune() {
   // Backwards liveness over the topological order.
   std::vector<bool> live(values.size(), false);

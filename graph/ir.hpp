@@ -98,6 +98,9 @@ struct Graph {
   std::vector<int> producers() const;
   /// For each value, how many op inputs and graph outputs read it.
   std::vector<int> use_counts() const;
+  /// For each value, the op reading it when that op's one input is its only use (no other
+  /// reader, no graph output); -1 otherwise. What a fusion needs to take an intermediate away.
+  std::vector<int> sole_readers() const;
   /// Drops ops whose outputs nobody reads and values nobody references (ids are renumbered).
   void prune();
 };

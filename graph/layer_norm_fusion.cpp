@@ -33,14 +33,10 @@ public:
     const ValueId d = root_.inputs[0];
     const Op* sqrt = take(root_.inputs[1], "Sqrt");
     const Op* add = sqrt ? take(sqrt->inputs[0], "Add") : nullptr;
-    if (!add || add->input_count() != 2) return std::nullopt;
-    ValueId var = no_value;
-    for (int k = 0; k < 2; ++k)
-      if (auto eps = scalar_constant(g_, add->inputs[static_cast<std::size_t>(k)]); eps && *eps >= 0) {
-        f.epsilon = static_cast<float>(*eps);
-        var = add->inputs[static_cast<std::size_t>(1 - k)];
-      }
-    const Op* mean_sq = take(var, "ReduceMean");
+    const auto eps = add ? detail::plus_epsilon(g_, *add) : std::nullopt;
+    if (!eps) return std::nullopt;
+    f.epsilon = eps->first;
+    const Op* mean_sq = take(eps->second, "ReduceMean");
     if (!mean_sq) return std::nullopt;
     // d = x - mean(x), read by the square and the Div alone.
     const Op* sub = producer(d, "Sub");
@@ -51,7 +47,7 @@ public:
     const std::size_t d_readers = static_cast<std::size_t>(uses_[idx(d)]);
     if (d_readers != (square_is_mul_ ? 3u : 2u)) return std::nullopt;
     inside_.push_back(static_cast<std::size_t>(prod_[idx(d)]));
-    const auto axes = trailing_axes(*mean), axes_sq = trailing_axes(*mean_sq);
+    const auto axes = detail::trailing_reduced_axes(g_, *mean), axes_sq = detail::trailing_reduced_axes(g_, *mean_sq);
     if (!axes || axes != axes_sq) return std::nullopt;
     f.axis = *axes;
     // Optionally * gamma, then + beta: constants over exactly the normalized dims.
@@ -83,25 +79,6 @@ private:
       return mul->input_count() == 2 && mul->inputs[0] == d && mul->inputs[1] == d;
     }
     return false;
-  }
-
-  /// The first of the reduced axes when a ReduceMean (keepdims 1) reduces the trailing axes.
-  std::optional<int64_t> trailing_axes(const Op& mean) const {
-    if (mean.attr_int("keepdims", 1) != 1 || !g_.value(mean.inputs[0]).shape.rank_known) return std::nullopt;
-    std::vector<int64_t> axes;
-    if (mean.has_attr("axes")) axes = mean.attr_ints("axes");
-    else if (mean.input_count() > 1 && g_.is_constant(mean.inputs[1])) {
-      const Tensor& t = *g_.value(mean.inputs[1]).constant;
-      if (t.get_element_type() != element_type::i64) return std::nullopt;
-      axes.assign(t.data<int64_t>(), t.data<int64_t>() + t.get_size());
-    }
-    const int64_t r = static_cast<int64_t>(g_.value(mean.inputs[0]).shape.rank());
-    if (axes.empty() || r == 0) return std::nullopt;
-    for (auto& a : axes) a = a < 0 ? a + r : a;
-    std::sort(axes.begin(), axes.end());
-    for (std::size_t i = 0; i < axes.size(); ++i)
-      if (axes[i] != r - static_cast<int64_t>(axes.size()) + static_cast<int64_t>(i)) return std::nullopt;
-    return axes.front();
   }
 
   /// The sole reader of `y` when it is a `type` op of `y` and a constant whose shape, leading

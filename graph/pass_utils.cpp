@@ -1,5 +1,6 @@
 #include "graph/pass_utils.hpp"
 
+#include <algorithm>
 #include <limits>
 
 namespace troupe::graph::detail {
@@ -15,6 +16,32 @@ std::optional<double> scalar_constant(const Graph& g, ValueId v) {
   case element_type::i32: return *t.data<int32_t>();
   default: return std::nullopt;
   }
+}
+
+std::optional<std::pair<float, ValueId>> plus_epsilon(const Graph& g, const Op& add) {
+  if (add.input_count() != 2) return std::nullopt;
+  for (std::size_t k = 0; k < 2; ++k)
+    if (auto eps = scalar_constant(g, add.inputs[k]); eps && *eps >= 0)
+      return std::pair{static_cast<float>(*eps), add.inputs[1 - k]};
+  return std::nullopt;
+}
+
+std::optional<int64_t> trailing_reduced_axes(const Graph& g, const Op& mean) {
+  if (mean.attr_int("keepdims", 1) != 1 || !g.value(mean.inputs[0]).shape.rank_known) return std::nullopt;
+  std::vector<int64_t> axes;
+  if (mean.has_attr("axes")) axes = mean.attr_ints("axes");
+  else if (mean.input_count() > 1 && g.is_constant(mean.inputs[1])) {
+    const Tensor& t = *g.value(mean.inputs[1]).constant;
+    if (t.get_element_type() != element_type::i64) return std::nullopt;
+    axes.assign(t.data<int64_t>(), t.data<int64_t>() + t.get_size());
+  }
+  const int64_t r = static_cast<int64_t>(g.value(mean.inputs[0]).shape.rank());
+  if (axes.empty() || r == 0) return std::nullopt;
+  for (auto& a : axes) a = a < 0 ? a + r : a;
+  std::sort(axes.begin(), axes.end());
+  for (std::size_t i = 0; i < axes.size(); ++i)
+    if (axes[i] != r - static_cast<int64_t>(axes.size()) + static_cast<int64_t>(i)) return std::nullopt;
+  return axes.front();
 }
 
 std::optional<std::pair<float, float>> clip_bounds(const Graph& g, const Op& clip) {

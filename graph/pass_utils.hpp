@@ -12,6 +12,14 @@ namespace troupe::graph::detail {
 /// The value of a one-element numeric constant, or nullopt.
 std::optional<double> scalar_constant(const Graph& g, ValueId v);
 
+/// x + eps with eps a one-element constant >= 0 (either operand order), as normalizations add
+/// it to the variance or mean square: eps and x.
+std::optional<std::pair<float, ValueId>> plus_epsilon(const Graph& g, const Op& add);
+
+/// The first of the reduced axes when a ReduceMean (keepdims 1, axes by attribute or constant
+/// i64 input) reduces exactly the trailing axes of an input of known rank; nullopt otherwise.
+std::optional<int64_t> trailing_reduced_axes(const Graph& g, const Op& mean);
+
 /// Clip's (min, max) from attributes (opset < 11) or constant inputs; nullopt when an input
 /// bound is computed at run time. Missing bounds are the float limits.
 std::optional<std::pair<float, float>> clip_bounds(const Graph& g, const Op& clip);

@@ -35,15 +35,14 @@ public:
     }
     if (!sqrt) return std::nullopt;
     const Op* add = take(sqrt->inputs[0], "Add");
-    if (!add || add->input_count() != 2) return std::nullopt;
-    ValueId mean = no_value;
-    for (int k = 0; k < 2; ++k)
-      if (auto eps = scalar_constant(g_, add->inputs[static_cast<std::size_t>(k)]); eps && *eps >= 0) {
-        p.epsilon = static_cast<float>(*eps);
-        mean = add->inputs[static_cast<std::size_t>(1 - k)];
-      }
-    const Op* reduce = take(mean, "ReduceMean");
-    if (!reduce || !over_last_axis(*reduce)) return std::nullopt;
+    const auto eps = add ? detail::plus_epsilon(g_, *add) : std::nullopt;
+    if (!eps) return std::nullopt;
+    p.epsilon = eps->first;
+    const Op* reduce = take(eps->second, "ReduceMean");
+    // Over the last axis alone.
+    if (!reduce || detail::trailing_reduced_axes(g_, *reduce) !=
+                       static_cast<int64_t>(g_.value(reduce->inputs[0]).shape.rank()) - 1)
+      return std::nullopt;
     const ValueId sq = reduce->inputs[0];
     if (const Op* pow = take(sq, "Pow")) {
       if (pow->input_count() != 2 || pow->inputs[0] != p.x || scalar_constant(g_, pow->inputs[1]) != 2.0) return std::nullopt;
@@ -79,19 +78,6 @@ public:
     return p;
   }
 
-private:
-  bool over_last_axis(const Op& mean) const {
-    if (mean.attr_int("keepdims", 1) != 1 || !g_.value(mean.inputs[0]).shape.rank_known) return false;
-    std::vector<int64_t> axes;
-    if (mean.has_attr("axes")) axes = mean.attr_ints("axes");
-    else if (mean.input_count() > 1 && g_.is_constant(mean.inputs[1]) &&
-             g_.value(mean.inputs[1]).type == element_type::i64) {
-      const Tensor& t = *g_.value(mean.inputs[1]).constant;
-      axes.assign(t.data<int64_t>(), t.data<int64_t>() + t.get_size());
-    }
-    const auto r = static_cast<int64_t>(g_.value(mean.inputs[0]).shape.rank());
-    return axes.size() == 1 && r > 0 && (axes[0] == -1 || axes[0] == r - 1);
-  }
 };
 
 } // namespace
