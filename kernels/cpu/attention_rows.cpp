@@ -41,9 +41,9 @@ geometry geometry_of(const graph::Op& op) {
   return g;
 }
 
-/// One task's operands, positioned at its batch and head.
 constexpr int max_rows = 8; ///< query rows per block
 
+/// One task's operands, positioned at its batch and head.
 struct head_view {
   const float *q, *kt, *mask; ///< kt: packed [depth, np]
   const bool* keep;
@@ -101,7 +101,6 @@ void scores_softmax(const geometry& g, const head_view& h, int64_t i, float* inv
         for (int64_t j = 0; j < std::min<int64_t>(16, g.keys - n0); ++j)
           kept = static_cast<__mmask16>(kept | ((kr[(n0 + j) * g.keep[3]] == g.keep_if) << j));
         x = _mm512_mask_blend_ps(kept, _mm512_set1_ps(g.fill), x);
-        _mm512_mask_storeu_ps(s + n0, live, x);
       }
       if (mr) {
         if (g.m[3] == 1) {
@@ -111,8 +110,8 @@ void scores_softmax(const geometry& g, const head_view& h, int64_t i, float* inv
           for (int64_t j = 0; j < std::min<int64_t>(16, g.keys - n0); ++j) m16[j] = mr[(n0 + j) * g.m[3]];
           x = _mm512_add_ps(x, _mm512_load_ps(m16));
         }
-        _mm512_mask_storeu_ps(s + n0, live, x);
       }
+      if (kr || mr) _mm512_mask_storeu_ps(s + n0, live, x);
       mx = _mm512_mask_max_ps(mx, live, mx, x);
     }
     const __m512 top = _mm512_set1_ps(_mm512_reduce_max_ps(mx));
@@ -177,7 +176,9 @@ template <int R> void rows_block(const geometry& g, const head_view& h, int64_t 
     switch (std::min<int64_t>(chunks, (g.vdepth - e0 + 15) / 16)) {
     case 1: times_values<R, 1>(g, h, i, e0, inv); break;
     case 2: times_values<R, 2>(g, h, i, e0, inv); break;
-    case 3: times_values<R, (chunks >= 3 ? 3 : 1)>(g, h, i, e0, inv); break;
+    case 3:
+      if constexpr (chunks >= 3) times_values<R, 3>(g, h, i, e0, inv);
+      break;
     default: times_values<R, chunks>(g, h, i, e0, inv); break;
     }
   }

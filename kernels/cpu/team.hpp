@@ -15,16 +15,6 @@
 
 namespace troupe::kernels::cpu {
 
-/// True when `big_enough` and the calling thread's stream may run more than one thread.
-inline bool team_worth(bool big_enough) {
-#ifdef _OPENMP
-  return big_enough && omp_get_max_threads() > 1;
-#else
-  (void)big_enough;
-  return false;
-#endif
-}
-
 /// The calling thread's stream's thread count (1 without OpenMP).
 inline int team_threads() {
 #ifdef _OPENMP
@@ -33,6 +23,9 @@ inline int team_threads() {
   return 1;
 #endif
 }
+
+/// True when `big_enough` and the calling thread's stream may run more than one thread.
+inline bool team_worth(bool big_enough) { return big_enough && team_threads() > 1; }
 
 } // namespace troupe::kernels::cpu
 
