@@ -7,7 +7,7 @@
 /// report time and bytes but no operations. Integer ops (MatMulInteger, ConvInteger) are
 /// measured against the int8 peak of a large MatMulInteger instead. Prints a markdown table,
 /// slowest op first.
-/// usage: troupe_roofline -m MODEL [-shape x[1,3,48,320]] [-d CPU] [-infer_precision f32|bf16]
+/// usage: troupe_roofline -m MODEL [-shape x[1,3,48,320],y[...]] [-d CPU] [-infer_precision f32|bf16]
 ///                        [-nthreads N] [-niter 50] [-top 25]
 #include <algorithm>
 #include <chrono>
@@ -203,9 +203,17 @@ int main(int argc, char** argv) {
     Core core;
     Model model = core.read_model(o.model);
     if (!o.shape.empty()) {
-      const auto open = o.shape.find('[');
-      if (open == std::string::npos) usage("-shape takes NAME[dims], e.g. x[1,3,48,320]");
-      model.reshape({{o.shape.substr(0, open), PartialShape::parse(o.shape.substr(open))}});
+      // NAME[dims] entries separated by ',' (one per input: a BERT takes ids and a mask).
+      std::map<std::string, PartialShape> shapes;
+      for (std::size_t pos = 0; pos < o.shape.size();) {
+        const auto open = o.shape.find('[', pos), close = o.shape.find(']', pos);
+        if (open == std::string::npos || close == std::string::npos || close < open || open == pos)
+          usage("-shape takes NAME[dims] entries separated by ',', e.g. x[1,3,48,320] or ids[1,64],mask[1,64]");
+        shapes[o.shape.substr(pos, open - pos)] = PartialShape::parse(o.shape.substr(open, close + 1 - open));
+        pos = close + 1;
+        if (pos < o.shape.size() && o.shape[pos] == ',') ++pos;
+      }
+      model.reshape(shapes);
     }
     for (const Port& p : model.inputs())
       if (!p.get_partial_shape().is_static())

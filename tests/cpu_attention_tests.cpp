@@ -1,8 +1,8 @@
 /// The CPU's attention step (kernels/cpu/attention.hpp): blocks as exporters write them
 /// (BERT's Reshape/Transpose, Div and additive mask; a decoder's Transpose of K, Mul and causal
 /// mask; GPT-2's select before the mask; rank 3; K and V shared by every head; cross attention), against the reference kernels
-/// running every op, at sizes past each block of the kernel (8 rows, 16 and 32 keys, 16-wide
-/// element chunks); and the blocks it must leave to the other steps.
+/// running every op, at sizes past each block of the kernel (6 rows; 1, 2, 3 and 4 chunks of 16
+/// keys and of 16 value elements); and the blocks it must leave to the other steps.
 #define BOOST_TEST_MODULE cpu_attention
 #include <boost/test/unit_test.hpp>
 
@@ -55,9 +55,10 @@ BOOST_AUTO_TEST_CASE(bert_blocks_run_as_one_step) {
   struct size {
     int64_t batch, heads, m, n, d;
   };
-  // Rows past one and several blocks of 8, keys past 16 and 32, elements past 16 and 64.
+  // Rows past one and several blocks of 6 (tails of 1 to 4 rows); keys and elements in 1, 2, 3
+  // and 4 chunks of 16 and past 64.
   for (const auto& z : {size{1, 4, 64, 64, 64}, size{2, 3, 13, 13, 40}, size{1, 2, 1, 1, 8}, size{1, 1, 9, 300, 16},
-                        size{2, 2, 37, 5, 72}, size{1, 12, 128, 128, 64}}) {
+                        size{2, 2, 37, 5, 72}, size{1, 12, 128, 128, 64}, size{1, 2, 11, 29, 24}}) {
     for (bool mask : {true, false}) {
       for (int threads : {1, 2}) {
         BOOST_TEST_CONTEXT("batch " << z.batch << " heads " << z.heads << " m " << z.m << " n " << z.n << " d " << z.d

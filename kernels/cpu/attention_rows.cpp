@@ -1,7 +1,7 @@
 /// The attention step's kernel on AVX-512 (attention.hpp). Per task (a batch, a head, its query
 /// rows or a share of them when the heads are fewer than the threads): K^T packed once as
 /// [depth, keys rounded up to 16] so that a score block is broadcast-FMAs along contiguous keys;
-/// then per block of up to eight query rows (each K^T and V load serving all of them) the
+/// then per block of up to six query rows (each K^T and V load serving all of them) the
 /// scores, scale and mask, Softmax (the division left to the output), and the product with V's
 /// rows read in place (or packed when their elements are not contiguous).
 #include <immintrin.h>
@@ -41,7 +41,10 @@ geometry geometry_of(const graph::Op& op) {
   return g;
 }
 
-constexpr int max_rows = 8; ///< query rows per block
+/// Query rows per block and 16-wide chunks per pass: 6 x 4 accumulators, so that each load of
+/// K^T or V serves six rows and each broadcast four chunks (24 FMAs per 10 loads).
+constexpr int max_rows = 6;
+constexpr int max_chunks = 4;
 
 /// One task's operands, positioned at its batch and head.
 struct head_view {
@@ -60,70 +63,107 @@ TROUPE_ISA_BEGIN("avx512f")
 
 namespace {
 
-/// Scores of R query rows (from `i`) against every key, scaled, masked, turned into exp(x - max);
-/// inv[r] = 1 / their sum.
-template <int R>
-void scores_softmax(const geometry& g, const head_view& h, int64_t i, float* inv) {
-  const __m512 vs = _mm512_set1_ps(g.scale);
-  for (int64_t n0 = 0; n0 < h.np; n0 += 32) {
-    const bool two = n0 + 16 < h.np;
-    __m512 acc[R][2];
+/// Scores of R query rows against keys [n0, n0 + 16 C): out[r][c], not yet scaled. The sums
+/// stay in a local array: one reached through a reference may alias the loads (__m512 may
+/// alias anything), and GCC then keeps it in memory (3x slower where not inlined).
+template <int R, int C>
+void score_block(const geometry& g, const head_view& h, int64_t i, int64_t n0, __m512 (&out)[R][max_chunks]) {
+  __m512 acc[R][C];
 #pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
-    for (int64_t d = 0; d < g.depth; ++d) {
-      const float* kr = h.kt + d * h.np + n0;
-      const __m512 k0 = _mm512_loadu_ps(kr), k1 = two ? _mm512_loadu_ps(kr + 16) : _mm512_setzero_ps();
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+    for (int c = 0; c < C; ++c) acc[r][c] = _mm512_setzero_ps();
+  const float* q[R];
 #pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) {
-        const __m512 qd = _mm512_set1_ps(h.q[(i + r) * g.q[2] + d * g.q[3]]);
-        acc[r][0] = _mm512_fmadd_ps(qd, k0, acc[r][0]);
-        acc[r][1] = _mm512_fmadd_ps(qd, k1, acc[r][1]);
-      }
-    }
+  for (int r = 0; r < R; ++r) q[r] = h.q + (i + r) * g.q[2];
+  const float* kr = h.kt + n0;
+  for (int64_t d = 0; d < g.depth; ++d, kr += h.np) {
+    __m512 k[C];
+#pragma GCC unroll 4
+    for (int c = 0; c < C; ++c) k[c] = _mm512_loadu_ps(kr + 16 * c);
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
-      _mm512_storeu_ps(h.scores + r * h.np + n0, _mm512_mul_ps(acc[r][0], vs));
-      if (two) _mm512_storeu_ps(h.scores + r * h.np + n0 + 16, _mm512_mul_ps(acc[r][1], vs));
+      const __m512 qd = _mm512_set1_ps(q[r][d * g.q[3]]);
+#pragma GCC unroll 4
+      for (int c = 0; c < C; ++c) acc[r][c] = _mm512_fmadd_ps(qd, k[c], acc[r][c]);
     }
   }
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+    for (int c = 0; c < C; ++c) out[r][c] = acc[r][c];
+}
+
+/// 16 scores of row r from key n0 (`live` of them): scaled, selected, masked.
+inline __m512 masked_scores(const geometry& g, const head_view& h, int64_t row, int64_t n0, __mmask16 live, __m512 x) {
+  x = _mm512_mul_ps(x, _mm512_set1_ps(g.scale));
+  const int64_t n = std::min<int64_t>(16, g.keys - n0);
+  if (h.keep) {
+    const bool* kr = h.keep + row * g.keep[2] + n0 * g.keep[3];
+    __mmask16 kept = 0;
+    for (int64_t j = 0; j < n; ++j) kept = static_cast<__mmask16>(kept | ((kr[j * g.keep[3]] == g.keep_if) << j));
+    x = _mm512_mask_blend_ps(kept, _mm512_set1_ps(g.fill), x);
+  }
+  if (h.mask) {
+    const float* mr = h.mask + row * g.m[2] + n0 * g.m[3];
+    if (g.m[3] == 1) {
+      x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(live, mr));
+    } else {
+      alignas(64) float m16[16] = {};
+      for (int64_t j = 0; j < n; ++j) m16[j] = mr[j * g.m[3]];
+      x = _mm512_add_ps(x, _mm512_load_ps(m16));
+    }
+  }
+  return x;
+}
+
+/// Scores of R query rows (from `i`) against every key, scaled, masked, turned into exp(x - max);
+/// inv[r] = 1 / their sum. The scale, select, mask and running maximum are applied as each
+/// block of scores leaves the registers, and the R rows' exponentials interleave (R independent
+/// chains instead of one row's).
+template <int R>
+void scores_softmax(const geometry& g, const head_view& h, int64_t i, float* inv) {
   const __m512 lowest = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  __m512 mx[R];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) mx[r] = lowest;
+  for (int64_t n0 = 0; n0 < h.np; n0 += 16 * max_chunks) {
+    __m512 acc[R][max_chunks];
+    const int64_t chunks = std::min<int64_t>(max_chunks, (h.np - n0) / 16);
+    switch (chunks) {
+    case 1: score_block<R, 1>(g, h, i, n0, acc); break;
+    case 2: score_block<R, 2>(g, h, i, n0, acc); break;
+    case 3: score_block<R, 3>(g, h, i, n0, acc); break;
+    default: score_block<R, max_chunks>(g, h, i, n0, acc); break;
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+      for (int64_t c = 0; c < chunks; ++c) {
+        const int64_t n = n0 + 16 * c;
+        const __mmask16 live = first_lanes(g.keys - n);
+        const __m512 x = masked_scores(g, h, i + r, n, live, acc[r][c]);
+        _mm512_storeu_ps(h.scores + r * h.np + n, x);
+        mx[r] = _mm512_mask_max_ps(mx[r], live, mx[r], x);
+      }
+  }
+  __m512 top[R], sum[R];
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
-    float* s = h.scores + r * h.np;
-    const float* mr = h.mask ? h.mask + (i + r) * g.m[2] : nullptr;
-    const bool* kr = h.keep ? h.keep + (i + r) * g.keep[2] : nullptr;
-    __m512 mx = lowest;
-    for (int64_t n0 = 0; n0 < g.keys; n0 += 16) {
-      const __mmask16 live = first_lanes(g.keys - n0);
-      __m512 x = _mm512_maskz_loadu_ps(live, s + n0);
-      if (kr) {
-        __mmask16 kept = 0;
-        for (int64_t j = 0; j < std::min<int64_t>(16, g.keys - n0); ++j)
-          kept = static_cast<__mmask16>(kept | ((kr[(n0 + j) * g.keep[3]] == g.keep_if) << j));
-        x = _mm512_mask_blend_ps(kept, _mm512_set1_ps(g.fill), x);
-      }
-      if (mr) {
-        if (g.m[3] == 1) {
-          x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(live, mr + n0));
-        } else {
-          alignas(64) float m16[16] = {};
-          for (int64_t j = 0; j < std::min<int64_t>(16, g.keys - n0); ++j) m16[j] = mr[(n0 + j) * g.m[3]];
-          x = _mm512_add_ps(x, _mm512_load_ps(m16));
-        }
-      }
-      if (kr || mr) _mm512_mask_storeu_ps(s + n0, live, x);
-      mx = _mm512_mask_max_ps(mx, live, mx, x);
-    }
-    const __m512 top = _mm512_set1_ps(_mm512_reduce_max_ps(mx));
-    __m512 sum = _mm512_setzero_ps();
-    for (int64_t n0 = 0; n0 < g.keys; n0 += 16) {
-      const __mmask16 live = first_lanes(g.keys - n0);
-      const __m512 e = _mm512_maskz_mov_ps(live, exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(live, s + n0), top)));
-      _mm512_mask_storeu_ps(s + n0, live, e);
-      sum = _mm512_add_ps(sum, e);
-    }
-    inv[r] = 1.0f / _mm512_reduce_add_ps(sum);
+    top[r] = _mm512_set1_ps(_mm512_reduce_max_ps(mx[r]));
+    sum[r] = _mm512_setzero_ps();
   }
+  for (int64_t n0 = 0; n0 < g.keys; n0 += 16) {
+    const __mmask16 live = first_lanes(g.keys - n0);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      float* s = h.scores + r * h.np + n0;
+      const __m512 e = _mm512_maskz_mov_ps(live, exp512(_mm512_sub_ps(_mm512_loadu_ps(s), top[r])));
+      _mm512_storeu_ps(s, e);
+      sum[r] = _mm512_add_ps(sum[r], e);
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) inv[r] = 1.0f / _mm512_reduce_add_ps(sum[r]);
 }
 
 /// y rows i .. i+R-1, value elements [e0, e0 + 16 C): the probabilities times V's rows.
@@ -170,16 +210,12 @@ void times_values(const geometry& g, const head_view& h, int64_t i, int64_t e0, 
 template <int R> void rows_block(const geometry& g, const head_view& h, int64_t i) {
   float inv[R];
   scores_softmax<R>(g, h, i, inv);
-  // At most 16 accumulators: four 16-wide chunks of the output for up to four rows, two for more.
-  constexpr int64_t chunks = R <= 4 ? 4 : 2;
-  for (int64_t e0 = 0; e0 < g.vdepth; e0 += 16 * chunks) {
-    switch (std::min<int64_t>(chunks, (g.vdepth - e0 + 15) / 16)) {
+  for (int64_t e0 = 0; e0 < g.vdepth; e0 += 16 * max_chunks) {
+    switch (std::min<int64_t>(max_chunks, (g.vdepth - e0 + 15) / 16)) {
     case 1: times_values<R, 1>(g, h, i, e0, inv); break;
     case 2: times_values<R, 2>(g, h, i, e0, inv); break;
-    case 3:
-      if constexpr (chunks >= 3) times_values<R, 3>(g, h, i, e0, inv);
-      break;
-    default: times_values<R, chunks>(g, h, i, e0, inv); break;
+    case 3: times_values<R, 3>(g, h, i, e0, inv); break;
+    default: times_values<R, max_chunks>(g, h, i, e0, inv); break;
     }
   }
 }
@@ -231,8 +267,6 @@ void task(const geometry& g, const float* q, const float* k, const float* v, con
   int64_t i = i0;
   for (; i + max_rows <= i1; i += max_rows) rows_block<max_rows>(g, h, i);
   switch (i1 - i) {
-  case 7: rows_block<7>(g, h, i); break;
-  case 6: rows_block<6>(g, h, i); break;
   case 5: rows_block<5>(g, h, i); break;
   case 4: rows_block<4>(g, h, i); break;
   case 3: rows_block<3>(g, h, i); break;
