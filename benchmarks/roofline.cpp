@@ -22,6 +22,7 @@
 
 #include "benchmarks/single_op_graph.hpp"
 #include "tools/args.hpp"
+#include "graph/attention_pattern.hpp"
 #include "graph/op_cost.hpp"
 #include "runtime/compile_pipeline.hpp"
 #include "runtime/model_impl.hpp"
@@ -224,6 +225,16 @@ int main(int argc, char** argv) {
     optimize_graph(g);
     std::map<std::string, graph::op_cost> cost;
     for (const graph::Op& op : g.ops) cost[op.name] = graph::cost_of(g, op);
+    // A device that runs an attention block as one step names the step after the block's last
+    // op (a Reshape or MatMul): its row counts the block's operations and reads Q, K, V and the
+    // mask and writes the output once.
+    std::map<std::string, graph::op_cost> attention_cost;
+    for (const auto& a : graph::find_attention_patterns(g)) {
+      graph::op_cost& c = attention_cost[g.ops[a.last].name];
+      for (std::size_t i : a.members) c.flops += graph::cost_of(g, g.ops[i]).flops;
+      for (const auto* o : {&a.q, &a.k, &a.v, &a.mask, &a.keep, &a.y})
+        if (o->source != graph::no_value) c.bytes += graph::value_bytes(g, o->source);
+    }
 
     const double peak = measured_peak(core, o);
     const bool has_int8 = std::any_of(g.ops.begin(), g.ops.end(), [](const graph::Op& op) { return is_integer_op(op.type); });
@@ -238,7 +249,9 @@ int main(int argc, char** argv) {
     double sum_ms = 0, sum_flops = 0, sum_bytes = 0;
     for (const auto& [name, ms] : m.ms) {
       graph::op_cost c;
-      if (auto it = cost.find(name); it != cost.end()) c = it->second;
+      if (auto it = attention_cost.find(name); it != attention_cost.end() && m.type.at(name) == "ScaledDotProductAttention")
+        c = it->second;
+      else if (auto it = cost.find(name); it != cost.end()) c = it->second;
       else if (auto slash = name.rfind("/reorder"); slash != std::string::npos) { // read once, written once
         if (const auto v = g.find_value(name.substr(0, slash)); v != graph::no_value) c.bytes = 2 * graph::value_bytes(g, v);
       }
