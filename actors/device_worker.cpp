@@ -1,5 +1,8 @@
 #include "actors/device_worker.hpp"
 
+#include <sched.h>
+
+#include <chrono>
 #include <exception>
 #include <unordered_map>
 
@@ -61,11 +64,29 @@ struct worker_state {
   }
 };
 
-caf::behavior device_worker(caf::event_based_actor*, std::shared_ptr<worker_state> st) {
+/// How long an idle worker keeps its core before it sleeps in its mailbox. The thread that
+/// gets a result usually sends the next request at once (a sync loop, a frame pipeline, a
+/// callback that restarts its request); found awake, the worker starts it without a wake-up,
+/// which on a virtual machine costs tens of microseconds (a sleeping vCPU is halted). Measured
+/// on a 2-vCPU KVM guest, bert_tiny_int8, latency hint, 1 thread: 1 token 0.11 -> 0.09 ms,
+/// 32 tokens 0.42 -> 0.38, 128 tokens 1.61 -> 1.57; 2 streams and 2 threads unchanged.
+constexpr auto linger = std::chrono::microseconds(100);
+
+/// Waits up to `linger` for a message, giving the core to any other runnable thread meanwhile
+/// (a spin would take it from the very thread that is about to send the next request).
+void linger_for_work(caf::event_based_actor* self) {
+  const auto end = std::chrono::steady_clock::now() + linger;
+  while (self->mailbox().empty() && std::chrono::steady_clock::now() < end) sched_yield();
+}
+
+caf::behavior device_worker(caf::event_based_actor* self, std::shared_ptr<worker_state> st) {
   return {
-      [st](run_atom, work& w) {
-        system_tail busy; // the work (and its sink) is destroyed inside run_all's call
-        st->run_all(std::move(w));
+      [st, self](run_atom, work& w) {
+        {
+          system_tail busy; // the work (and its sink) is destroyed inside run_all's call
+          st->run_all(std::move(w));
+        }
+        linger_for_work(self);
       },
       [st](warm_atom, const std::shared_ptr<const program>& p) {
         system_tail busy;
