@@ -29,16 +29,20 @@ bool default_activations(const graph::Op& op, int64_t dirs) {
   return true;
 }
 
-/// m [D, 4H, K] (W or R) as [D, K, 4H]: a row of the product's columns per input element.
-Tensor transposed_gates(const Tensor& m) {
+/// m [D, G, K] (W or R, G = 4H gate columns) as [D, G' / width, K, width]: for each block of
+/// `width` gate columns, its K rows one after another (a block streams from memory in order,
+/// where rows of all G columns lay 4 KB apart at 256 units), zeros past G up to
+/// G' = lstm_padded_columns(G).
+Tensor blocked_gates(const Tensor& m, int64_t width) {
   const Shape& s = m.get_shape();
-  const int64_t dirs = s[0], rows = s[1], k = s[2];
-  Tensor t(element_type::f32, Shape{dirs, k, rows});
+  const int64_t dirs = s[0], rows = s[1], k = s[2], padded = lstm_padded_columns(rows), blocks = padded / width;
+  Tensor t(element_type::f32, Shape{dirs, blocks, k, width});
   const float* src = m.data<float>();
   float* dst = t.data<float>();
+  std::fill(dst, dst + t.get_size(), 0.0f);
   for (int64_t d = 0; d < dirs; ++d)
     for (int64_t r = 0; r < rows; ++r)
-      for (int64_t i = 0; i < k; ++i) dst[(d * k + i) * rows + r] = src[(d * rows + r) * k + i];
+      for (int64_t i = 0; i < k; ++i) dst[((d * blocks + r / width) * k + i) * width + r % width] = src[(d * rows + r) * k + i];
   return t;
 }
 
@@ -76,15 +80,16 @@ bool build_native_lstm(plan_builder& b, const graph::Op& op) {
   for (graph::ValueId v : {H0, C0})
     if (v != graph::no_value && (b.is_dynamic(v) || b.shape(v) != state)) return false;
 
-  Tensor bias(element_type::f32, Shape{D, 4 * H});
+  const int64_t padded = lstm_padded_columns(4 * H);
+  Tensor bias(element_type::f32, Shape{D, padded});
   std::fill(bias.data<float>(), bias.data<float>() + bias.get_size(), 0.0f);
   if (B != graph::no_value) {
     const float* src = b.val(B).constant->data<float>();
     for (int64_t d = 0; d < D; ++d)
-      for (int64_t j = 0; j < 4 * H; ++j) bias.data<float>()[d * 4 * H + j] = src[d * 8 * H + j] + src[d * 8 * H + 4 * H + j];
+      for (int64_t j = 0; j < 4 * H; ++j) bias.data<float>()[d * padded + j] = src[d * 8 * H + j] + src[d * 8 * H + 4 * H + j];
   }
-  std::vector<int> ins{b.input_plain(X), b.const_buffer(transposed_gates(*b.val(W).constant)),
-                       b.const_buffer(transposed_gates(*b.val(R).constant)), b.const_buffer(bias),
+  std::vector<int> ins{b.input_plain(X), b.const_buffer(blocked_gates(*b.val(W).constant, lstm_input_block)),
+                       b.const_buffer(blocked_gates(*b.val(R).constant, lstm_recurrent_block)), b.const_buffer(bias),
                        H0 == graph::no_value ? -1 : b.input_plain(H0), C0 == graph::no_value ? -1 : b.input_plain(C0)};
   std::vector<int> outs;
   for (std::size_t i = 0; i < 3; ++i) {

@@ -2,7 +2,8 @@
 /// input products of every time step as one GEMM (blocks of 6 rows x 64 gate columns, each
 /// load of W^T serving six rows), then per time step and sequence the recurrent product
 /// (blocks of 128 gate columns, one broadcast of h per 8 FMAs over a row of R^T) and the cell.
-/// ONNX's gate order (i, o, f, c) is kept: gate g of unit k is column g*H + k.
+/// ONNX's gate order (i, o, f, c) is kept: gate g of unit k is column g*H + k; the columns
+/// past 4H (to whole blocks) hold zeros and are never read by the cell.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -45,24 +46,22 @@ inline __m512 tanh16(__m512 x) {
   return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(t), sign));
 }
 
-/// pre[r, c0 .. c0 + 16 C) = bias + x_r . W^T for rows r0 .. r0 + R (x_r at xrow[r]).
-template <int R, int C>
-void input_block(const float* const* xrow, const float* wt, const float* bias, int64_t I, int64_t G, int64_t c0,
-                 float* pre, int64_t r0) {
+/// pre[r, block's 64 columns) = bias + x_r . W^T for rows r0 .. r0 + R (x_r at xrow[r]); `w`
+/// the block's packed rows [I, 64].
+template <int R>
+void input_block(const float* const* xrow, const float* w, const float* bias, int64_t I, int64_t stride, float* pre) {
+  constexpr int C = lstm_input_block / 16;
   __m512 acc[R][C];
-  __mmask16 live[C];
 #pragma GCC unroll 4
   for (int c = 0; c < C; ++c) {
-    live[c] = first_lanes(G - c0 - 16 * c);
-    const __m512 bv = _mm512_maskz_loadu_ps(live[c], bias + c0 + 16 * c);
+    const __m512 bv = _mm512_loadu_ps(bias + 16 * c);
 #pragma GCC unroll 6
     for (int r = 0; r < R; ++r) acc[r][c] = bv;
   }
-  const float* w = wt + c0;
-  for (int64_t k = 0; k < I; ++k, w += G) {
+  for (int64_t k = 0; k < I; ++k, w += lstm_input_block) {
     __m512 wv[C];
 #pragma GCC unroll 4
-    for (int c = 0; c < C; ++c) wv[c] = _mm512_maskz_loadu_ps(live[c], w + 16 * c);
+    for (int c = 0; c < C; ++c) wv[c] = _mm512_loadu_ps(w + 16 * c);
 #pragma GCC unroll 6
     for (int r = 0; r < R; ++r) {
       const __m512 xv = _mm512_set1_ps(xrow[r][k]);
@@ -73,55 +72,33 @@ void input_block(const float* const* xrow, const float* wt, const float* bias, i
 #pragma GCC unroll 6
   for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
-    for (int c = 0; c < C; ++c) _mm512_mask_storeu_ps(pre + (r0 + r) * G + c0 + 16 * c, live[c], acc[r][c]);
+    for (int c = 0; c < C; ++c) _mm512_storeu_ps(pre + r * stride + 16 * c, acc[r][c]);
 }
 
+/// Rows r0 .. r0 + R of `pre` (stride Gp), every block of gate columns.
 template <int R>
-void input_rows(const float* const* xrow, const float* wt, const float* bias, const geometry& g, float* pre, int64_t r0) {
-  const int64_t G = g.G();
-  for (int64_t c0 = 0; c0 < G; c0 += 64) {
-    switch (std::min<int64_t>(4, (G - c0 + 15) / 16)) {
-    case 1: input_block<R, 1>(xrow, wt, bias, g.I, G, c0, pre, r0); break;
-    case 2: input_block<R, 2>(xrow, wt, bias, g.I, G, c0, pre, r0); break;
-    case 3: input_block<R, 3>(xrow, wt, bias, g.I, G, c0, pre, r0); break;
-    default: input_block<R, 4>(xrow, wt, bias, g.I, G, c0, pre, r0); break;
-    }
-  }
+void input_rows(const float* const* xrow, const float* wt, const float* bias, int64_t I, int64_t Gp, float* pre) {
+  for (int64_t c0 = 0; c0 < Gp; c0 += lstm_input_block)
+    input_block<R>(xrow, wt + c0 * I, bias + c0, I, Gp, pre + c0);
 }
 
-/// gates[c0 .. c0 + 16 C) += h . R^T over those columns.
-template <int C>
-void recurrent_block(const float* h, const float* rt, int64_t H, int64_t G, int64_t c0, float* gates) {
+/// gates[128 columns of a block] += h . R^T over them; `r` the block's packed rows [H, 128].
+void recurrent_block(const float* h, const float* r, int64_t H, float* gates) {
+  constexpr int C = lstm_recurrent_block / 16;
   __m512 acc[C];
-  __mmask16 live[C];
 #pragma GCC unroll 8
-  for (int c = 0; c < C; ++c) {
-    live[c] = first_lanes(G - c0 - 16 * c);
-    acc[c] = _mm512_maskz_loadu_ps(live[c], gates + c0 + 16 * c);
-  }
-  const float* r = rt + c0;
-  for (int64_t k = 0; k < H; ++k, r += G) {
+  for (int c = 0; c < C; ++c) acc[c] = _mm512_loadu_ps(gates + 16 * c);
+  for (int64_t k = 0; k < H; ++k, r += lstm_recurrent_block) {
     const __m512 hv = _mm512_set1_ps(h[k]);
 #pragma GCC unroll 8
-    for (int c = 0; c < C; ++c) acc[c] = _mm512_fmadd_ps(hv, _mm512_maskz_loadu_ps(live[c], r + 16 * c), acc[c]);
+    for (int c = 0; c < C; ++c) acc[c] = _mm512_fmadd_ps(hv, _mm512_loadu_ps(r + 16 * c), acc[c]);
   }
 #pragma GCC unroll 8
-  for (int c = 0; c < C; ++c) _mm512_mask_storeu_ps(gates + c0 + 16 * c, live[c], acc[c]);
+  for (int c = 0; c < C; ++c) _mm512_storeu_ps(gates + 16 * c, acc[c]);
 }
 
-void recurrent(const float* h, const float* rt, int64_t H, int64_t G, float* gates) {
-  for (int64_t c0 = 0; c0 < G; c0 += 128) {
-    switch (std::min<int64_t>(8, (G - c0 + 15) / 16)) {
-    case 1: recurrent_block<1>(h, rt, H, G, c0, gates); break;
-    case 2: recurrent_block<2>(h, rt, H, G, c0, gates); break;
-    case 3: recurrent_block<3>(h, rt, H, G, c0, gates); break;
-    case 4: recurrent_block<4>(h, rt, H, G, c0, gates); break;
-    case 5: recurrent_block<5>(h, rt, H, G, c0, gates); break;
-    case 6: recurrent_block<6>(h, rt, H, G, c0, gates); break;
-    case 7: recurrent_block<7>(h, rt, H, G, c0, gates); break;
-    default: recurrent_block<8>(h, rt, H, G, c0, gates); break;
-    }
-  }
+void recurrent(const float* h, const float* rt, int64_t H, int64_t Gp, float* gates) {
+  for (int64_t c0 = 0; c0 < Gp; c0 += lstm_recurrent_block) recurrent_block(h, rt + c0 * H, H, gates + c0);
 }
 
 /// The cell on `gates` (i, o, f, c~ pre-activations): c = f c + i c~, h = o tanh(c).
@@ -141,19 +118,19 @@ void cell(const float* gates, int64_t H, float* h, float* c) {
 /// One direction over the whole sequence.
 void direction(const geometry& g, int64_t d, const float* x, const float* wt, const float* rt, const float* bias,
                const float* h0, const float* c0, float* y, float* yh, float* yc) {
-  const int64_t T = g.T, N = g.N, I = g.I, H = g.H, G = g.G(), D = g.D;
+  const int64_t T = g.T, N = g.N, I = g.I, H = g.H, Gp = lstm_padded_columns(g.G()), D = g.D;
   thread_local std::vector<float> pre, state;
-  pre.resize(static_cast<std::size_t>(T * N * G));
-  state.resize(static_cast<std::size_t>(2 * N * H + G));
+  pre.resize(static_cast<std::size_t>(T * N * Gp));
+  state.resize(static_cast<std::size_t>(2 * N * H + Gp));
   float* hs = state.data();
   float* cs = hs + N * H;
   float* gates = cs + N * H;
   // Row t*N + n of `pre`: time step t of sequence n.
   auto x_at = [&](int64_t t, int64_t n) { return x + (g.batch_first ? n * T + t : t * N + n) * I; };
   auto state_at = [&](int64_t n) { return (g.batch_first ? n * D + d : d * N + n) * H; };
-  wt += d * I * G;
-  rt += d * H * G;
-  bias += d * G;
+  wt += d * I * Gp;
+  rt += d * H * Gp;
+  bias += d * Gp;
   const int64_t rows = T * N;
   int64_t r0 = 0;
   const float* xrow[6];
@@ -162,15 +139,15 @@ void direction(const geometry& g, int64_t d, const float* x, const float* wt, co
   };
   for (; r0 + 6 <= rows; r0 += 6) {
     fill(r0, 6);
-    input_rows<6>(xrow, wt, bias, g, pre.data(), r0);
+    input_rows<6>(xrow, wt, bias, I, Gp, pre.data() + r0 * Gp);
   }
   fill(r0, static_cast<int>(rows - r0));
   switch (rows - r0) {
-  case 5: input_rows<5>(xrow, wt, bias, g, pre.data(), r0); break;
-  case 4: input_rows<4>(xrow, wt, bias, g, pre.data(), r0); break;
-  case 3: input_rows<3>(xrow, wt, bias, g, pre.data(), r0); break;
-  case 2: input_rows<2>(xrow, wt, bias, g, pre.data(), r0); break;
-  case 1: input_rows<1>(xrow, wt, bias, g, pre.data(), r0); break;
+  case 5: input_rows<5>(xrow, wt, bias, I, Gp, pre.data() + r0 * Gp); break;
+  case 4: input_rows<4>(xrow, wt, bias, I, Gp, pre.data() + r0 * Gp); break;
+  case 3: input_rows<3>(xrow, wt, bias, I, Gp, pre.data() + r0 * Gp); break;
+  case 2: input_rows<2>(xrow, wt, bias, I, Gp, pre.data() + r0 * Gp); break;
+  case 1: input_rows<1>(xrow, wt, bias, I, Gp, pre.data() + r0 * Gp); break;
   default: break;
   }
   for (int64_t n = 0; n < N; ++n) {
@@ -183,8 +160,8 @@ void direction(const geometry& g, int64_t d, const float* x, const float* wt, co
   for (int64_t s = 0; s < T; ++s) {
     const int64_t t = backwards ? T - 1 - s : s;
     for (int64_t n = 0; n < N; ++n) {
-      std::copy_n(pre.data() + (t * N + n) * G, G, gates);
-      recurrent(hs + n * H, rt, H, G, gates);
+      std::copy_n(pre.data() + (t * N + n) * Gp, Gp, gates);
+      recurrent(hs + n * H, rt, H, Gp, gates);
       cell(gates, H, hs + n * H, cs + n * H);
       if (y) std::copy_n(hs + n * H, H, y + (g.batch_first ? (n * T + t) * D + d : (t * D + d) * N + n) * H);
     }
