@@ -16,6 +16,7 @@
 #include "kernels/cpu/native_ops.hpp"
 #include "kernels/cpu/packed_gemm_bf16.hpp"
 #include "kernels/cpu/packed_gemm_f32.hpp"
+#include "kernels/cpu/gru.hpp"
 #include "kernels/cpu/lstm.hpp"
 #include "kernels/cpu/plan_builder.hpp"
 #include "kernels/cpu/resampling_match.hpp"
@@ -931,6 +932,7 @@ bool build_dnnl_op(plan_builder& b, const Op& op) {
   if (t == "Transpose") return build_transpose(b, op);
   if (t == "PRelu") return build_prelu(b, op);
   if (t == "LSTM" && build_native_lstm(b, op)) return true;
+  if (t == "GRU" && build_native_gru(b, op)) return true;
   if (t == "LSTM" || t == "GRU" || t == "RNN") return build_rnn(b, op);
   if (t.rfind("Reduce", 0) == 0) return build_reduce(b, op);
   return build_eltwise(b, op);

@@ -15,13 +15,8 @@ namespace troupe::kernels::cpu {
 /// Adds the step when the LSTM qualifies; false (nothing added) otherwise.
 bool build_native_lstm(plan_builder& b, const graph::Op& op);
 
-/// Gate columns per block of the packed W^T and R^T, and the 4H gate columns rounded up to
-/// whole blocks of both (the packed weights and the bias are zero past 4H).
-inline constexpr int64_t lstm_input_block = 64, lstm_recurrent_block = 128;
-inline int64_t lstm_padded_columns(int64_t g) { return (g + lstm_recurrent_block - 1) / lstm_recurrent_block * lstm_recurrent_block; }
-
-/// The step's kernel. in: X, W^T packed [D, G' / 64, I, 64], R^T packed [D, G' / 128, H, 128],
-/// Wb + Rb [D, G'] (G' = lstm_padded_columns(4H)), initial_h, initial_c (or empty); out: Y,
+/// The step's kernel. in: X, W^T packed [D, G' / 64, I, 64], R^T packed [D, G' / 128, H, 128]
+/// (recurrent_packing.hpp), Wb + Rb [D, G'] (G' = padded_gate_columns(4H)), initial_h, initial_c (or empty); out: Y,
 /// Y_h, Y_c (each may be empty). The op copy carries lstm_geometry_attr: T, N, I, H, D,
 /// reverse (one direction run backwards), layout.
 inline constexpr const char* lstm_geometry_attr = "troupe_lstm_geometry";

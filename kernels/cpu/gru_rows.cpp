@@ -1,0 +1,116 @@
+/// The native GRU step's kernel on AVX-512 (gru.hpp). Per direction (a thread each): the input
+/// products of every time step as one GEMM, then per time step and sequence the z and r gates'
+/// recurrent product, the candidate's and the new state (avx512_recurrent.hpp). ONNX's gate
+/// order (z, r, h) is kept; columns past the real ones (to whole blocks) hold zeros.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/cpu/avx512_recurrent.hpp"
+#include "kernels/cpu/gru.hpp"
+#include "kernels/cpu/isa_region.hpp"
+#include "kernels/cpu/lane_mask.hpp"
+#include "kernels/cpu/team.hpp"
+
+namespace troupe::kernels::cpu {
+
+namespace {
+
+struct geometry {
+  int64_t T, N, I, H, D;
+  bool reverse, batch_first, linear_before_reset;
+};
+
+struct weights {
+  const float *wt, *rzr, *rh, *bias, *rb;
+};
+
+} // namespace
+
+TROUPE_ISA_BEGIN("avx512f")
+
+namespace {
+
+using namespace avx512_recurrent;
+
+/// One direction over the whole sequence.
+void direction(const geometry& g, int64_t d, const float* x, weights w, const float* h0, float* y, float* yh) {
+  const int64_t T = g.T, N = g.N, I = g.I, H = g.H, D = g.D;
+  const int64_t gzr = padded_gate_columns(2 * H), gh = padded_gate_columns(H), gp = gzr + gh;
+  thread_local std::vector<float> pre, state;
+  pre.resize(static_cast<std::size_t>(T * N * gp));
+  state.resize(static_cast<std::size_t>(N * H + gzr + 2 * gh + H));
+  float* hs = state.data();
+  float* zr = hs + N * H;  ///< z and r pre-activations, then (after the product) z and r
+  float* cand = zr + gzr;  ///< the candidate's product
+  float* rh = cand + gh;   ///< r * h (without linear_before_reset)
+  w.wt += d * I * gp;
+  w.rzr += d * H * gzr;
+  w.rh += d * H * gh;
+  w.bias += d * gp;
+  w.rb += d * gh;
+  auto x_at = [&](int64_t t, int64_t n) { return x + (g.batch_first ? n * T + t : t * N + n) * I; };
+  auto state_at = [&](int64_t n) { return (g.batch_first ? n * D + d : d * N + n) * H; };
+  input_products([&](int64_t r) { return x_at(r / N, r % N); }, T * N, w.wt, w.bias, I, gp, pre.data());
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t k = 0; k < H; ++k) hs[n * H + k] = h0 ? h0[state_at(n) + k] : 0.0f;
+  std::fill(rh, rh + gh, 0.0f);
+  const bool backwards = g.reverse || d == 1;
+  const __m512 one = _mm512_set1_ps(1.0f);
+  for (int64_t s = 0; s < T; ++s) {
+    const int64_t t = backwards ? T - 1 - s : s;
+    for (int64_t n = 0; n < N; ++n) {
+      const float* p = pre.data() + (t * N + n) * gp;
+      float* h = hs + n * H;
+      std::copy_n(p, gzr, zr);
+      recurrent_product(h, w.rzr, H, gzr, zr);
+      for (int64_t k = 0; k < H; k += 16) { // z, r
+        const __mmask16 m = first_lanes(H - k);
+        _mm512_mask_storeu_ps(zr + k, m, sigmoid16(_mm512_maskz_loadu_ps(m, zr + k)));
+        const __m512 r = sigmoid16(_mm512_maskz_loadu_ps(m, zr + H + k));
+        _mm512_mask_storeu_ps(zr + H + k, m, r);
+        if (!g.linear_before_reset) _mm512_mask_storeu_ps(rh + k, m, _mm512_mul_ps(r, _mm512_maskz_loadu_ps(m, h + k)));
+      }
+      if (g.linear_before_reset) { // r * (h R^T + Rb), added to the input product below
+        std::copy_n(w.rb, gh, cand);
+        recurrent_product(h, w.rh, H, gh, cand);
+      } else { // (r * h) R^T, on top of the input product (which holds Rb)
+        std::copy_n(p + gzr, gh, cand);
+        recurrent_product(rh, w.rh, H, gh, cand);
+      }
+      for (int64_t k = 0; k < H; k += 16) {
+        const __mmask16 m = first_lanes(H - k);
+        __m512 c = _mm512_maskz_loadu_ps(m, cand + k);
+        if (g.linear_before_reset)
+          c = _mm512_add_ps(_mm512_maskz_loadu_ps(m, p + gzr + k), _mm512_mul_ps(_mm512_maskz_loadu_ps(m, zr + H + k), c));
+        const __m512 z = _mm512_maskz_loadu_ps(m, zr + k);
+        const __m512 hn = _mm512_add_ps(_mm512_mul_ps(_mm512_sub_ps(one, z), tanh16(c)), _mm512_mul_ps(z, _mm512_maskz_loadu_ps(m, h + k)));
+        _mm512_mask_storeu_ps(h + k, m, hn);
+      }
+      if (y) std::copy_n(h, H, y + (g.batch_first ? (n * T + t) * D + d : (t * D + d) * N + n) * H);
+    }
+  }
+  if (yh)
+    for (int64_t n = 0; n < N; ++n) std::copy_n(hs + n * H, H, yh + state_at(n));
+}
+
+} // namespace
+
+void gru_rows(const reference::context& ctx, const std::vector<Tensor>& in, std::vector<Tensor>& out) {
+  const auto a = ctx.op.attr_ints(gru_geometry_attr);
+  const geometry g{a.at(0), a.at(1), a.at(2), a.at(3), a.at(4), a.at(5) != 0, a.at(6) != 0, a.at(7) != 0};
+  auto ptr = [](const Tensor& t) { return t.empty() ? nullptr : t.data<float>(); };
+  auto out_ptr = [&](std::size_t i) { return i < out.size() && !out[i].empty() ? out[i].data<float>() : nullptr; };
+  const weights w{ptr(in[1]), ptr(in[2]), ptr(in[3]), ptr(in[4]), ptr(in[5])};
+  const float *x = ptr(in[0]), *h0 = in.size() > 6 ? ptr(in[6]) : nullptr;
+  float *y = out_ptr(0), *yh = out_ptr(1);
+  // Directions on threads of their own (each keeps its R^T in its core's cache).
+  const bool big = g.T * g.N * 3 * g.H * (g.I + g.H) > (int64_t{1} << 16);
+  TROUPE_TEAM_FOR(d, g.D, big && g.D > 1, direction(g, d, x, w, h0, y, yh));
+}
+
+TROUPE_ISA_END
+
+} // namespace troupe::kernels::cpu
