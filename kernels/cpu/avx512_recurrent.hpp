@@ -9,9 +9,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "kernels/cpu/avx512_exp.hpp"
 #include "kernels/cpu/recurrent_packing.hpp"
+#include "kernels/cpu/team.hpp"
 
 namespace troupe::kernels::cpu::avx512_recurrent {
 
@@ -105,4 +107,35 @@ template <class RowOf>
   }
 }
 
+/// Row r (= t * N + n: step t of sequence n) of x [T, N, I] (or [N, T, I] batch_first).
+inline const float* sequence_row(const float* x, int64_t r, int64_t T, int64_t N, int64_t I, bool batch_first) {
+  return x + (batch_first ? (r % N) * T + r / N : r) * I;
+}
+
 } // namespace troupe::kernels::cpu::avx512_recurrent
+
+/// Every direction's input products, over the team: (direction, share of the rows) tasks, so
+/// that a one-direction op uses every thread for them (its recurrence is one thread's). `g` has
+/// T, N, I, D, batch_first; wt [D, Gp / 64, I, 64], bias [D, Gp]. Evaluates to the products
+/// [D, T * N, Gp], in a buffer of the calling thread's. A macro, as TROUPE_TEAM_FOR: the loop
+/// must compile inside the caller's ISA region.
+#define TROUPE_INPUT_PRODUCTS(g, x, wt, bias, Gp, big)                                                                \
+  [&] {                                                                                                              \
+    thread_local std::vector<float> troupe_pre;                                                                      \
+    const int64_t rows = (g).T * (g).N;                                                                              \
+    troupe_pre.resize(static_cast<std::size_t>((g).D * rows * (Gp)));                                                \
+    const int64_t shares = (big) ? std::max<int64_t>(1, ::troupe::kernels::cpu::team_threads() / (g).D) : 1;          \
+    const int64_t per = (rows + 6 * shares - 1) / (6 * shares) * 6; /* whole 6-row blocks */                         \
+    float* const troupe_out = troupe_pre.data();                                                                     \
+    TROUPE_TEAM_FOR(task, (g).D * shares, (big) && (g).D * shares > 1, {                                             \
+      const int64_t d = task / shares, r0 = task % shares * per, r1 = std::min(rows, r0 + per);                      \
+      if (r0 < r1)                                                                                                   \
+        ::troupe::kernels::cpu::avx512_recurrent::input_products(                                                    \
+            [&](int64_t r) {                                                                                         \
+              return ::troupe::kernels::cpu::avx512_recurrent::sequence_row(x, r0 + r, (g).T, (g).N, (g).I,          \
+                                                                            (g).batch_first);                        \
+            },                                                                                                       \
+            r1 - r0, (wt) + d * (g).I * (Gp), (bias) + d * (Gp), (g).I, (Gp), troupe_out + (d * rows + r0) * (Gp));  \
+    });                                                                                                              \
+    return static_cast<const float*>(troupe_out);                                                                    \
+  }()

@@ -1,6 +1,6 @@
-/// The native GRU step's kernel on AVX-512 (gru.hpp). Per direction (a thread each): the input
-/// products of every time step as one GEMM, then per time step and sequence the z and r gates'
-/// recurrent product, the candidate's and the new state (avx512_recurrent.hpp). ONNX's gate
+/// The native GRU step's kernel on AVX-512 (gru.hpp). The input products of every time step as
+/// one GEMM over the team, then per direction (a thread each), per time step and sequence, the
+/// z and r gates' recurrent product, the candidate's and the new state (avx512_recurrent.hpp). ONNX's gate
 /// order (z, r, h) is kept; columns past the real ones (to whole blocks) hold zeros.
 #include <immintrin.h>
 
@@ -35,25 +35,20 @@ namespace {
 
 using namespace avx512_recurrent;
 
-/// One direction over the whole sequence.
-void direction(const geometry& g, int64_t d, const float* x, weights w, const float* h0, float* y, float* yh) {
-  const int64_t T = g.T, N = g.N, I = g.I, H = g.H, D = g.D;
+/// One direction over the whole sequence; `pre` its input products [T * N, G'].
+void direction(const geometry& g, int64_t d, const float* pre, weights w, const float* h0, float* y, float* yh) {
+  const int64_t T = g.T, N = g.N, H = g.H, D = g.D;
   const int64_t gzr = padded_gate_columns(2 * H), gh = padded_gate_columns(H), gp = gzr + gh;
-  thread_local std::vector<float> pre, state;
-  pre.resize(static_cast<std::size_t>(T * N * gp));
+  thread_local std::vector<float> state;
   state.resize(static_cast<std::size_t>(N * H + gzr + 2 * gh + H));
   float* hs = state.data();
   float* zr = hs + N * H;  ///< z and r pre-activations, then (after the product) z and r
   float* cand = zr + gzr;  ///< the candidate's product
   float* rh = cand + gh;   ///< r * h (without linear_before_reset)
-  w.wt += d * I * gp;
   w.rzr += d * H * gzr;
   w.rh += d * H * gh;
-  w.bias += d * gp;
   w.rb += d * gh;
-  auto x_at = [&](int64_t t, int64_t n) { return x + (g.batch_first ? n * T + t : t * N + n) * I; };
   auto state_at = [&](int64_t n) { return (g.batch_first ? n * D + d : d * N + n) * H; };
-  input_products([&](int64_t r) { return x_at(r / N, r % N); }, T * N, w.wt, w.bias, I, gp, pre.data());
   for (int64_t n = 0; n < N; ++n)
     for (int64_t k = 0; k < H; ++k) hs[n * H + k] = h0 ? h0[state_at(n) + k] : 0.0f;
   std::fill(rh, rh + gh, 0.0f);
@@ -62,7 +57,7 @@ void direction(const geometry& g, int64_t d, const float* x, weights w, const fl
   for (int64_t s = 0; s < T; ++s) {
     const int64_t t = backwards ? T - 1 - s : s;
     for (int64_t n = 0; n < N; ++n) {
-      const float* p = pre.data() + (t * N + n) * gp;
+      const float* p = pre + (t * N + n) * gp;
       float* h = hs + n * H;
       std::copy_n(p, gzr, zr);
       recurrent_product(h, w.rzr, H, gzr, zr);
@@ -106,9 +101,11 @@ void gru_rows(const reference::context& ctx, const std::vector<Tensor>& in, std:
   const weights w{ptr(in[1]), ptr(in[2]), ptr(in[3]), ptr(in[4]), ptr(in[5])};
   const float *x = ptr(in[0]), *h0 = in.size() > 6 ? ptr(in[6]) : nullptr;
   float *y = out_ptr(0), *yh = out_ptr(1);
-  // Directions on threads of their own (each keeps its R^T in its core's cache).
   const bool big = g.T * g.N * 3 * g.H * (g.I + g.H) > (int64_t{1} << 16);
-  TROUPE_TEAM_FOR(d, g.D, big && g.D > 1, direction(g, d, x, w, h0, y, yh));
+  const int64_t gp = padded_gate_columns(2 * g.H) + padded_gate_columns(g.H);
+  const float* pre = TROUPE_INPUT_PRODUCTS(g, x, w.wt, w.bias, gp, big);
+  // Directions on threads of their own (each keeps its R^T in its core's cache).
+  TROUPE_TEAM_FOR(d, g.D, big && g.D > 1, direction(g, d, pre + d * g.T * g.N * gp, w, h0, y, yh));
 }
 
 TROUPE_ISA_END

@@ -1,6 +1,7 @@
 #pragma once
-/// ONNX LSTM as one native step on AVX-512 at small batches: per direction (one thread each),
-/// every time step's input product X W^T + Wb + Rb as one blocked GEMM first, then per step
+/// ONNX LSTM as one native step on AVX-512 at small batches: every time step's input product
+/// X W^T + Wb + Rb as one blocked GEMM over the team first, then per direction (a thread each)
+/// per step
 /// the recurrent product h R^T (one pass over R^T per step, in blocks of 128 gate columns
 /// laid out one after another) and the cell
 /// (sigmoid, tanh) on 16 units at a time. oneDNN 2.6's RNN primitive took a CRNN-sized

@@ -1,6 +1,6 @@
-/// The native LSTM step's kernel on AVX-512 (lstm.hpp). Per direction (a thread each): the
-/// input products of every time step as one GEMM, then per time step and sequence the
-/// recurrent product and the cell (avx512_recurrent.hpp). ONNX's gate order (i, o, f, c) is
+/// The native LSTM step's kernel on AVX-512 (lstm.hpp). The input products of every time step
+/// as one GEMM over the team, then per direction (a thread each), per time step and sequence,
+/// the recurrent product and the cell (avx512_recurrent.hpp). ONNX's gate order (i, o, f, c) is
 /// kept: gate g of unit k is column g*H + k; the columns past 4H (to whole blocks) hold zeros
 /// and are never read by the cell.
 #include <immintrin.h>
@@ -47,23 +47,18 @@ void cell(const float* gates, int64_t H, float* h, float* c) {
   }
 }
 
-/// One direction over the whole sequence.
-void direction(const geometry& g, int64_t d, const float* x, const float* wt, const float* rt, const float* bias,
-               const float* h0, const float* c0, float* y, float* yh, float* yc) {
-  const int64_t T = g.T, N = g.N, I = g.I, H = g.H, Gp = padded_gate_columns(g.G()), D = g.D;
-  thread_local std::vector<float> pre, state;
-  pre.resize(static_cast<std::size_t>(T * N * Gp));
+/// One direction over the whole sequence; `pre` its input products [T * N, Gp].
+void direction(const geometry& g, int64_t d, const float* pre, const float* rt, const float* h0, const float* c0, float* y,
+               float* yh, float* yc) {
+  const int64_t T = g.T, N = g.N, H = g.H, Gp = padded_gate_columns(g.G()), D = g.D;
+  thread_local std::vector<float> state;
   state.resize(static_cast<std::size_t>(2 * N * H + Gp));
   float* hs = state.data();
   float* cs = hs + N * H;
   float* gates = cs + N * H;
   // Row t*N + n of `pre`: time step t of sequence n.
-  auto x_at = [&](int64_t t, int64_t n) { return x + (g.batch_first ? n * T + t : t * N + n) * I; };
   auto state_at = [&](int64_t n) { return (g.batch_first ? n * D + d : d * N + n) * H; };
-  wt += d * I * Gp;
   rt += d * H * Gp;
-  bias += d * Gp;
-  input_products([&](int64_t r) { return x_at(r / N, r % N); }, T * N, wt, bias, I, Gp, pre.data());
   for (int64_t n = 0; n < N; ++n) {
     for (int64_t k = 0; k < H; ++k) {
       hs[n * H + k] = h0 ? h0[state_at(n) + k] : 0.0f;
@@ -74,7 +69,7 @@ void direction(const geometry& g, int64_t d, const float* x, const float* wt, co
   for (int64_t s = 0; s < T; ++s) {
     const int64_t t = backwards ? T - 1 - s : s;
     for (int64_t n = 0; n < N; ++n) {
-      std::copy_n(pre.data() + (t * N + n) * Gp, Gp, gates);
+      std::copy_n(pre + (t * N + n) * Gp, Gp, gates);
       recurrent_product(hs + n * H, rt, H, Gp, gates);
       cell(gates, H, hs + n * H, cs + n * H);
       if (y) std::copy_n(hs + n * H, H, y + (g.batch_first ? (n * T + t) * D + d : (t * D + d) * N + n) * H);
@@ -96,9 +91,11 @@ void lstm_rows(const reference::context& ctx, const std::vector<Tensor>& in, std
   const float *x = ptr(in[0]), *wt = ptr(in[1]), *rt = ptr(in[2]), *bias = ptr(in[3]);
   const float *h0 = in.size() > 4 ? ptr(in[4]) : nullptr, *c0 = in.size() > 5 ? ptr(in[5]) : nullptr;
   float *y = out_ptr(0), *yh = out_ptr(1), *yc = out_ptr(2);
-  // Directions on threads of their own (each keeps its R^T in its core's cache).
   const bool big = g.T * g.N * g.G() * (g.I + g.H) > (int64_t{1} << 16);
-  TROUPE_TEAM_FOR(d, g.D, big && g.D > 1, direction(g, d, x, wt, rt, bias, h0, c0, y, yh, yc));
+  const int64_t Gp = padded_gate_columns(g.G());
+  const float* pre = TROUPE_INPUT_PRODUCTS(g, x, wt, bias, Gp, big);
+  // Directions on threads of their own (each keeps its R^T in its core's cache).
+  TROUPE_TEAM_FOR(d, g.D, big && g.D > 1, direction(g, d, pre + d * g.T * g.N * Gp, rt, h0, c0, y, yh, yc));
 }
 
 TROUPE_ISA_END
