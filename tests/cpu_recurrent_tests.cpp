@@ -1,9 +1,9 @@
-/// The CPU's native LSTM and GRU steps (kernels/cpu/lstm.hpp, gru.hpp) against the reference
-/// kernel: sizes past each block of the kernels (6-row input blocks and their tails, 64-column
-/// input blocks, 128-column recurrent blocks, hidden sizes that are no multiple of 16), each
-/// direction, both layouts, with and without biases and initial states, every output, GRU with
-/// and without linear_before_reset, on one and two threads, and pre-activations large enough
-/// to saturate every gate; and what they leave to oneDNN.
+/// The CPU's native LSTM, GRU and RNN steps (kernels/cpu/lstm.hpp, gru.hpp, vanilla_rnn.hpp)
+/// against the reference kernel: sizes past each block of the kernels (6-row input blocks and
+/// their tails, 64-column input blocks, 128-column recurrent blocks, hidden sizes that are no
+/// multiple of 16), each direction, both layouts, with and without biases and initial states,
+/// every output, GRU with and without linear_before_reset, on two and one threads, and
+/// pre-activations large enough to saturate every gate; and what they leave to oneDNN.
 #define BOOST_TEST_MODULE cpu_recurrent
 #include <boost/test/unit_test.hpp>
 
@@ -26,9 +26,9 @@ struct rnn_case {
   float input_scale = 1.0f; ///< X is multiplied by it first: 40 saturates the gates
 };
 
-/// An LSTM (gates 4) or GRU (gates 3) of case `c` with every output (or Y alone).
+/// An LSTM (gates 4), GRU (3) or RNN (1) of case `c` with every output (or Y alone).
 builder rnn_graph(const std::string& type, const rnn_case& c, std::map<std::string, graph::AttributeValue> extra = {}) {
-  const int64_t gates = type == "LSTM" ? 4 : 3;
+  const int64_t gates = type == "LSTM" ? 4 : type == "GRU" ? 3 : 1;
   builder b;
   b.g.opset = 14;
   const int64_t D = c.direction == "bidirectional" ? 2 : 1;
@@ -100,6 +100,11 @@ BOOST_AUTO_TEST_CASE(native_gru_matches_the_reference) {
   check_native("GRU", {{"linear_before_reset", int64_t{1}}}, "native:gru");
 }
 
+BOOST_AUTO_TEST_CASE(native_rnn_matches_the_reference) {
+  if (!kernels::cpu::native_avx512_available()) return;
+  check_native("RNN", {}, "native:rnn");
+}
+
 BOOST_AUTO_TEST_CASE(what_the_native_steps_leave_to_onednn) {
   if (!kernels::cpu::native_avx512_available()) return;
   using strs = std::vector<std::string>;
@@ -120,10 +125,12 @@ BOOST_AUTO_TEST_CASE(what_the_native_steps_leave_to_onednn) {
       {"GRU", {{3, 9, 5, 7}, {}}},
       {"GRU", {{3, 2, 5, 7}, {{"clip", 0.5f}}}},
       {"GRU", {{3, 2, 5, 7}, {{"activations", strs{"Sigmoid", "Relu"}}}}},
+      {"RNN", {{3, 9, 5, 7}, {}}},
+      {"RNN", {{3, 2, 5, 7}, {{"activations", strs{"Relu"}}}}},
   };
   for (const auto& [type, l] : cases)
     BOOST_TEST_CONTEXT(type << " batch " << l.c.N << ", " << l.extra.size() << " extra attributes") {
       const auto prof = check(rnn_graph(type, l.c, l.extra).g, 1e-5f);
-      BOOST_TEST(count_steps(prof, "native:lstm") + count_steps(prof, "native:gru") == 0);
+      BOOST_TEST(count_steps(prof, "native:lstm") + count_steps(prof, "native:gru") + count_steps(prof, "native:rnn") == 0);
     }
 }

@@ -19,6 +19,7 @@
 #include "kernels/cpu/gru.hpp"
 #include "kernels/cpu/lstm.hpp"
 #include "kernels/cpu/plan_builder.hpp"
+#include "kernels/cpu/vanilla_rnn.hpp"
 #include "kernels/cpu/resampling_match.hpp"
 #include "kernels/reference/common.hpp"
 
@@ -933,6 +934,7 @@ bool build_dnnl_op(plan_builder& b, const Op& op) {
   if (t == "PRelu") return build_prelu(b, op);
   if (t == "LSTM" && build_native_lstm(b, op)) return true;
   if (t == "GRU" && build_native_gru(b, op)) return true;
+  if (t == "RNN" && build_native_vanilla_rnn(b, op)) return true;
   if (t == "LSTM" || t == "GRU" || t == "RNN") return build_rnn(b, op);
   if (t.rfind("Reduce", 0) == 0) return build_reduce(b, op);
   return build_eltwise(b, op);
