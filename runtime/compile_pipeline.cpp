@@ -4,6 +4,7 @@
 
 #include <troupe/exception.hpp>
 
+#include "graph/inline_if.hpp"
 #include "graph/passes.hpp"
 #include "graph/shape_inference.hpp"
 #include "graph/value_specialization.hpp"
@@ -25,6 +26,12 @@ void fuse_ops(graph::Graph& g) {
 
 void optimize_graph(graph::Graph& g) {
   fold_constants(g);
+  // An If whose condition folded takes its branch's ops, whose shapes then need inferring (and
+  // may fold a nested If's condition in turn).
+  while (graph::inline_constant_ifs(g)) {
+    graph::forget_derived_shapes(g);
+    fold_constants(g);
+  }
   fuse_ops(g);
 }
 

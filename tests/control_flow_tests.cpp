@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "benchmarks/tiny_onnx.hpp"
+#include "graph/inline_if.hpp"
 #include "graph/onnx_reader.hpp"
 #include "graph/shape_inference.hpp"
 #include "graph/wire.hpp"
@@ -99,6 +100,18 @@ std::string while_model() {
 
 std::string nested_model() { return tests::loop_with_if_model(temp_file("nested.onnx")); }
 
+/// y = x + x when x has 3 elements, else x itself (the branch's output is the captured x): an
+/// exporter's `if x.shape[0] == 3`. x's length is dynamic, so the condition folds per shape.
+std::string if_on_length_model() {
+  model_builder then_b, else_b, b(13);
+  then_b.output("then_y", {-1}).node("Add", {"x", "x"}, {"then_y"}, "then_add");
+  else_b.output("x", {-1});
+  b.input("x", {-1}).output("y", {-1}).int64_initializer("three", {1}, {3});
+  b.node("Shape", {"x"}, {"length"}, "shape").node("Equal", {"length", "three"}, {"cond"}, "is_three");
+  b.node("If", {"cond"}, {"y"}, "if").attr("then_branch", then_b).attr("else_branch", else_b);
+  return b.write(temp_file("if_on_length.onnx"));
+}
+
 /// Scan (opset 11) summing x's rows into a state and emitting each partial sum.
 std::string scan_model(bool reversed_columns) {
   model_builder body, b(11);
@@ -130,6 +143,44 @@ BOOST_AUTO_TEST_CASE(if_picks_its_branch_by_the_run_time_condition) {
     auto cm = core.compile_model(core.read_model(path), dev);
     BOOST_TEST(run(cm, {bool_scalar(true), x}).values[0] == (std::vector<float>{2, 4, 6}), dev);
     BOOST_TEST(run(cm, {bool_scalar(false), x}).values[0] == (std::vector<float>{1, 4, 9}), dev);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(an_if_whose_condition_folds_runs_its_branch_inlined) {
+  // Compiled per input shape, the condition is a constant: the taken branch's ops (or an
+  // Identity, where the branch hands back a captured value) replace the If.
+  Core core;
+  const auto path = if_on_length_model();
+  for (const char* dev : devices) {
+    auto cm = core.compile_model(core.read_model(path), dev, {{"PERF_COUNT", "YES"}});
+    for (const auto& [x, want] : {std::pair{floats({3}, {1, 2, 3}), std::vector<float>{2, 4, 6}},
+                                  std::pair{floats({4}, {1, 2, 3, 4}), std::vector<float>{1, 2, 3, 4}}}) {
+      auto req = cm.create_infer_request();
+      req.set_input_tensor(0, x);
+      req.infer();
+      BOOST_TEST(values(req.get_output_tensor(0)) == want, dev << " at " << x.get_size() << " elements");
+      if (std::string(dev) != "CPU") continue;
+      bool if_ran = false, branch_ran = false;
+      for (const auto& p : req.get_profiling_info()) {
+        if_ran |= p.node_type == "If" && p.status == ProfilingInfo::Status::EXECUTED;
+        branch_ran |= p.node_name == (x.get_size() == 3 ? "if/then_add" : "if/output_0");
+      }
+      BOOST_TEST(!if_ran, "the If ran at " << x.get_size() << " elements");
+      BOOST_TEST(branch_ran, "no inlined branch op at " << x.get_size() << " elements");
+    }
+  }
+  // The graph pass alone: a constant condition, each branch.
+  for (bool c : {true, false}) {
+    auto g = graph::read_onnx_file(if_model());
+    auto& cond = g.value(g.inputs[0]);
+    cond.constant = bool_scalar(c);
+    g.inputs.erase(g.inputs.begin());
+    BOOST_TEST(graph::inline_constant_ifs(g));
+    BOOST_REQUIRE(g.ops.size() == 1u);
+    BOOST_TEST(g.ops[0].type == (c ? "Add" : "Mul"));
+    BOOST_TEST(g.ops[0].name == (c ? "if/then_add" : "if/else_mul"));
+    BOOST_TEST(g.ops[0].outputs[0] == g.outputs[0]);
+    BOOST_TEST(!graph::inline_constant_ifs(g)); // nothing left to inline
   }
 }
 
