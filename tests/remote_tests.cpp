@@ -498,6 +498,8 @@ struct recording_server {
   uint16_t port = 0;
   std::mutex m;
   std::vector<std::string> got; ///< per accepted connection
+  std::vector<int> conns;        ///< the accepted sockets, closed by the destructor
+  std::vector<std::thread> readers;
   std::thread t;
   std::atomic<bool> stop{false};
   recording_server() {
@@ -513,20 +515,17 @@ struct recording_server {
       while (!stop) {
         const int c = ::accept(listener, nullptr, nullptr);
         if (c < 0) return;
-        std::size_t k;
-        {
-          std::lock_guard l(m);
-          k = got.size();
-          got.emplace_back();
-        }
-        std::thread([this, c, k] {
+        std::lock_guard l(m);
+        const std::size_t k = got.size();
+        got.emplace_back();
+        conns.push_back(c);
+        readers.emplace_back([this, c, k] {
           char buf[65536];
           for (ssize_t n; (n = ::read(c, buf, sizeof buf)) > 0;) {
             std::lock_guard l(m);
             got[k].append(buf, static_cast<std::size_t>(n));
           }
-          ::close(c);
-        }).detach();
+        });
       }
     });
   }
@@ -534,11 +533,16 @@ struct recording_server {
     std::lock_guard l(m);
     return k < got.size() ? got[k] : std::string();
   }
+  /// Every reader is joined before `got` goes: a detached one could still be appending to it
+  /// (ThreadSanitizer saw one write while the test's end destroyed the vector).
   ~recording_server() {
     stop = true;
     ::shutdown(listener, SHUT_RDWR);
     ::close(listener);
     t.join();
+    for (int c : conns) ::shutdown(c, SHUT_RDWR); // the accept thread is gone: no one adds to conns
+    for (auto& r : readers) r.join();
+    for (int c : conns) ::close(c);
   }
 };
 
