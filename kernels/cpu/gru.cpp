@@ -46,8 +46,9 @@ bool build_native_gru(plan_builder& b, const graph::Op& op) {
                        b.const_buffer(bias), b.const_buffer(rb), native_recurrent_state_input(b, op, 5)};
   graph::Op copy = op;
   copy.inputs.clear(); // the step's operands are `ins`, not the op's
-  copy.attrs[gru_geometry_attr] = std::vector<int64_t>{T, N, I, H, D, op.attr_string("direction", "forward") == "reverse" ? 1 : 0,
-                                                       op.attr_int("layout", 0) != 0 ? 1 : 0, lbr ? 1 : 0};
+  auto geometry = recurrent_geometry_attr(*shape, op);
+  geometry.push_back(lbr ? 1 : 0);
+  copy.attrs[gru_geometry_attr] = std::move(geometry);
   b.add_kernel_step(std::move(copy), gru_rows, "native:gru", std::move(ins), native_recurrent_outputs(b, op, 2));
   return true;
 }

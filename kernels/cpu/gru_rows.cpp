@@ -12,15 +12,16 @@
 #include "kernels/cpu/gru.hpp"
 #include "kernels/cpu/isa_region.hpp"
 #include "kernels/cpu/lane_mask.hpp"
+#include "kernels/cpu/native_recurrent.hpp"
 #include "kernels/cpu/team.hpp"
 
 namespace troupe::kernels::cpu {
 
 namespace {
 
-struct geometry {
-  int64_t T, N, I, H, D;
-  bool reverse, batch_first, linear_before_reset;
+struct geometry : recurrent_geometry {
+  explicit geometry(const std::vector<int64_t>& a) : recurrent_geometry(a), linear_before_reset(a.at(7) != 0) {}
+  bool linear_before_reset;
 };
 
 struct weights {
@@ -37,7 +38,7 @@ using namespace avx512_recurrent;
 
 /// One direction over the whole sequence; `pre` its input products [T * N, G'].
 void direction(const geometry& g, int64_t d, const float* pre, weights w, const float* h0, float* y, float* yh) {
-  const int64_t T = g.T, N = g.N, H = g.H, D = g.D;
+  const int64_t T = g.T, N = g.N, H = g.H;
   const int64_t gzr = padded_gate_columns(2 * H), gh = padded_gate_columns(H), gp = gzr + gh;
   thread_local std::vector<float> state;
   state.resize(static_cast<std::size_t>(N * H + gzr + 2 * gh + H));
@@ -48,14 +49,11 @@ void direction(const geometry& g, int64_t d, const float* pre, weights w, const 
   w.rzr += d * H * gzr;
   w.rh += d * H * gh;
   w.rb += d * gh;
-  auto state_at = [&](int64_t n) { return (g.batch_first ? n * D + d : d * N + n) * H; };
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t k = 0; k < H; ++k) hs[n * H + k] = h0 ? h0[state_at(n) + k] : 0.0f;
+  g.load_states(d, h0, hs);
   std::fill(rh, rh + gh, 0.0f);
-  const bool backwards = g.reverse || d == 1;
   const __m512 one = _mm512_set1_ps(1.0f);
   for (int64_t s = 0; s < T; ++s) {
-    const int64_t t = backwards ? T - 1 - s : s;
+    const int64_t t = g.backwards(d) ? T - 1 - s : s;
     for (int64_t n = 0; n < N; ++n) {
       const float* p = pre + (t * N + n) * gp;
       float* h = hs + n * H;
@@ -84,23 +82,19 @@ void direction(const geometry& g, int64_t d, const float* pre, weights w, const 
         const __m512 hn = _mm512_add_ps(_mm512_mul_ps(_mm512_sub_ps(one, z), tanh16(c)), _mm512_mul_ps(z, _mm512_maskz_loadu_ps(m, h + k)));
         _mm512_mask_storeu_ps(h + k, m, hn);
       }
-      if (y) std::copy_n(h, H, y + (g.batch_first ? (n * T + t) * D + d : (t * D + d) * N + n) * H);
+      if (y) std::copy_n(h, H, y + g.y_row(t, n, d));
     }
   }
-  if (yh)
-    for (int64_t n = 0; n < N; ++n) std::copy_n(hs + n * H, H, yh + state_at(n));
+  g.store_states(d, hs, yh);
 }
 
 } // namespace
 
 void gru_rows(const reference::context& ctx, const std::vector<Tensor>& in, std::vector<Tensor>& out) {
-  const auto a = ctx.op.attr_ints(gru_geometry_attr);
-  const geometry g{a.at(0), a.at(1), a.at(2), a.at(3), a.at(4), a.at(5) != 0, a.at(6) != 0, a.at(7) != 0};
-  auto ptr = [](const Tensor& t) { return t.empty() ? nullptr : t.data<float>(); };
-  auto out_ptr = [&](std::size_t i) { return i < out.size() && !out[i].empty() ? out[i].data<float>() : nullptr; };
-  const weights w{ptr(in[1]), ptr(in[2]), ptr(in[3]), ptr(in[4]), ptr(in[5])};
-  const float *x = ptr(in[0]), *h0 = in.size() > 6 ? ptr(in[6]) : nullptr;
-  float *y = out_ptr(0), *yh = out_ptr(1);
+  const geometry g(ctx.op.attr_ints(gru_geometry_attr));
+  const weights w{floats_or_null(in[1]), floats_or_null(in[2]), floats_or_null(in[3]), floats_or_null(in[4]), floats_or_null(in[5])};
+  const float *x = floats_or_null(in[0]), *h0 = floats_or_null(in, 6);
+  float *y = floats_or_null(out, 0), *yh = floats_or_null(out, 1);
   const bool big = g.T * g.N * 3 * g.H * (g.I + g.H) > (int64_t{1} << 16);
   const int64_t gp = padded_gate_columns(2 * g.H) + padded_gate_columns(g.H);
   const float* pre = TROUPE_INPUT_PRODUCTS(g, x, w.wt, w.bias, gp, big);

@@ -31,8 +31,7 @@ bool build_native_lstm(plan_builder& b, const graph::Op& op) {
                        b.const_buffer(bias), native_recurrent_state_input(b, op, 5), native_recurrent_state_input(b, op, 6)};
   graph::Op copy = op;
   copy.inputs.clear(); // the step's operands are `ins`, not the op's
-  copy.attrs[lstm_geometry_attr] = std::vector<int64_t>{T, N, I, H, D, op.attr_string("direction", "forward") == "reverse" ? 1 : 0,
-                                                        op.attr_int("layout", 0) != 0 ? 1 : 0};
+  copy.attrs[lstm_geometry_attr] = recurrent_geometry_attr(*shape, op);
   b.add_kernel_step(std::move(copy), lstm_rows, "native:lstm", std::move(ins), native_recurrent_outputs(b, op, 3));
   return true;
 }

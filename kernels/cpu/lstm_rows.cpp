@@ -13,15 +13,15 @@
 #include "kernels/cpu/isa_region.hpp"
 #include "kernels/cpu/lane_mask.hpp"
 #include "kernels/cpu/lstm.hpp"
+#include "kernels/cpu/native_recurrent.hpp"
 #include "kernels/cpu/team.hpp"
 
 namespace troupe::kernels::cpu {
 
 namespace {
 
-struct geometry {
-  int64_t T, N, I, H, D;
-  bool reverse, batch_first;
+struct geometry : recurrent_geometry {
+  using recurrent_geometry::recurrent_geometry;
   int64_t G() const { return 4 * H; } ///< gate columns
 };
 
@@ -50,47 +50,36 @@ void cell(const float* gates, int64_t H, float* h, float* c) {
 /// One direction over the whole sequence; `pre` its input products [T * N, Gp].
 void direction(const geometry& g, int64_t d, const float* pre, const float* rt, const float* h0, const float* c0, float* y,
                float* yh, float* yc) {
-  const int64_t T = g.T, N = g.N, H = g.H, Gp = padded_gate_columns(g.G()), D = g.D;
+  const int64_t T = g.T, N = g.N, H = g.H, Gp = padded_gate_columns(g.G());
   thread_local std::vector<float> state;
   state.resize(static_cast<std::size_t>(2 * N * H + Gp));
   float* hs = state.data();
   float* cs = hs + N * H;
   float* gates = cs + N * H;
   // Row t*N + n of `pre`: time step t of sequence n.
-  auto state_at = [&](int64_t n) { return (g.batch_first ? n * D + d : d * N + n) * H; };
   rt += d * H * Gp;
-  for (int64_t n = 0; n < N; ++n) {
-    for (int64_t k = 0; k < H; ++k) {
-      hs[n * H + k] = h0 ? h0[state_at(n) + k] : 0.0f;
-      cs[n * H + k] = c0 ? c0[state_at(n) + k] : 0.0f;
-    }
-  }
-  const bool backwards = g.reverse || d == 1;
+  g.load_states(d, h0, hs);
+  g.load_states(d, c0, cs);
   for (int64_t s = 0; s < T; ++s) {
-    const int64_t t = backwards ? T - 1 - s : s;
+    const int64_t t = g.backwards(d) ? T - 1 - s : s;
     for (int64_t n = 0; n < N; ++n) {
       std::copy_n(pre + (t * N + n) * Gp, Gp, gates);
       recurrent_product(hs + n * H, rt, H, Gp, gates);
       cell(gates, H, hs + n * H, cs + n * H);
-      if (y) std::copy_n(hs + n * H, H, y + (g.batch_first ? (n * T + t) * D + d : (t * D + d) * N + n) * H);
+      if (y) std::copy_n(hs + n * H, H, y + g.y_row(t, n, d));
     }
   }
-  for (int64_t n = 0; n < N; ++n) {
-    if (yh) std::copy_n(hs + n * H, H, yh + state_at(n));
-    if (yc) std::copy_n(cs + n * H, H, yc + state_at(n));
-  }
+  g.store_states(d, hs, yh);
+  g.store_states(d, cs, yc);
 }
 
 } // namespace
 
 void lstm_rows(const reference::context& ctx, const std::vector<Tensor>& in, std::vector<Tensor>& out) {
-  const auto a = ctx.op.attr_ints(lstm_geometry_attr);
-  const geometry g{a.at(0), a.at(1), a.at(2), a.at(3), a.at(4), a.at(5) != 0, a.at(6) != 0};
-  auto ptr = [](const Tensor& t) { return t.empty() ? nullptr : t.data<float>(); };
-  auto out_ptr = [&](std::size_t i) { return i < out.size() && !out[i].empty() ? out[i].data<float>() : nullptr; };
-  const float *x = ptr(in[0]), *wt = ptr(in[1]), *rt = ptr(in[2]), *bias = ptr(in[3]);
-  const float *h0 = in.size() > 4 ? ptr(in[4]) : nullptr, *c0 = in.size() > 5 ? ptr(in[5]) : nullptr;
-  float *y = out_ptr(0), *yh = out_ptr(1), *yc = out_ptr(2);
+  const geometry g(ctx.op.attr_ints(lstm_geometry_attr));
+  const float *x = floats_or_null(in[0]), *wt = floats_or_null(in[1]), *rt = floats_or_null(in[2]), *bias = floats_or_null(in[3]);
+  const float *h0 = floats_or_null(in, 4), *c0 = floats_or_null(in, 5);
+  float *y = floats_or_null(out, 0), *yh = floats_or_null(out, 1), *yc = floats_or_null(out, 2);
   const bool big = g.T * g.N * g.G() * (g.I + g.H) > (int64_t{1} << 16);
   const int64_t Gp = padded_gate_columns(g.G());
   const float* pre = TROUPE_INPUT_PRODUCTS(g, x, wt, bias, Gp, big);

@@ -60,6 +60,26 @@ std::optional<recurrent_shape> native_recurrent_shape(const plan_builder& b, con
   return recurrent_shape{T, N, I, H, D};
 }
 
+std::vector<int64_t> recurrent_geometry_attr(const recurrent_shape& shape, const graph::Op& op) {
+  const auto [T, N, I, H, D] = shape;
+  return {T, N, I, H, D, op.attr_string("direction", "forward") == "reverse" ? 1 : 0, op.attr_int("layout", 0) != 0 ? 1 : 0};
+}
+
+recurrent_geometry::recurrent_geometry(const std::vector<int64_t>& a)
+    : T(a.at(0)), N(a.at(1)), I(a.at(2)), H(a.at(3)), D(a.at(4)), reverse(a.at(5) != 0), batch_first(a.at(6) != 0) {}
+
+void recurrent_geometry::load_states(int64_t d, const float* from, float* states) const {
+  for (int64_t n = 0; n < N; ++n) {
+    if (from) std::copy_n(from + state_row(n, d), H, states + n * H);
+    else std::fill_n(states + n * H, H, 0.0f);
+  }
+}
+
+void recurrent_geometry::store_states(int64_t d, const float* states, float* to) const {
+  if (to)
+    for (int64_t n = 0; n < N; ++n) std::copy_n(states + n * H, H, to + state_row(n, d));
+}
+
 int native_recurrent_state_input(plan_builder& b, const graph::Op& op, std::size_t i) {
   return i < op.inputs.size() && op.inputs[i] != graph::no_value ? b.input_plain(op.inputs[i]) : -1;
 }

@@ -10,17 +10,13 @@
 #include "kernels/cpu/avx512_recurrent.hpp"
 #include "kernels/cpu/isa_region.hpp"
 #include "kernels/cpu/lane_mask.hpp"
+#include "kernels/cpu/native_recurrent.hpp"
 #include "kernels/cpu/team.hpp"
 #include "kernels/cpu/vanilla_rnn.hpp"
 
 namespace troupe::kernels::cpu {
 
 namespace {
-
-struct geometry {
-  int64_t T, N, I, H, D;
-  bool reverse, batch_first;
-};
 
 } // namespace
 
@@ -31,19 +27,16 @@ namespace {
 using namespace avx512_recurrent;
 
 /// One direction over the whole sequence; `pre` its input products [T * N, Gp].
-void direction(const geometry& g, int64_t d, const float* pre, const float* rt, const float* h0, float* y, float* yh) {
-  const int64_t T = g.T, N = g.N, H = g.H, Gp = padded_gate_columns(H), D = g.D;
+void direction(const recurrent_geometry& g, int64_t d, const float* pre, const float* rt, const float* h0, float* y, float* yh) {
+  const int64_t T = g.T, N = g.N, H = g.H, Gp = padded_gate_columns(H);
   thread_local std::vector<float> state;
   state.resize(static_cast<std::size_t>(N * H + Gp));
   float* hs = state.data();
   float* gates = hs + N * H;
-  auto state_at = [&](int64_t n) { return (g.batch_first ? n * D + d : d * N + n) * H; };
   rt += d * H * Gp;
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t k = 0; k < H; ++k) hs[n * H + k] = h0 ? h0[state_at(n) + k] : 0.0f;
-  const bool backwards = g.reverse || d == 1;
+  g.load_states(d, h0, hs);
   for (int64_t s = 0; s < T; ++s) {
-    const int64_t t = backwards ? T - 1 - s : s;
+    const int64_t t = g.backwards(d) ? T - 1 - s : s;
     for (int64_t n = 0; n < N; ++n) {
       float* h = hs + n * H;
       std::copy_n(pre + (t * N + n) * Gp, Gp, gates);
@@ -52,23 +45,19 @@ void direction(const geometry& g, int64_t d, const float* pre, const float* rt, 
         const __mmask16 m = first_lanes(H - k);
         _mm512_mask_storeu_ps(h + k, m, tanh16(_mm512_maskz_loadu_ps(m, gates + k)));
       }
-      if (y) std::copy_n(h, H, y + (g.batch_first ? (n * T + t) * D + d : (t * D + d) * N + n) * H);
+      if (y) std::copy_n(h, H, y + g.y_row(t, n, d));
     }
   }
-  if (yh)
-    for (int64_t n = 0; n < N; ++n) std::copy_n(hs + n * H, H, yh + state_at(n));
+  g.store_states(d, hs, yh);
 }
 
 } // namespace
 
 void vanilla_rnn_rows(const reference::context& ctx, const std::vector<Tensor>& in, std::vector<Tensor>& out) {
-  const auto a = ctx.op.attr_ints(vanilla_rnn_geometry_attr);
-  const geometry g{a.at(0), a.at(1), a.at(2), a.at(3), a.at(4), a.at(5) != 0, a.at(6) != 0};
-  auto ptr = [](const Tensor& t) { return t.empty() ? nullptr : t.data<float>(); };
-  auto out_ptr = [&](std::size_t i) { return i < out.size() && !out[i].empty() ? out[i].data<float>() : nullptr; };
-  const float *x = ptr(in[0]), *wt = ptr(in[1]), *rt = ptr(in[2]), *bias = ptr(in[3]);
-  const float* h0 = in.size() > 4 ? ptr(in[4]) : nullptr;
-  float *y = out_ptr(0), *yh = out_ptr(1);
+  const recurrent_geometry g(ctx.op.attr_ints(vanilla_rnn_geometry_attr));
+  const float *x = floats_or_null(in[0]), *wt = floats_or_null(in[1]), *rt = floats_or_null(in[2]), *bias = floats_or_null(in[3]);
+  const float* h0 = floats_or_null(in, 4);
+  float *y = floats_or_null(out, 0), *yh = floats_or_null(out, 1);
   const bool big = g.T * g.N * g.H * (g.I + g.H) > (int64_t{1} << 16);
   const int64_t Gp = padded_gate_columns(g.H);
   const float* pre = TROUPE_INPUT_PRODUCTS(g, x, wt, bias, Gp, big);
